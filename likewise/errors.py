@@ -1,0 +1,126 @@
+"""The exceptions likewise raises, in one place.
+
+Hierarchy::
+
+    LikewiseError
+    ├── InputError (ValueError)            bad data or a bad parameter value; names the value
+    │   └── SpaceMismatchError             vectors from two different spaces were mixed
+    ├── UnknownItemError (KeyError)        a key that is not in the vocabulary; suggests close keys
+    ├── ItemIndexError (IndexError)        an integer id past the end of the table
+    ├── NotFittedError (RuntimeError)      an object used before it was trained or loaded
+    ├── CorruptModelError (OSError)        a saved file is missing, truncated or fails its checksum
+    └── MissingDependencyError (ImportError)  an optional extra is not installed; gives the install line
+
+Catch ``LikewiseError`` to catch everything the library raises on purpose; each class also derives from
+the matching built-in so ``except KeyError`` and friends keep working.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "CorruptModelError",
+    "InputError",
+    "ItemIndexError",
+    "LikewiseError",
+    "MissingDependencyError",
+    "NotFittedError",
+    "SpaceMismatchError",
+    "UnknownItemError",
+]
+
+
+class LikewiseError(Exception):
+    """Base class of every error likewise raises on purpose."""
+
+
+class InputError(LikewiseError, ValueError):
+    """Bad input data or a bad parameter value; the message names the value and what was expected."""
+
+
+class SpaceMismatchError(InputError):
+    """Vectors or models from two different embedding spaces were combined.
+
+    Parameters
+    ----------
+    expected, got : str
+        The two fingerprints.
+    """
+
+    def __init__(self, expected: str, got: str, what: str = "vector") -> None:
+        self.expected = expected
+        self.got = got
+        super().__init__(
+            f"{what} comes from space {got!r} but this space is {expected!r}: "
+            "vectors of two different embedding spaces cannot be compared"
+        )
+
+
+class UnknownItemError(LikewiseError, KeyError):
+    """An item key that is not in the vocabulary.
+
+    Parameters
+    ----------
+    key : str
+        The unknown key.
+    suggestions : sequence of str
+        Close keys that do exist (may be empty).
+    """
+
+    def __init__(self, key: object, suggestions: Sequence[str] = (), what: str = "item") -> None:
+        self.key = key
+        self.suggestions = list(suggestions)
+        msg = f"unknown {what} {key!r}"
+        if self.suggestions:
+            msg += " (did you mean " + ", ".join(repr(s) for s in self.suggestions) + "?)"
+        super().__init__(msg)
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the whole message
+        return str(self.args[0])
+
+
+class ItemIndexError(LikewiseError, IndexError):
+    """An integer item id outside ``[0, size)``.
+
+    Parameters
+    ----------
+    index : int
+        The bad id.
+    size : int
+        Number of rows in the table.
+    """
+
+    def __init__(self, index: int, size: int, what: str = "item id") -> None:
+        self.index = int(index)
+        self.size = int(size)
+        super().__init__(
+            f"{what} {self.index} is out of range for a table of {self.size} rows "
+            f"(valid ids are 0..{self.size - 1})"
+        )
+
+
+class NotFittedError(LikewiseError, RuntimeError):
+    """An object was used before it was trained or loaded."""
+
+
+class CorruptModelError(LikewiseError, OSError):
+    """A saved model file is missing, truncated or fails its checksum."""
+
+
+class MissingDependencyError(LikewiseError, ImportError):
+    """An optional dependency is not installed.
+
+    Parameters
+    ----------
+    package : str
+        The import name that failed.
+    extra : str
+        The likewise extra that brings it in.
+    """
+
+    def __init__(self, package: str, extra: str, purpose: str = "") -> None:
+        self.package = package
+        self.extra = extra
+        why = f" for {purpose}" if purpose else ""
+        super().__init__(f"{package} is needed{why}: pip install 'likewise[{extra}]'")
