@@ -73,7 +73,7 @@ class UnknownItemError(LikewiseError, KeyError):
         self.suggestions = list(suggestions)
         msg = f"unknown {what} {key!r}"
         if self.suggestions:
-            msg += " (did you mean " + ", ".join(repr(s) for s in self.suggestions) + "?)"
+            msg += " — did you mean " + " or ".join(repr(s) for s in self.suggestions) + "?"
         super().__init__(msg)
 
     def __str__(self) -> str:  # KeyError would otherwise quote the whole message

@@ -45,9 +45,7 @@ class Vocab:
         else:
             self.counts = np.asarray(counts, dtype=np.int64).reshape(-1)
             if len(self.counts) != len(self.keys):
-                raise InputError(
-                    f"counts has {len(self.counts)} entries but there are {len(self.keys)} keys"
-                )
+                raise InputError(f"counts has {len(self.counts)} entries but there are {len(self.keys)} keys")
 
     @classmethod
     def from_counts(
@@ -92,9 +90,7 @@ class Vocab:
 
     def __eq__(self, other: object) -> bool:
         return (
-            isinstance(other, Vocab)
-            and self.keys == other.keys
-            and np.array_equal(self.counts, other.counts)
+            isinstance(other, Vocab) and self.keys == other.keys and np.array_equal(self.counts, other.counts)
         )
 
     def suggest(self, key: str, n: int = 3) -> list[str]:
