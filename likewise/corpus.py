@@ -1,0 +1,643 @@
+"""Sequences of item keys -> a compiled corpus: packed int32 ids + int64 offsets on disk, memory-mapped.
+
+A corpus folder holds::
+
+    ids.npy        int32, every kept item id, all sequences concatenated
+    offsets.npy    int64, n_sequences + 1 entries; sequence i is ids[offsets[i]:offsets[i + 1]]
+    vocab.json     the keys in id order (a JSON list of strings)
+    counts.npy     int64, the count of each key in the input
+    manifest.json  format version, sizes, input description, dropped counts, sha256 of the arrays
+
+Items below ``min_count`` (or past ``max_items``) are removed from their sequences; sequences left
+empty are removed; the manifest records how many of each. A corpus is written into a temporary folder
+beside its destination and renamed into place, so a reader never sees a half-written corpus.
+
+:func:`build_corpus` compiles an :class:`~likewise.readers.InputSpec` once and caches the result
+under a key that covers the input files' sizes and modification times; :func:`corpus_from_sequences`
+compiles any iterable of key sequences (generated data, a demo) into a given folder.
+
+Text and in-memory sequences are compiled in one pass over the input: each new key gets a
+provisional id as it is first seen (a ``defaultdict`` whose factory is its own ``__len__``, so the
+per-token work is one C-level ``__getitem__``), provisional ids stream to a scratch file, and the
+final frequency-sorted ids are applied afterwards with one vectorised table lookup. Memory holds the
+key table, not the tokens.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import struct
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain, islice
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import readers
+from .errors import CorruptModelError, InputError, ItemIndexError
+from .readers import InputSpec
+from .vocab import Vocab
+
+__all__ = ["FORMAT_VERSION", "Corpus", "build_corpus", "cache_key", "corpus_from_sequences"]
+
+#: Version of the on-disk corpus layout (and of the basket order); part of the cache key.
+FORMAT_VERSION = 1
+_FILES = ("ids.npy", "offsets.npy", "vocab.json", "counts.npy", "manifest.json")
+_NPY_HEADER = 128  # bytes; fixed so the header can be rewritten with the final length
+_BLOCK_TOKENS = 1 << 24  # tokens remapped at a time
+_SEQ_CHUNK = 1 << 16  # in-memory sequences taken at a time
+
+
+class Corpus:
+    """A compiled, memory-mapped corpus of integer sequences.
+
+    Parameters
+    ----------
+    ids : ndarray of int32
+        All sequences concatenated.
+    offsets : ndarray of int64
+        ``n_sequences + 1`` offsets into ``ids``, starting at 0 and ending at ``len(ids)``.
+    vocab : Vocab
+        The keys of the ids.
+    path : Path
+        The folder holding the files.
+    manifest : dict, optional
+        The parsed ``manifest.json``.
+
+    Notes
+    -----
+    Use :meth:`open`, :func:`build_corpus` or :func:`corpus_from_sequences` rather than the constructor.
+    """
+
+    def __init__(
+        self,
+        ids: np.ndarray,
+        offsets: np.ndarray,
+        vocab: Vocab,
+        path: Path,
+        manifest: dict[str, Any] | None = None,
+    ) -> None:
+        self.ids = ids
+        self.offsets = offsets
+        self.vocab = vocab
+        self.path = Path(path)
+        self.manifest: dict[str, Any] = manifest or {}
+
+    @property
+    def n_sequences(self) -> int:
+        """Number of sequences (baskets, sessions, lines)."""
+        return len(self.offsets) - 1
+
+    @property
+    def n_tokens(self) -> int:
+        """Number of item occurrences over all sequences."""
+        return len(self.ids)
+
+    def __len__(self) -> int:
+        return self.n_sequences
+
+    def __repr__(self) -> str:
+        return (
+            f"Corpus({self.n_sequences:,} sequences, {self.n_tokens:,} tokens, "
+            f"{len(self.vocab):,} {self.vocab.what}s, path={str(self.path)!r})"
+        )
+
+    def sequence(self, i: int) -> np.ndarray:
+        """Item ids of sequence ``i`` (a read-only view); negative ``i`` counts from the end."""
+        n = self.n_sequences
+        j = int(i)
+        if j < 0:
+            j += n
+        if not 0 <= j < n:
+            raise ItemIndexError(int(i), n, what="sequence")
+        return self.ids[self.offsets[j] : self.offsets[j + 1]]
+
+    def keys(self, i: int) -> list[str]:
+        """Item keys of sequence ``i``."""
+        keys = self.vocab.keys
+        return [keys[j] for j in self.sequence(i).tolist()]
+
+    @classmethod
+    def open(cls, path: str | Path) -> Corpus:
+        """Open a corpus folder, memory-mapping ``ids.npy`` and ``offsets.npy``.
+
+        Raises
+        ------
+        CorruptModelError
+            A file is missing, the format version is unknown, or the arrays disagree with the manifest.
+        """
+        path = Path(path)
+        for name in _FILES:
+            if not (path / name).is_file():
+                raise CorruptModelError(f"{path} is not a complete likewise corpus: {name} is missing")
+        try:
+            manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+            keys = json.loads((path / "vocab.json").read_text(encoding="utf-8"))
+            ids = np.load(path / "ids.npy", mmap_mode="r", allow_pickle=False)
+            offsets = np.load(path / "offsets.npy", mmap_mode="r", allow_pickle=False)
+            counts = np.load(path / "counts.npy", allow_pickle=False)
+        except (ValueError, OSError) as e:
+            raise CorruptModelError(f"cannot read corpus {path}: {e}") from e
+        version = manifest.get("format_version")
+        if version != FORMAT_VERSION:
+            raise CorruptModelError(
+                f"corpus {path} has format version {version!r}; this likewise reads version {FORMAT_VERSION}"
+            )
+        problems = []
+        if ids.dtype != np.int32 or ids.ndim != 1:
+            problems.append(f"ids.npy is {ids.dtype}{ids.shape}, expected 1-D int32")
+        if offsets.dtype != np.int64 or offsets.ndim != 1 or len(offsets) < 1:
+            problems.append(f"offsets.npy is {offsets.dtype}{offsets.shape}, expected 1-D int64")
+        elif offsets[0] != 0 or offsets[-1] != len(ids):
+            problems.append(f"offsets run from {offsets[0]} to {offsets[-1]}, expected 0 to {len(ids)}")
+        if len(ids) != manifest.get("n_tokens") or len(offsets) - 1 != manifest.get("n_sequences"):
+            problems.append(
+                f"{len(ids)} tokens / {len(offsets) - 1} sequences on disk, manifest says "
+                f"{manifest.get('n_tokens')} / {manifest.get('n_sequences')}"
+            )
+        if not isinstance(keys, list) or len(keys) != len(counts) or len(keys) != manifest.get("vocab_size"):
+            problems.append(
+                f"vocab.json and counts.npy disagree with vocab_size={manifest.get('vocab_size')}"
+            )
+        if problems:
+            raise CorruptModelError(f"corpus {path} is inconsistent: " + "; ".join(problems))
+        vocab = Vocab(keys, counts, what=manifest.get("what", "item"))
+        return cls(ids, offsets, vocab, path, manifest)
+
+
+# ----------------------------------------------------------------------------------------- writing
+
+
+class _NpyStreamWriter:
+    """Append to a 1-D ``.npy`` file whose length is known only at the end.
+
+    The header is padded to a fixed size and rewritten on :meth:`close`; ``np.load`` reads the file
+    like any other (padding with spaces is allowed by the format).
+    """
+
+    def __init__(self, path: Path, dtype: str) -> None:
+        self.dtype = np.dtype(dtype)
+        self.n = 0
+        self.sha = hashlib.sha256()
+        self._fh = open(path, "wb")  # noqa: SIM115 - closed in close()
+        self._fh.write(self._header(0))
+
+    def _header(self, n: int) -> bytes:
+        text = f"{{'descr': '{self.dtype.str}', 'fortran_order': False, 'shape': ({n},), }}"
+        text = text.ljust(_NPY_HEADER - 10 - 1) + "\n"
+        return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text.encode("latin1")
+
+    def write(self, arr: np.ndarray) -> None:
+        arr = np.ascontiguousarray(arr, dtype=self.dtype)
+        if arr.size:
+            self._fh.write(arr.data)
+            self.sha.update(arr.data)
+            self.n += arr.size
+
+    def close(self) -> None:
+        if self._fh.closed:
+            return
+        self._fh.seek(0)
+        self._fh.write(self._header(self.n))
+        self._fh.close()
+
+
+class _CorpusWriter:
+    """Streams ``(ids, lengths)`` chunks into ``ids.npy`` / ``offsets.npy``, dropping ids == -1."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.ids = _NpyStreamWriter(folder / "ids.npy", "<i4")
+        self.offsets = _NpyStreamWriter(folder / "offsets.npy", "<i8")
+        self.offsets.write(np.zeros(1, dtype=np.int64))
+        self.n_tokens = 0
+        self.n_sequences = 0
+        self.dropped_tokens = 0
+        self.dropped_sequences = 0
+        self.input_tokens = 0
+        self.input_sequences = 0
+
+    def append(self, ids: np.ndarray, lengths: np.ndarray) -> None:
+        """Add sequences: ``ids`` concatenated (-1 = dropped item), ``lengths`` per sequence."""
+        self.input_tokens += len(ids)
+        self.input_sequences += len(lengths)
+        kept = ids >= 0
+        n_kept = int(np.count_nonzero(kept))
+        if n_kept != len(ids):
+            csum = np.zeros(len(ids) + 1, dtype=np.int64)
+            np.cumsum(kept, out=csum[1:])
+            bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
+            np.cumsum(lengths, out=bounds[1:])
+            lengths = csum[bounds[1:]] - csum[bounds[:-1]]
+            ids = ids[kept]
+            self.dropped_tokens += int(kept.size - n_kept)
+        nonempty = lengths > 0
+        if not nonempty.all():
+            self.dropped_sequences += int(nonempty.size - np.count_nonzero(nonempty))
+            lengths = lengths[nonempty]
+        self.ids.write(ids)
+        self.offsets.write(self.n_tokens + np.cumsum(lengths, dtype=np.int64))
+        self.n_tokens += len(ids)
+        self.n_sequences += len(lengths)
+
+    def finish(self, vocab: Vocab, description: dict[str, Any]) -> dict[str, Any]:
+        """Close the arrays and write the vocabulary and the manifest; return the manifest."""
+        self.ids.close()
+        self.offsets.close()
+        np.save(self.folder / "counts.npy", vocab.counts.astype(np.int64), allow_pickle=False)
+        (self.folder / "vocab.json").write_text(json.dumps(vocab.keys, ensure_ascii=False), encoding="utf-8")
+        manifest = {
+            "format": "likewise-corpus",
+            "format_version": FORMAT_VERSION,
+            "n_sequences": self.n_sequences,
+            "n_tokens": self.n_tokens,
+            "vocab_size": len(vocab),
+            "what": vocab.what,
+            "input": description,
+            "input_sequences": self.input_sequences,
+            "input_tokens": self.input_tokens,
+            "dropped_tokens": self.dropped_tokens,
+            "dropped_sequences": self.dropped_sequences,
+            "sha256": {"ids.npy": self.ids.sha.hexdigest(), "offsets.npy": self.offsets.sha.hexdigest()},
+        }
+        (self.folder / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        return manifest
+
+    def abort(self) -> None:
+        self.ids.close()
+        self.offsets.close()
+
+
+def _make_vocab(counts: dict[str, int], min_count: int, max_items: int | None, what: str) -> Vocab:
+    vocab = Vocab.from_counts(counts, min_count=min_count, max_items=max_items, what=what)
+    if len(vocab) == 0:
+        if not counts:
+            raise InputError(f"the input holds no {what}s")
+        top, n = max(counts.items(), key=lambda kc: kc[1])
+        raise InputError(
+            f"no {what} occurs at least min_count={min_count} times "
+            f"(the most frequent, {top!r}, occurs {n} times): the corpus would be empty"
+        )
+    return vocab
+
+
+def _compile_sequences(
+    chunks: Iterable[Sequence[Sequence[str]]],
+    folder: Path,
+    *,
+    min_count: int,
+    max_items: int | None,
+    what: str,
+    description: dict[str, Any],
+    progress: bool,
+) -> dict[str, Any]:
+    """One pass over key sequences -> provisional ids on disk -> frequency-sorted corpus in ``folder``."""
+    index: defaultdict[str, int] = defaultdict()
+    index.default_factory = index.__len__  # a new key gets the next id: no per-token Python call
+    get = index.__getitem__
+    prov_ids, prov_lengths = folder / "prov-ids.bin", folder / "prov-lengths.bin"
+    t0 = time.perf_counter()
+    n_tokens = 0
+    with open(prov_ids, "wb") as fi, open(prov_lengths, "wb") as fl:
+        for chunk in chunks:
+            lengths = np.fromiter(map(len, chunk), dtype=np.int64, count=len(chunk))
+            n = int(lengths.sum())
+            flat = np.fromiter(map(get, chain.from_iterable(chunk)), dtype=np.int32, count=n)
+            fi.write(flat.data)
+            fl.write(lengths.data)
+            n_tokens += n
+    keys = list(index)
+    bad = next((k for k in keys if type(k) is not str), None)
+    if bad is not None:
+        raise InputError(f"{what} keys must be str, got {type(bad).__name__} {bad!r}")
+    if progress:
+        dt = time.perf_counter() - t0
+        readers._log(f"read {n_tokens:,} tokens, {len(keys):,} distinct {what}s in {dt:.1f}s")
+    n_seq = prov_lengths.stat().st_size // 8
+    if n_tokens == 0:
+        raise InputError(f"the input holds no {what}s ({n_seq} sequences, all empty)")
+    ids_mm = np.memmap(prov_ids, dtype=np.int32, mode="r", shape=(n_tokens,))
+    counts = np.zeros(len(keys), dtype=np.int64)
+    for start in range(0, n_tokens, _BLOCK_TOKENS):
+        counts += np.bincount(ids_mm[start : start + _BLOCK_TOKENS], minlength=len(keys))
+    vocab = _make_vocab(dict(zip(keys, counts.tolist(), strict=True)), min_count, max_items, what)
+    lut = np.full(len(keys), -1, dtype=np.int32)
+    lut[np.fromiter((index[k] for k in vocab.keys), dtype=np.int64, count=len(vocab))] = np.arange(
+        len(vocab), dtype=np.int32
+    )
+    lengths_mm = np.memmap(prov_lengths, dtype=np.int64, mode="r", shape=(n_seq,))
+    writer = _CorpusWriter(folder)
+    try:
+        seq, tok = 0, 0
+        while seq < n_seq:
+            block = np.array(lengths_mm[seq : seq + _SEQ_CHUNK * 16])
+            csum = np.cumsum(block)
+            cut = max(1, int(np.searchsorted(csum, _BLOCK_TOKENS, side="right")))
+            block, n = block[:cut], int(csum[cut - 1])
+            writer.append(lut[ids_mm[tok : tok + n]], block)
+            seq, tok = seq + cut, tok + n
+    except BaseException:
+        writer.abort()
+        raise
+    finally:
+        del ids_mm, lengths_mm
+    prov_ids.unlink()
+    prov_lengths.unlink()
+    manifest = writer.finish(vocab, description)
+    if progress:
+        dt = time.perf_counter() - t0
+        readers._log(f"compiled {n_tokens:,} tokens in {dt:.1f}s ({n_tokens / max(dt, 1e-9):,.0f} tokens/s)")
+    return manifest
+
+
+def _compile_log(
+    spec: InputSpec,
+    files: list[Path],
+    folder: Path,
+    *,
+    min_count: int,
+    max_items: int | None,
+    what: str,
+    description: dict[str, Any],
+    progress: bool,
+) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    scan = readers.scan_log(spec, files, progress=progress)
+    vocab = _make_vocab(dict(zip(scan.keys, scan.counts.tolist(), strict=True)), min_count, max_items, what)
+    scratch = folder / "spill"
+    scratch.mkdir()
+    writer = _CorpusWriter(folder)
+    try:
+        for ids, lengths in readers.iter_log_groups(spec, scan, vocab.keys, scratch, progress=progress):
+            writer.append(ids, lengths)
+    except BaseException:
+        writer.abort()
+        raise
+    shutil.rmtree(scratch, ignore_errors=True)
+    manifest = writer.finish(vocab, description)
+    if progress:
+        dt = time.perf_counter() - t0
+        readers._log(
+            f"compiled {scan.n_rows:,} rows in {dt:.1f}s ({scan.n_rows / max(dt, 1e-9):,.0f} rows/s)"
+        )
+    return manifest
+
+
+# ------------------------------------------------------------------------------------ publishing
+
+
+def _temp_beside(final: Path) -> Path:
+    tmp = final.parent / f".{final.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir(parents=True)
+    return tmp
+
+
+def _check_build_args(min_count: int, max_items: int | None) -> None:
+    if isinstance(min_count, bool) or not isinstance(min_count, int | np.integer) or min_count < 1:
+        raise InputError(f"min_count == {min_count!r}, must be an int >= 1")
+    if max_items is not None and (
+        isinstance(max_items, bool) or not isinstance(max_items, int | np.integer) or max_items < 1
+    ):
+        raise InputError(f"max_items == {max_items!r}, must be an int >= 1 or None")
+
+
+def _cache_root(cache_dir: str | Path | None) -> Path:
+    if cache_dir is not None:
+        return Path(cache_dir).expanduser()
+    env = os.environ.get("LIKEWISE_CACHE")
+    if env:
+        return Path(env).expanduser()
+    return Path.home() / ".cache" / "likewise" / "corpora"
+
+
+def _describe(spec: InputSpec, files: list[Path], fmt: str) -> dict[str, Any]:
+    return {
+        "paths": [str(Path(p).expanduser().resolve()) for p in spec.paths],
+        "format": fmt,
+        "delimiter": spec.delimiter,
+        "basket_col": spec.basket_col,
+        "item_col": spec.item_col,
+        "order_col": spec.order_col,
+        "n_files": len(files),
+    }
+
+
+def cache_key(
+    spec: InputSpec, files: list[Path], *, min_count: int, max_items: int | None, what: str = "item"
+) -> str:
+    """The sha256 (hex) naming a compiled corpus in the cache.
+
+    It covers :data:`FORMAT_VERSION`, the spec with absolute paths, each input file's absolute path,
+    size and ``mtime_ns``, ``min_count``, ``max_items`` and ``what``.
+    """
+    stats = []
+    for f in files:
+        st = f.stat()
+        stats.append([str(f.resolve()), st.st_size, st.st_mtime_ns])
+    payload = {
+        "format_version": FORMAT_VERSION,
+        "spec": {
+            "paths": [str(Path(p).expanduser().resolve()) for p in spec.paths],
+            "format": spec.format,
+            "delimiter": spec.delimiter,
+            "basket_col": spec.basket_col,
+            "item_col": spec.item_col,
+            "order_col": spec.order_col,
+        },
+        "files": stats,
+        "min_count": int(min_count),
+        "max_items": None if max_items is None else int(max_items),
+        "what": what,
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def build_corpus(
+    spec: InputSpec,
+    *,
+    min_count: int = 1,
+    max_items: int | None = None,
+    cache_dir: str | Path | None = None,
+    what: str = "item",
+    progress: bool = False,
+) -> Corpus:
+    """Compile ``spec`` into a corpus once, and reuse it while the input files are unchanged.
+
+    Parameters
+    ----------
+    spec : InputSpec
+        Text files or a transaction log (see :class:`~likewise.readers.InputSpec`).
+    min_count : int
+        Items seen fewer times are removed from their sequences.
+    max_items : int, optional
+        Keep only the most frequent ``max_items`` items (ties by key).
+    cache_dir : str or Path, optional
+        Where compiled corpora live; default ``$LIKEWISE_CACHE``, else ``~/.cache/likewise/corpora``.
+    what : str
+        What an item is ("item", "word", "product"), used in messages and stored in the vocabulary.
+    progress : bool
+        Print progress lines to stderr.
+
+    Returns
+    -------
+    Corpus
+        Memory-mapped; ``corpus.path`` is ``cache_dir / cache_key(...)``.
+
+    Notes
+    -----
+    The cache key covers each file's size and ``mtime_ns``; a file rewritten in place with the same
+    size within the clock's resolution is not noticed. Concurrent builds of the same input are safe:
+    each builds in its own temporary folder and the first rename wins.
+    """
+    if not isinstance(spec, InputSpec):
+        raise InputError(f"spec must be an InputSpec, got {type(spec).__name__}")
+    _check_build_args(min_count, max_items)
+    files = readers.resolve_files(spec)
+    fmt = readers.input_format(spec, files)
+    final = (
+        _cache_root(cache_dir)
+        / cache_key(spec, files, min_count=min_count, max_items=max_items, what=what)[:32]
+    )
+    broken = False
+    if final.exists():
+        try:
+            corpus = Corpus.open(final)
+        except CorruptModelError:
+            broken = True  # rebuild below and replace it
+        else:
+            if progress:
+                readers._log(f"using cached corpus {final}")
+            return corpus
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temp_beside(final)
+    description = _describe(spec, files, fmt) | {"min_count": min_count, "max_items": max_items}
+    try:
+        if fmt == "text":
+            _compile_sequences(
+                readers.iter_text_chunks(spec, files),
+                tmp,
+                min_count=min_count,
+                max_items=max_items,
+                what=what,
+                description=description,
+                progress=progress,
+            )
+        else:
+            _compile_log(
+                spec,
+                files,
+                tmp,
+                min_count=min_count,
+                max_items=max_items,
+                what=what,
+                description=description,
+                progress=progress,
+            )
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _publish(tmp, final, replace=broken)
+    return Corpus.open(final)
+
+
+def _publish(tmp: Path, final: Path, *, replace: bool) -> None:
+    """Rename ``tmp`` to ``final``; if ``final`` appeared meanwhile keep it unless ``replace``."""
+    if replace and final.exists():
+        aside = final.parent / f".{final.name}.old-{uuid.uuid4().hex[:8]}"
+        try:
+            os.rename(final, aside)
+        except FileNotFoundError:
+            pass
+        else:
+            shutil.rmtree(aside, ignore_errors=True)
+    try:
+        os.rename(tmp, final)
+    except OSError:
+        if not final.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        shutil.rmtree(tmp, ignore_errors=True)  # another builder won the race; its corpus is identical
+
+
+def _chunks_of(sequences: Iterable[Sequence[str]], what: str) -> Iterator[list[Sequence[str]]]:
+    it = iter(sequences)
+    while True:
+        chunk = list(islice(it, _SEQ_CHUNK))
+        if not chunk:
+            return
+        for s in chunk:
+            if isinstance(s, str | bytes):
+                raise InputError(
+                    f"each sequence must be a list of {what} keys, got the string {s[:50]!r} (split it first)"
+                )
+        yield chunk
+
+
+def corpus_from_sequences(
+    sequences: Iterable[Sequence[str]],
+    out_dir: str | Path,
+    *,
+    min_count: int = 1,
+    max_items: int | None = None,
+    what: str = "item",
+) -> Corpus:
+    """Compile an iterable of key sequences into a corpus folder.
+
+    Parameters
+    ----------
+    sequences : iterable of sequence of str
+        Each a basket / session / sentence; read once (a generator is fine).
+    out_dir : str or Path
+        The corpus folder to create. An existing corpus there is replaced; an existing folder
+        holding anything else raises :class:`InputError`.
+    min_count, max_items, what
+        As in :func:`build_corpus`.
+
+    Returns
+    -------
+    Corpus
+        Memory-mapped from ``out_dir``.
+    """
+    _check_build_args(min_count, max_items)
+    final = Path(out_dir).expanduser()
+    replace = _check_out_dir(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temp_beside(final)
+    try:
+        _compile_sequences(
+            _chunks_of(sequences, what),
+            tmp,
+            min_count=min_count,
+            max_items=max_items,
+            what=what,
+            description={"source": "sequences", "min_count": min_count, "max_items": max_items},
+            progress=False,
+        )
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    replace = _check_out_dir(final)
+    if final.is_dir() and not replace:
+        final.rmdir()  # empty
+    _publish(tmp, final, replace=replace)
+    return Corpus.open(final)
+
+
+def _check_out_dir(final: Path) -> bool:
+    """True when ``final`` is an existing corpus to replace; raise when it holds something else."""
+    if not final.exists():
+        return False
+    if not final.is_dir():
+        raise InputError(f"out_dir {str(final)!r} exists and is not a folder")
+    if (final / "manifest.json").is_file():
+        return True
+    if any(final.iterdir()):
+        raise InputError(f"out_dir {str(final)!r} exists and is not empty (and is not a likewise corpus)")
+    return False

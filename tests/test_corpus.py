@@ -1,0 +1,195 @@
+"""Compiled corpora: vocab order, trimming, round trip, caching, publishing."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from likewise import corpus as corpus_mod
+from likewise import readers
+from likewise.corpus import Corpus, build_corpus, corpus_from_sequences
+from likewise.errors import CorruptModelError, InputError, ItemIndexError
+from likewise.readers import InputSpec
+
+# counts: b=4, a=3, c=3, d=1, e=1 -> order b, a, c, d, e (ties by key)
+SEQS = [["a", "b", "c"], ["b", "a"], ["d"], ["c", "b", "e"], ["a", "c", "b"]]
+
+
+def write_text(path: Path, seqs: list[list[str]]) -> Path:
+    path.write_text("".join(" ".join(s) + "\n" for s in seqs), encoding="utf-8")
+    return path
+
+
+def test_vocab_order_desc_count_ties_by_key(tmp_path: Path) -> None:
+    c = corpus_from_sequences(SEQS, tmp_path / "c")
+    assert c.vocab.keys == ["b", "a", "c", "d", "e"]
+    assert c.vocab.counts.tolist() == [4, 3, 3, 1, 1]
+    assert c.keys(0) == ["a", "b", "c"]
+    assert c.sequence(0).tolist() == [1, 0, 2]
+    assert c.n_sequences == 5 and c.n_tokens == 12
+    assert c.offsets.tolist() == [0, 3, 5, 6, 9, 12]
+
+
+def test_min_count_drops_tokens_and_empty_sequences(tmp_path: Path) -> None:
+    c = corpus_from_sequences(iter(SEQS), tmp_path / "c", min_count=2)
+    assert c.vocab.keys == ["b", "a", "c"]
+    want = [["a", "b", "c"], ["b", "a"], ["c", "b"], ["a", "c", "b"]]
+    assert [c.keys(i) for i in range(c.n_sequences)] == want
+    assert c.manifest["dropped_tokens"] == 2
+    assert c.manifest["dropped_sequences"] == 1
+    assert c.manifest["n_tokens"] == 10 and c.manifest["input_tokens"] == 12
+
+
+def test_max_items(tmp_path: Path) -> None:
+    path = write_text(tmp_path / "s.txt", SEQS)
+    c = build_corpus(InputSpec(str(path)), max_items=1, cache_dir=tmp_path / "cache")
+    assert c.vocab.keys == ["b"]
+    assert [c.keys(i) for i in range(c.n_sequences)] == [["b"]] * 4
+    assert c.manifest["dropped_tokens"] == 8 and c.manifest["dropped_sequences"] == 1
+
+
+def test_everything_dropped_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"min_count=9 .*'b', occurs 4 times"):
+        corpus_from_sequences(SEQS, tmp_path / "c", min_count=9)
+    with pytest.raises(InputError, match="min_count == 0"):
+        corpus_from_sequences(SEQS, tmp_path / "c", min_count=0)
+    with pytest.raises(InputError, match="max_items == 0"):
+        corpus_from_sequences(SEQS, tmp_path / "c", max_items=0)
+
+
+def test_sequences_input_validation(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="got the string 'a b c'"):
+        corpus_from_sequences(["a b c"], tmp_path / "c")
+    with pytest.raises(InputError, match="keys must be str, got int 3"):
+        corpus_from_sequences([["a", 3]], tmp_path / "c")  # type: ignore[list-item]
+    assert not (tmp_path / "c").exists()
+    assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]  # temp folders removed
+
+
+def test_round_trip_memory_mapped(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    seqs = [[f"k{int(x)}" for x in rng.zipf(1.5, size=int(rng.integers(1, 20))) % 500] for _ in range(2000)]
+    c = corpus_from_sequences((s for s in seqs), tmp_path / "c")
+    d = Corpus.open(tmp_path / "c")
+    assert isinstance(d.ids, np.memmap) and isinstance(d.offsets, np.memmap)
+    assert d.ids.dtype == np.int32 and d.offsets.dtype == np.int64
+    np.testing.assert_array_equal(c.ids, d.ids)
+    np.testing.assert_array_equal(c.offsets, d.offsets)
+    assert c.vocab == d.vocab
+    assert [d.keys(i) for i in range(d.n_sequences)] == seqs
+    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == sorted(
+        ["ids.npy", "offsets.npy", "vocab.json", "counts.npy", "manifest.json"]
+    )
+    plain = np.load(tmp_path / "c" / "ids.npy", allow_pickle=False)
+    np.testing.assert_array_equal(plain, d.ids)
+    assert d.sequence(-1).tolist() == d.ids[d.offsets[-2] :].tolist()
+    with pytest.raises(ItemIndexError, match="sequence 2000 is out of range for a table of 2000 rows"):
+        d.sequence(2000)
+
+
+def test_out_dir_rules(tmp_path: Path) -> None:
+    corpus_from_sequences(SEQS, tmp_path / "c")
+    again = corpus_from_sequences([["x", "y"]], tmp_path / "c")  # an existing corpus is replaced
+    assert again.vocab.keys == ["x", "y"]
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("keep me", encoding="utf-8")
+    with pytest.raises(InputError, match="exists and is not empty"):
+        corpus_from_sequences(SEQS, other)
+    assert (other / "notes.txt").read_text(encoding="utf-8") == "keep me"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert corpus_from_sequences(SEQS, empty).n_sequences == 5
+
+
+def test_open_errors(tmp_path: Path) -> None:
+    with pytest.raises(CorruptModelError, match="manifest.json is missing|ids.npy is missing"):
+        Corpus.open(tmp_path / "nothing")
+    corpus_from_sequences(SEQS, tmp_path / "c")
+    manifest = json.loads((tmp_path / "c" / "manifest.json").read_text(encoding="utf-8"))
+    manifest["format_version"] = 99
+    (tmp_path / "c" / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(CorruptModelError, match="format version 99"):
+        Corpus.open(tmp_path / "c")
+    manifest["format_version"] = corpus_mod.FORMAT_VERSION
+    manifest["n_tokens"] = 5
+    (tmp_path / "c" / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(CorruptModelError, match="inconsistent"):
+        Corpus.open(tmp_path / "c")
+
+
+# ------------------------------------------------------------------------------------------- caching
+
+
+def test_cache_reuse_does_not_read_input(tmp_path: Path, monkeypatch) -> None:
+    path = write_text(tmp_path / "s.txt", SEQS)
+    spec = InputSpec(str(path))
+    first = build_corpus(spec, cache_dir=tmp_path / "cache")
+    stamp = (first.path / "ids.npy").stat().st_mtime_ns
+
+    def boom(*args, **kwargs):
+        raise AssertionError("the input was read again")
+
+    monkeypatch.setattr(readers, "iter_text_chunks", boom)
+    monkeypatch.setattr(readers, "_open_text", boom)
+    second = build_corpus(spec, cache_dir=tmp_path / "cache")
+    assert second.path == first.path
+    assert (second.path / "ids.npy").stat().st_mtime_ns == stamp
+    np.testing.assert_array_equal(first.ids, second.ids)
+
+
+def test_log_cache_reuse(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "o.csv"
+    path.write_text("b,i\n1,x\n2,y\n1,z\n", encoding="utf-8")
+    spec = InputSpec(str(path), basket_col="b", item_col="i")
+    first = build_corpus(spec, cache_dir=tmp_path / "cache")
+    monkeypatch.setattr(readers, "scan_log", lambda *a, **k: pytest.fail("the log was read again"))
+    monkeypatch.setattr(readers, "iter_log_batches", lambda *a, **k: pytest.fail("the log was read again"))
+    assert build_corpus(spec, cache_dir=tmp_path / "cache").path == first.path
+
+
+def test_cache_invalidated_when_input_changes(tmp_path: Path) -> None:
+    path = write_text(tmp_path / "s.txt", SEQS)
+    spec = InputSpec(str(path))
+    first = build_corpus(spec, cache_dir=tmp_path / "cache")
+    write_text(path, SEQS + [["z", "z"]])
+    second = build_corpus(spec, cache_dir=tmp_path / "cache")
+    assert second.path != first.path
+    assert second.keys(second.n_sequences - 1) == ["z", "z"]
+    # same size, new mtime: still a new key
+    path.write_text(path.read_text(encoding="utf-8").replace("z z", "y y"), encoding="utf-8")
+    os.utime(path, ns=(1, 1))
+    third = build_corpus(spec, cache_dir=tmp_path / "cache")
+    assert third.path not in (first.path, second.path)
+    assert third.keys(third.n_sequences - 1) == ["y", "y"]
+    # other parameters change the key too
+    assert build_corpus(spec, cache_dir=tmp_path / "cache", min_count=2).path != third.path
+
+
+def test_cache_dir_from_environment(tmp_path: Path, monkeypatch) -> None:
+    path = write_text(tmp_path / "s.txt", SEQS)
+    monkeypatch.setenv("LIKEWISE_CACHE", str(tmp_path / "envcache"))
+    c = build_corpus(InputSpec(str(path)))
+    assert c.path.parent == tmp_path / "envcache"
+
+
+def test_broken_cache_entry_is_rebuilt(tmp_path: Path) -> None:
+    path = write_text(tmp_path / "s.txt", SEQS)
+    spec = InputSpec(str(path))
+    first = build_corpus(spec, cache_dir=tmp_path / "cache")
+    (first.path / "ids.npy").unlink()
+    again = build_corpus(spec, cache_dir=tmp_path / "cache")
+    assert again.path == first.path and again.n_tokens == 12
+
+
+def test_publish_keeps_existing_folder_when_racing(tmp_path: Path) -> None:
+    winner = corpus_from_sequences(SEQS, tmp_path / "final")
+    loser_tmp = tmp_path / ".final.tmp-1"
+    corpus_from_sequences([["other"]], loser_tmp)
+    corpus_mod._publish(loser_tmp, tmp_path / "final", replace=False)
+    assert not loser_tmp.exists()
+    assert Corpus.open(tmp_path / "final").vocab == winner.vocab
