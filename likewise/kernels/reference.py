@@ -1,0 +1,141 @@
+"""Plain NumPy/Python versions of the kernels, for tests. Slow on purpose: one line per step.
+
+Each function has the same signature and the same discrete choices (random draws, pairs, negatives) as
+its compiled twin in :mod:`.sgns`; floating-point results agree to rounding (float32 vector math, the
+compiled version may reorder sums).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from ..errors import ItemIndexError
+from .sgns import LCG_ADD, LCG_MUL, MASK64, MAX_EXP, MODE_SEQUENCE, _validate, chunk_bounds, chunk_states
+
+__all__ = ["train_sgns_block_reference"]
+
+
+class _Stream:
+    """The kernel's per-chunk random stream: a 64-bit LCG whose draws are its top 32 bits."""
+
+    def __init__(self, state: int) -> None:
+        self.state = int(state)
+
+    def next32(self) -> int:
+        self.state = (self.state * LCG_MUL + LCG_ADD) & MASK64
+        return self.state >> 32
+
+    def below(self, n: int) -> int:
+        """Uniform integer in ``[0, n)``, ``n <= 2**32``."""
+        return (self.next32() * n) >> 32
+
+    def real(self) -> float:
+        """Uniform float in ``[0, 1)``."""
+        return self.next32() / 2**32
+
+
+def _sampled_others(rng: _Stream, i: int, n: int, count: int) -> Iterator[int]:
+    """``count`` positions drawn uniformly among ``[0, n)`` without ``i``, lazily: each draw happens
+    right before its pair is trained, as in the kernel."""
+    for _ in range(count):
+        j = rng.below(n - 1)
+        yield j + (j >= i)
+
+
+def _pair(centre, ctx, W, C, neg_cum, negative, lr, rng) -> float:
+    l1 = W[ctx]
+    neu1e = np.zeros(W.shape[1], dtype=np.float32)
+    targets = [(centre, 1)]
+    for _ in range(negative):
+        t = int(np.searchsorted(neg_cum, rng.below(int(neg_cum[-1])), side="right"))
+        if t != centre:
+            targets.append((t, 0))
+    loss = 0.0
+    for t, label in targets:  # drawing all negatives first is fine: updates consume no randomness
+        f = np.clip(np.dot(l1, C[t]), np.float32(-MAX_EXP), np.float32(MAX_EXP))
+        e = np.exp(-f if label else f)  # q = e / (1 + e) is 1 - sigmoid(f) for label 1, sigmoid(f) for 0
+        g = (e / (np.float32(1) + e)) * lr * np.float32(1 if label else -1)
+        loss += float(np.log1p(e))
+        neu1e += g * C[t]
+        C[t] += g * l1
+    W[ctx] += neu1e
+    return loss
+
+
+def train_sgns_block_reference(
+    ids: np.ndarray,
+    offsets: np.ndarray,
+    seq_start: int,
+    seq_end: int,
+    W: np.ndarray,
+    C: np.ndarray,
+    keep_prob: np.ndarray,
+    neg_cum: np.ndarray,
+    mode: int,
+    window: int,
+    negative: int,
+    max_context: int,
+    lr0: float,
+    min_lr: float,
+    words_before: int,
+    total_words: int,
+    seed: int,
+    n_chunks: int,
+) -> tuple[int, int, int, float]:
+    """Reference for :func:`likewise.kernels.train_sgns_block_serial`; same parameters and returns."""
+    p = _validate(
+        ids,
+        offsets,
+        seq_start,
+        seq_end,
+        W,
+        C,
+        keep_prob,
+        neg_cum,
+        mode,
+        window,
+        negative,
+        max_context,
+        lr0,
+        min_lr,
+        words_before,
+        total_words,
+        seed,
+        n_chunks,
+    )
+    if p.seq_start == p.seq_end:
+        return 0, 0, 0, 0.0
+    bounds = chunk_bounds(offsets, p.seq_start, p.seq_end, p.n_chunks)
+    seen = n_kept = pairs = 0
+    loss = 0.0
+    for k, state in enumerate(chunk_states(p.seed, p.seq_start, p.n_chunks)):
+        rng = _Stream(state)
+        for s in range(bounds[k], bounds[k + 1]):
+            a, b = int(offsets[s]), int(offsets[s + 1])
+            seen += b - a
+            kept = []
+            for w in ids[a:b].tolist():
+                if not 0 <= w < len(W):
+                    raise ItemIndexError(w, len(W))
+                if keep_prob[w] >= 1 or rng.real() < float(keep_prob[w]):
+                    kept.append(w)
+            n = len(kept)
+            n_kept += n
+            if n < 2:
+                continue
+            progress = (p.words_before + (a - int(offsets[p.seq_start]))) / p.total_words
+            lr = np.float32(max(p.min_lr, p.lr0 - (p.lr0 - p.min_lr) * progress))
+            for i in range(n):
+                if p.mode == MODE_SEQUENCE:
+                    reach = p.window - rng.below(p.window)
+                    contexts = [j for j in range(max(0, i - reach), min(n, i + reach + 1)) if j != i]
+                elif n - 1 <= p.max_context:
+                    contexts = [j for j in range(n) if j != i]
+                else:
+                    contexts = _sampled_others(rng, i, n, p.max_context)
+                for j in contexts:
+                    loss += _pair(kept[i], kept[j], W, C, neg_cum, p.negative, lr, rng)
+                    pairs += 1
+    return seen, n_kept, pairs, loss
