@@ -1,0 +1,355 @@
+"""Native save/load of an :class:`~likewise.embeddings.Embeddings` space: a folder of plain files.
+
+Layout (format ``"likewise.embeddings"``, version 1)::
+
+    space/
+      vectors.npy     float32 [V, D], little-endian
+      counts.npy      int64 [V], little-endian
+      keys.json       JSON list of V str, in id order
+      manifest.json   {"format", "format_version", "fingerprint", "size", "dim", "dtype", "item_name",
+                       "config", "meta", "created", "likewise_version",
+                       "files": {name: {"sha256", "bytes"}} for every other file}
+
+Nothing is pickled: arrays are read with ``allow_pickle=False``. A save writes everything into a
+temporary folder beside the target, fsyncs it, then renames it into place, so a crash never leaves a
+half-written space under the target name. Loading checks the manifest, the size and sha256 of every file
+(``verify=True``), and every shape against the manifest, raising
+:class:`~likewise.errors.CorruptModelError` with the path, the file and what was expected.
+
+Adding a format version: bump ``FORMAT_VERSION``, keep a reader for each older version in ``_READERS``,
+and commit a fixture of the new version under ``tests/fixtures/``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .embeddings import Embeddings
+from .errors import CorruptModelError, InputError
+from .vocab import Vocab
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "SUPPORTED_VERSIONS", "file_sha256", "load", "read_manifest", "save"]
+
+FORMAT = "likewise.embeddings"
+FORMAT_VERSION = 1
+SUPPORTED_VERSIONS = (1,)
+MANIFEST = "manifest.json"
+_CHUNK = 1 << 20  # bytes per read when hashing
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """Hex sha256 of a file, read in 1 MiB chunks (constant memory for any file size)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _fsync_dir(path: Path) -> None:
+    """Flush a directory entry (renames) to disk; a no-op where directories cannot be opened (Windows)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_npy(path: Path, arr: np.ndarray) -> None:
+    with open(path, "wb") as f:
+        np.save(f, arr, allow_pickle=False)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _write_text(path: Path, text: str) -> None:
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _is_space(path: Path) -> bool:
+    """True if ``path`` is a folder whose manifest says it is a likewise space (any version)."""
+    try:
+        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and manifest.get("format") == FORMAT
+
+
+def save(emb: Embeddings, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
+    """Save ``emb`` as a folder at ``path``.
+
+    Parameters
+    ----------
+    emb : Embeddings
+        The space to save.
+    path : str or path-like
+        Target folder; its parent is created if needed.
+    overwrite : bool
+        Replace an existing saved space at ``path``. A path that exists but is not a saved likewise space
+        is never replaced.
+
+    Returns
+    -------
+    Path
+        The folder written.
+
+    Raises
+    ------
+    InputError
+        ``path`` exists and ``overwrite`` is False, or it exists and is not a likewise space.
+    """
+    from . import __version__
+
+    target = Path(path)
+    if target.exists() or target.is_symlink():
+        if not overwrite:
+            raise InputError(f"{str(target)!r} already exists; pass overwrite=True to replace it")
+        if not target.is_dir() or not _is_space(target):
+            raise InputError(
+                f"refusing to overwrite {str(target)!r}: it is not a saved likewise space "
+                f"(no {MANIFEST} with format {FORMAT!r})"
+            )
+    parent = target.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    # os.mkdir (not tempfile.mkdtemp, which makes 0700 folders) so the saved space gets the umask's mode
+    tmp = parent / f".{target.name}.tmp-{uuid.uuid4().hex[:12]}"
+    tmp.mkdir()
+    try:
+        _write_npy(tmp / "vectors.npy", np.ascontiguousarray(emb.vectors, dtype="<f4"))
+        _write_npy(tmp / "counts.npy", np.ascontiguousarray(emb.counts, dtype="<i8"))
+        _write_text(tmp / "keys.json", json.dumps(emb.keys, ensure_ascii=False))
+        files = {
+            name: {"sha256": file_sha256(tmp / name), "bytes": (tmp / name).stat().st_size}
+            for name in ("vectors.npy", "counts.npy", "keys.json")
+        }
+        manifest = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "fingerprint": emb.fingerprint,
+            "size": len(emb),
+            "dim": emb.dim,
+            "dtype": "float32",
+            "item_name": emb.vocab.what,
+            "config": emb.config,
+            "meta": emb.meta,
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "likewise_version": __version__,
+            "files": files,
+        }
+        _write_text(tmp / MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+        _fsync_dir(tmp)
+        if target.exists():
+            # Rename the old space aside, the new one in, then delete the old: at every instant the target
+            # name holds either the complete old space or the complete new one (or, briefly, nothing).
+            aside = parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
+            os.rename(target, aside)
+            try:
+                os.rename(tmp, target)
+            except BaseException:
+                os.rename(aside, target)
+                raise
+            _fsync_dir(parent)
+            if aside.is_symlink():  # the target was a link to a space: drop the link, keep what it pointed at
+                aside.unlink()
+            else:
+                shutil.rmtree(aside, ignore_errors=True)
+        else:
+            os.rename(tmp, target)
+            _fsync_dir(parent)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def read_manifest(path: str | os.PathLike) -> dict[str, Any]:
+    """Read and check the manifest of a saved space (format and version only; files are not read).
+
+    Raises
+    ------
+    CorruptModelError
+        The folder or its manifest is missing or unparseable, or the format or version is not supported.
+    """
+    folder = Path(path)
+    if not folder.exists():
+        raise CorruptModelError(f"no saved likewise space at {str(folder)!r}: the path does not exist")
+    if not folder.is_dir():
+        raise CorruptModelError(
+            f"{str(folder)!r} is a file; a saved likewise space is a folder containing {MANIFEST}"
+        )
+    mpath = folder / MANIFEST
+    try:
+        text = mpath.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CorruptModelError(
+            f"{str(mpath)!r} is missing: {str(folder)!r} is not a saved likewise space"
+        ) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise CorruptModelError(f"cannot read {str(mpath)!r}: {e}") from None
+    try:
+        manifest = json.loads(text)
+    except ValueError as e:
+        raise CorruptModelError(f"{str(mpath)!r} is not valid JSON: {e}") from None
+    if not isinstance(manifest, dict):
+        raise CorruptModelError(f"{str(mpath)!r} holds a JSON {type(manifest).__name__}, expected an object")
+    fmt = manifest.get("format")
+    if fmt != FORMAT:
+        raise CorruptModelError(f"{str(mpath)!r} has format {fmt!r}; this likewise reads format {FORMAT!r}")
+    version = manifest.get("format_version")
+    if version not in SUPPORTED_VERSIONS or isinstance(version, bool):
+        newer = (
+            isinstance(version, int) and not isinstance(version, bool) and version > max(SUPPORTED_VERSIONS)
+        )
+        hint = " (written by a newer likewise: upgrade likewise to read it)" if newer else ""
+        raise CorruptModelError(
+            f"{str(mpath)!r} has format_version {version!r}; this likewise reads versions "
+            f"{', '.join(map(str, SUPPORTED_VERSIONS))}{hint}"
+        )
+    return manifest
+
+
+def _field(manifest: dict, name: str, kind: type | tuple[type, ...], where: Path) -> Any:
+    value = manifest.get(name)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise CorruptModelError(f"{str(where / MANIFEST)!r}: field {name!r} is {value!r}, which is not valid")
+    return value
+
+
+def _check_file(folder: Path, name: str, entry: Any, verify: bool) -> Path:
+    """Existence (always), then size and sha256 (when verifying) of one file listed in the manifest."""
+    if name != Path(name).name or name in ("", ".", "..", MANIFEST):
+        raise CorruptModelError(
+            f"{str(folder / MANIFEST)!r} lists a file named {name!r}, which is not allowed"
+        )
+    fpath = folder / name
+    if not fpath.is_file():
+        raise CorruptModelError(f"{name} is missing from {str(folder)!r}")
+    if not verify:
+        return fpath
+    if (
+        not isinstance(entry, dict)
+        or not isinstance(entry.get("sha256"), str)
+        or not isinstance(entry.get("bytes"), int)
+    ):
+        raise CorruptModelError(f"{str(folder / MANIFEST)!r}: the entry for {name} lacks 'sha256' or 'bytes'")
+    size = fpath.stat().st_size
+    if size != entry["bytes"]:
+        raise CorruptModelError(
+            f"{name} in {str(folder)!r} is {size} bytes but the manifest says {entry['bytes']} "
+            "(truncated or replaced?)"
+        )
+    digest = file_sha256(fpath)
+    if digest != entry["sha256"]:
+        raise CorruptModelError(
+            f"{name} in {str(folder)!r} fails its checksum: "
+            f"sha256 {digest}, the manifest expects {entry['sha256']}"
+        )
+    return fpath
+
+
+def _load_npy(fpath: Path, mmap: bool) -> np.ndarray:
+    try:
+        return np.load(fpath, allow_pickle=False, mmap_mode="r" if mmap else None)
+    except (ValueError, OSError, EOFError) as e:
+        raise CorruptModelError(
+            f"{fpath.name} in {str(fpath.parent)!r} cannot be read as .npy: {e}"
+        ) from None
+
+
+def _read_v1(folder: Path, manifest: dict, mmap: bool, verify: bool) -> Embeddings:
+    size = _field(manifest, "size", int, folder)
+    dim = _field(manifest, "dim", int, folder)
+    fingerprint = _field(manifest, "fingerprint", str, folder)
+    files = _field(manifest, "files", dict, folder)
+    if manifest.get("dtype") != "float32":
+        raise CorruptModelError(
+            f"{str(folder / MANIFEST)!r}: dtype {manifest.get('dtype')!r} is not supported "
+            "(expected 'float32')"
+        )
+    for name in ("vectors.npy", "counts.npy", "keys.json"):
+        if name not in files:
+            raise CorruptModelError(f"{str(folder / MANIFEST)!r} does not list {name}")
+    paths = {name: _check_file(folder, name, entry, verify) for name, entry in files.items()}
+
+    vectors = _load_npy(paths["vectors.npy"], mmap)
+    if vectors.dtype != np.float32 or vectors.shape != (size, dim):
+        raise CorruptModelError(
+            f"vectors.npy in {str(folder)!r} holds {vectors.dtype} {vectors.shape}, "
+            f"the manifest says float32 {(size, dim)}"
+        )
+    counts = _load_npy(paths["counts.npy"], False)
+    if counts.dtype != np.int64 or counts.shape != (size,):
+        raise CorruptModelError(
+            f"counts.npy in {str(folder)!r} holds {counts.dtype} {counts.shape}, "
+            f"the manifest says int64 {(size,)}"
+        )
+    try:
+        keys = json.loads(paths["keys.json"].read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise CorruptModelError(f"keys.json in {str(folder)!r} is not valid JSON: {e}") from None
+    if not isinstance(keys, list) or len(keys) != size or not all(isinstance(k, str) for k in keys):
+        got = f"{len(keys)} entries" if isinstance(keys, list) else type(keys).__name__
+        raise CorruptModelError(
+            f"keys.json in {str(folder)!r} must be a list of {size} str (the manifest's size), got {got}"
+        )
+    try:
+        vocab = Vocab(keys, counts, what=str(manifest.get("item_name") or "item"))
+    except InputError as e:
+        raise CorruptModelError(f"keys.json in {str(folder)!r}: {e}") from None
+    config = manifest.get("config") or {}
+    meta = manifest.get("meta") or {}
+    if verify:  # checksums passed: these are the bytes that were validated when saved
+        return Embeddings._trusted(vectors, vocab, config, fingerprint, meta)
+    try:
+        return Embeddings(vectors, vocab, config=config, fingerprint=fingerprint, meta=meta)
+    except InputError as e:
+        raise CorruptModelError(f"{str(folder)!r}: {e}") from None
+
+
+_READERS = {1: _read_v1}
+
+
+def load(path: str | os.PathLike, *, mmap: bool = False, verify: bool = True) -> Embeddings:
+    """Load a space saved by :func:`save`.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The folder.
+    mmap : bool
+        Memory-map ``vectors.npy`` read-only instead of reading it into memory. (Queries build the
+        normalised copy in memory on first use.)
+    verify : bool
+        Check each file's size and sha256 against the manifest (reads every file once). Shapes and dtypes
+        are always checked.
+
+    Returns
+    -------
+    Embeddings
+
+    Raises
+    ------
+    CorruptModelError
+        Missing or unparseable manifest, unsupported format or version, a missing, truncated or corrupt
+        file, or shapes that disagree with the manifest.
+    """
+    folder = Path(path)
+    manifest = read_manifest(folder)
+    return _READERS[manifest["format_version"]](folder, manifest, mmap, verify)
