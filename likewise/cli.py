@@ -1,0 +1,316 @@
+"""The ``likewise`` command: arguments -> one library call -> printed output. No logic of its own.
+
+Each subcommand imports only what it needs, so ``likewise info`` never loads numba.
+Bad input exits with status 1 and one line on stderr (``--debug`` shows the traceback); usage errors
+exit with status 2, as argparse does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .errors import LikewiseError
+
+__all__ = ["main"]
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """Rows as an aligned text table (numbers right-aligned)."""
+    cells = [[_fmt(c) for c in r] for r in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    right = [bool(rows) and isinstance(rows[0][i], int | float) for i in range(len(headers))]
+
+    def line(vals: Sequence[str]) -> str:
+        return "  ".join(v.rjust(w) if r else v.ljust(w) for v, w, r in zip(vals, widths, right, strict=True))
+
+    out = [line(headers), "  ".join("-" * w for w in widths)]
+    out += [line(r) for r in cells]
+    return "\n".join(s.rstrip() for s in out)
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4f}"
+    return str(v)
+
+
+def _emit(args: argparse.Namespace, payload: Any, text: str) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+    else:
+        print(text)
+
+
+def _items(raw: Sequence[str]) -> list[str | int]:
+    """Command-line items are keys; ``#12`` names the item with id 12."""
+    out: list[str | int] = []
+    for r in raw:
+        if r.startswith("#") and r[1:].lstrip("-").isdigit():
+            out.append(int(r[1:]))
+        else:
+            out.append(r)
+    return out
+
+
+def _load(path: str):
+    from .embeddings import Embeddings
+
+    return Embeddings.load(path, mmap=True)
+
+
+def _neighbour_rows(pairs: Iterable[tuple[str, float]]) -> list[list[Any]]:
+    """(key, score) pairs as numbered table rows."""
+    return [[i + 1, k, float(s)] for i, (k, s) in enumerate(pairs)]
+
+
+# --- subcommands -------------------------------------------------------------------------------------
+
+
+def cmd_train(args: argparse.Namespace) -> None:
+    from .readers import InputSpec
+    from .train import TrainConfig, train
+
+    spec = InputSpec(
+        paths=tuple(args.input),
+        format=args.format,
+        delimiter=args.delimiter,
+        basket_col=args.basket_col,
+        item_col=args.item_col,
+        order_col=args.order_col,
+    )
+    config = TrainConfig(
+        mode=args.mode,
+        dim=args.dim,
+        window=args.window,
+        negative=args.negative,
+        ns_exponent=args.ns_exponent,
+        sample=args.sample,
+        min_count=args.min_count,
+        max_items=args.max_items,
+        epochs=args.epochs,
+        lr=args.lr,
+        min_lr=args.min_lr,
+        max_context=args.max_context,
+        threads=args.threads,
+        seed=args.seed,
+        deterministic=args.deterministic,
+        backend=args.backend,
+    )
+    emb = train(spec, config, progress=False if args.quiet else None, cache_dir=args.cache_dir)
+    emb.save(args.output, overwrite=args.overwrite)
+    hist = emb.meta["history"]
+    secs = sum(h["seconds"] for h in hist)
+    items = sum(h["items"] for h in hist)
+    pairs = sum(h["pairs"] for h in hist)
+    summary = {
+        "model": args.output,
+        "items": len(emb),
+        "dim": emb.dim,
+        "tokens": emb.meta["corpus"]["n_tokens"],
+        "sequences": emb.meta["corpus"]["n_sequences"],
+        "epochs": config.epochs,
+        "seconds": secs,
+        "items_per_s": items / secs if secs else None,
+        "pairs_per_s": pairs / secs if secs else None,
+        "final_loss": hist[-1]["loss"],
+        "fingerprint": emb.fingerprint,
+    }
+    if not args.quiet or args.json:
+        text = _table(["", "value"], [[k, v if v is not None else "-"] for k, v in summary.items()])
+        _emit(args, summary, text)
+
+
+def cmd_similar(args: argparse.Namespace) -> None:
+    emb = _load(args.model)
+    items = _items(args.items)
+    res = emb.similar(items, k=args.k, restrict=args.restrict)
+    payload = {
+        str(q): [{"item": k, "score": float(s)} for k, s in zip(keys, sc, strict=True)]
+        for q, keys, sc in zip(items, res.keys, res.scores, strict=True)
+    }
+    text = "\n\n".join(
+        f"similar to {q!s}:\n" + _table(["#", "item", "cosine"], _neighbour_rows(zip(keys, sc, strict=True)))
+        for q, keys, sc in zip(items, res.keys, res.scores, strict=True)
+    )
+    _emit(args, payload, text)
+
+
+def cmd_recommend(args: argparse.Namespace) -> None:
+    emb = _load(args.model)
+    res = emb.recommend(
+        _items(args.items),
+        k=args.k,
+        restrict=args.restrict,
+        on_unknown="skip" if args.skip_unknown else "raise",
+    )
+    payload = [{"item": k, "score": float(s)} for k, s in res]
+    _emit(args, payload, _table(["#", "item", "score"], _neighbour_rows(res)))
+
+
+def cmd_analogy(args: argparse.Namespace) -> None:
+    emb = _load(args.model)
+    a, b, c = _items([args.a, args.b, args.c])
+    res = emb.analogy(a, b, c, k=args.k, method=args.method, restrict=args.restrict)
+    payload = [{"item": k, "score": float(s)} for k, s in res]
+    head = f"{args.a} is to {args.b} as {args.c} is to ... ({args.method})\n"
+    _emit(args, payload, head + _table(["#", "item", "score"], _neighbour_rows(res)))
+
+
+def cmd_info(args: argparse.Namespace) -> None:
+    emb = _load(args.model)
+    cfg = emb.config or {}
+    info = {
+        "model": args.model,
+        "items": len(emb),
+        "dim": emb.dim,
+        "dtype": str(emb.vectors.dtype),
+        "weights": len(emb) * emb.dim,
+        "table_bytes": int(emb.vectors.nbytes),
+        "fingerprint": emb.fingerprint,
+        "config": cfg,
+        "most_frequent": emb.keys[:5],
+    }
+    rows: list[list[Any]] = [[k, v] for k, v in info.items() if k not in ("config", "most_frequent")]
+    rows.append(["most_frequent", ", ".join(map(str, info["most_frequent"]))])
+    rows += [[f"config.{k}", v] for k, v in cfg.items()]
+    _emit(args, info, _table(["", "value"], rows))
+
+
+def cmd_demo(args: argparse.Namespace) -> None:
+    from .demo import run_demo
+
+    res = run_demo(args.output, seed=args.seed, progress=False if args.quiet else None)
+    payload = {
+        "model": str(res.model_path),
+        "map": str(res.map_path) if res.map_path else None,
+        "neighbours": {q: [{"item": k, "score": s} for k, s in n] for q, n in res.neighbours.items()},
+    }
+    parts = [f"trained 8-d vectors for 15 products from 400 baskets -> {res.model_path}"]
+    for q, n in res.neighbours.items():
+        parts.append(f"\nnearest to {q}:\n" + _table(["#", "item", "cosine"], _neighbour_rows(n)))
+    parts.append(f"\nmap: {res.map_path}" if res.map_path else f"\n{res.note}")
+    _emit(args, payload, "\n".join(parts))
+
+
+# --- parser ------------------------------------------------------------------------------------------
+
+
+def _positive_int(s: str) -> int:
+    try:
+        v = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not an integer") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{v} must be >= 1")
+    return v
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``likewise`` command."""
+    from . import __version__
+
+    p = argparse.ArgumentParser(prog="likewise", description="Learn item vectors from what goes together.")
+    p.add_argument("--version", action="version", version=f"likewise {__version__}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    common.add_argument("--debug", action="store_true", help="show the traceback on errors")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    t = sub.add_parser(
+        "train",
+        parents=[common],
+        help="train vectors from text or a transaction log",
+        description="Train item vectors with skip-gram and negative sampling.",
+    )
+    t.add_argument("input", nargs="+", metavar="INPUT", help="text file(s), folder, or CSV/Parquet/JSONL log")
+    t.add_argument("-o", "--output", required=True, metavar="MODEL", help="folder to save the space in")
+    t.add_argument("--overwrite", action="store_true", help="replace an existing saved space")
+    g = t.add_argument_group("input")
+    g.add_argument("--format", default="auto", choices=["auto", "text", "csv", "parquet", "jsonl"])
+    g.add_argument("--delimiter", default=None, help="item separator in text; field separator in CSV")
+    g.add_argument("--basket-col", default=None, help="log column naming the basket / order / session")
+    g.add_argument("--item-col", default=None, help="log column naming the item")
+    g.add_argument("--order-col", default=None, help="log column ordering items inside a basket")
+    g.add_argument("--min-count", type=_positive_int, default=5)
+    g.add_argument("--max-items", type=_positive_int, default=None)
+    g.add_argument("--cache-dir", default=None, help="where compiled corpora are cached")
+    m = t.add_argument_group("model")
+    m.add_argument("--mode", default="sequence", choices=["sequence", "basket"])
+    m.add_argument("--dim", type=_positive_int, default=100)
+    m.add_argument("--window", type=_positive_int, default=5)
+    m.add_argument("--negative", type=int, default=5)
+    m.add_argument("--ns-exponent", type=float, default=0.75)
+    m.add_argument("--sample", type=float, default=1e-3)
+    m.add_argument("--max-context", type=_positive_int, default=50, help="basket mode: contexts per item")
+    m.add_argument("--epochs", type=_positive_int, default=5)
+    m.add_argument("--lr", type=float, default=0.025)
+    m.add_argument("--min-lr", type=float, default=0.0001)
+    r = t.add_argument_group("run")
+    r.add_argument("--threads", type=_positive_int, default=None, help="default: all cores")
+    r.add_argument("--seed", type=int, default=1)
+    r.add_argument("--deterministic", action="store_true", help="one thread, bit-identical runs")
+    r.add_argument("--backend", default="auto", choices=["auto", "cpu", "torch"])
+    r.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+    t.set_defaults(func=cmd_train)
+
+    s = sub.add_parser("similar", parents=[common], help="nearest items to each ITEM")
+    s.add_argument("model", metavar="MODEL")
+    s.add_argument("items", nargs="+", metavar="ITEM", help="item key, or #ID for an id")
+    s.add_argument("-k", type=_positive_int, default=10)
+    s.add_argument("--restrict", type=_positive_int, default=None, help="search only the N most frequent")
+    s.set_defaults(func=cmd_similar)
+
+    c = sub.add_parser("recommend", parents=[common], help="items to add to a basket of ITEMs")
+    c.add_argument("model", metavar="MODEL")
+    c.add_argument("items", nargs="+", metavar="ITEM")
+    c.add_argument("-k", type=_positive_int, default=10)
+    c.add_argument("--restrict", type=_positive_int, default=None)
+    c.add_argument("--skip-unknown", action="store_true", help="ignore basket items not in the model")
+    c.set_defaults(func=cmd_recommend)
+
+    a = sub.add_parser("analogy", parents=[common], help="A is to B as C is to ?")
+    a.add_argument("model", metavar="MODEL")
+    a.add_argument("a", metavar="A")
+    a.add_argument("b", metavar="B")
+    a.add_argument("c", metavar="C")
+    a.add_argument("-k", type=_positive_int, default=5)
+    a.add_argument("--method", default="add", choices=["add", "mul"], help="3CosAdd or 3CosMul")
+    a.add_argument("--restrict", type=_positive_int, default=None)
+    a.set_defaults(func=cmd_analogy)
+
+    i = sub.add_parser("info", parents=[common], help="size, dimensions and training config of a model")
+    i.add_argument("model", metavar="MODEL")
+    i.set_defaults(func=cmd_info)
+
+    d = sub.add_parser("demo", parents=[common], help="train the 15-product seed demo and draw its map")
+    d.add_argument("-o", "--output", default="demo_out", help="output folder (default: demo_out)")
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--quiet", action="store_true")
+    d.set_defaults(func=cmd_demo)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        args.func(args)
+    except (LikewiseError, OSError) as e:
+        if args.debug:
+            raise
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+        print(f"likewise: error: {msg}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("likewise: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

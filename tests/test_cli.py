@@ -1,0 +1,147 @@
+"""The command line end to end: train -> similar / recommend / analogy / info, JSON, and errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from likewise.cli import main
+from likewise.datasets import demo_baskets
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("cli")
+    data = d / "baskets.txt"
+    data.write_text("\n".join(",".join(b) for b in demo_baskets(400, seed=1)) + "\n")
+    out = d / "model"
+    rc = main(
+        [
+            "train",
+            str(data),
+            "-o",
+            str(out),
+            "--mode",
+            "basket",
+            "--delimiter",
+            ",",
+            "--dim",
+            "8",
+            "--negative",
+            "2",
+            "--epochs",
+            "15",
+            "--min-count",
+            "1",
+            "--sample",
+            "0",
+            "--deterministic",
+            "--quiet",
+            "--cache-dir",
+            str(d / "cache"),
+        ]
+    )
+    assert rc == 0
+    return out
+
+
+def run_json(capsys, *argv):
+    capsys.readouterr()
+    assert main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_similar_table_and_json(model, capsys):
+    assert main(["similar", str(model), "tent", "-k", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "similar to tent:" in out and "cosine" in out
+    got = run_json(capsys, "similar", str(model), "tent", "kettle", "-k", "3")
+    outdoor = {"sleeping bag", "headlamp", "trail shoes", "rain jacket"}
+    assert {r["item"] for r in got["tent"]} <= outdoor
+    assert len(got["kettle"]) == 3
+    scores = [r["score"] for r in got["tent"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_recommend_analogy_info(model, capsys):
+    rec = run_json(capsys, "recommend", str(model), "tent", "headlamp", "-k", "3")
+    assert len(rec) == 3 and not {"tent", "headlamp"} & {r["item"] for r in rec}
+    ana = run_json(capsys, "analogy", str(model), "tent", "headlamp", "kettle", "-k", "2")
+    assert len(ana) == 2
+    info = run_json(capsys, "info", str(model))
+    assert info["items"] == 15 and info["dim"] == 8 and info["table_bytes"] == 15 * 8 * 4
+    assert info["config"]["mode"] == "basket"
+    assert main(["info", str(model)]) == 0
+    assert "fingerprint" in capsys.readouterr().out
+
+
+def test_item_by_id(model, capsys):
+    got = run_json(capsys, "similar", str(model), "#0", "-k", "2")
+    assert list(got) == ["0"] and len(got["0"]) == 2
+
+
+def test_unknown_item_is_one_clear_line(model, capsys):
+    capsys.readouterr()
+    assert main(["similar", str(model), "tnet"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == "likewise: error: unknown item 'tnet' \u2014 did you mean 'tent'?"
+
+
+def test_id_past_the_end_is_one_clear_line(model, capsys):
+    capsys.readouterr()
+    assert main(["similar", str(model), "#15"]) == 1
+    err = capsys.readouterr().err
+    assert "15 is out of range for a table of 15 rows" in err and "Traceback" not in err
+
+
+def test_missing_input_and_model(tmp_path, capsys):
+    capsys.readouterr()
+    assert main(["train", str(tmp_path / "nope.txt"), "-o", str(tmp_path / "m"), "--quiet"]) == 1
+    assert "nope.txt" in capsys.readouterr().err
+    assert main(["info", str(tmp_path / "nomodel")]) == 1
+    assert "nomodel" in capsys.readouterr().err
+
+
+def test_debug_shows_the_exception(model):
+    from likewise.errors import UnknownItemError
+
+    with pytest.raises(UnknownItemError):
+        main(["similar", str(model), "tnet", "--debug"])
+
+
+def test_bad_argument_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["train", "x", "-o", "y", "--dim", "0"])
+    assert e.value.code == 2
+    assert "0 must be >= 1" in capsys.readouterr().err
+
+
+def test_installed_command_runs(model):
+    """The console script itself, in a fresh process (nothing imported by the test leaks in)."""
+    exe = Path(sys.executable).with_name("likewise")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "likewise.cli"]
+    r = subprocess.run(
+        [*cmd, "similar", str(model), "planner", "-k", "3", "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    assert r.returncode == 0, r.stderr
+    office = {"notebook", "desk lamp", "pen set", "laptop sleeve"}
+    assert {x["item"] for x in json.loads(r.stdout)["planner"]} <= office
+    r = subprocess.run([*cmd, "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "train" in r.stdout and "demo" in r.stdout
+
+
+def test_import_likewise_stays_light():
+    code = (
+        "import sys, likewise; heavy = [m for m in ('numba', 'torch', 'matplotlib', 'fastapi', "
+        "'pyarrow') if m in sys.modules]; print(','.join(heavy))"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == ""

@@ -1,0 +1,132 @@
+"""The trainer end to end: planted structure is recovered, determinism, config validation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from likewise.datasets import planted_baskets
+from likewise.errors import InputError
+from likewise.train import EpochStats, TrainConfig, _blocks, train
+
+
+def knn_label_purity(emb, labels: dict[str, str], k: int = 10) -> float:
+    """Mean share of each item's k nearest neighbours that carry its label."""
+    res = emb.similar(list(emb.keys), k=k)
+    own = np.array([labels[q] for q in emb.keys])
+    nb = np.array([[labels[x] for x in row] for row in res.keys])
+    return float((nb == own[:, None]).mean())
+
+
+@pytest.fixture(scope="module")
+def planted():
+    return planted_baskets(n_groups=50, group_size=20, n_baskets=20_000, noise=0.1, seed=3)
+
+
+def test_planted_groups_are_recovered(planted):
+    baskets, labels = planted
+    stats: list[EpochStats] = []
+    emb = train(
+        baskets, mode="basket", dim=32, epochs=5, min_count=1, sample=0.0, seed=7, callback=stats.append
+    )
+    assert len(emb) == 1000 and emb.dim == 32
+    purity = knn_label_purity(emb, labels)
+    assert purity >= 0.9, purity
+    assert [s.epoch for s in stats] == [1, 2, 3, 4, 5]
+    assert stats[-1].loss < stats[0].loss
+    assert all(s.pairs > 0 and s.items == sum(map(len, baskets)) for s in stats)
+    assert emb.meta["history"][0]["epoch"] == 1
+
+
+def test_random_baskets_have_no_structure(planted):
+    """The control: shuffled items across baskets carry no group signal, so purity stays near chance."""
+    baskets, labels = planted
+    rng = np.random.default_rng(0)
+    flat = [x for b in baskets for x in b]
+    rng.shuffle(flat)
+    cut = np.cumsum([len(b) for b in baskets])[:-1]
+    shuffled = [list(dict.fromkeys(p)) for p in np.split(np.array(flat, dtype=object), cut)]
+    emb = train(shuffled, mode="basket", dim=32, epochs=2, min_count=1, sample=0.0, seed=7)
+    assert knn_label_purity(emb, labels) < 0.2
+
+
+def test_deterministic_runs_are_bit_identical(planted):
+    baskets, _ = planted
+    small = baskets[:2000]
+    a = train(small, mode="basket", dim=8, epochs=2, min_count=1, deterministic=True, seed=5)
+    b = train(small, mode="basket", dim=8, epochs=2, min_count=1, deterministic=True, seed=5)
+    c = train(small, mode="basket", dim=8, epochs=2, min_count=1, deterministic=True, seed=6)
+    assert np.array_equal(a.vectors, b.vectors)
+    assert a.fingerprint == b.fingerprint
+    assert not np.array_equal(a.vectors, c.vectors)
+    assert a.meta["history"][-1]["loss"] == b.meta["history"][-1]["loss"]
+
+
+def test_sequence_mode_from_text_file(tmp_path):
+    rng = np.random.default_rng(0)
+    # Two "languages" that never mix within a line: words must cluster by language.
+    lines = []
+    for _ in range(3000):
+        lang = rng.integers(2)
+        words = [f"{'ab'[lang]}{rng.integers(20)}" for _ in range(rng.integers(5, 12))]
+        lines.append(" ".join(words))
+    path = tmp_path / "text.txt"
+    path.write_text("\n".join(lines) + "\n")
+    emb = train(
+        str(path),
+        mode="sequence",
+        dim=16,
+        window=3,
+        epochs=3,
+        min_count=1,
+        sample=0.0,
+        seed=1,
+        cache_dir=tmp_path / "cache",
+    )
+    assert len(emb) == 40
+    res = emb.similar("a3", k=5)
+    assert all(k.startswith("a") for k in res.keys)
+    assert emb.config["mode"] == "sequence" and emb.config["window"] == 3
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "needle"),
+    [
+        ("dim", 0, "dim == 0, must be an integer >= 1"),
+        ("mode", "bag", "mode == 'bag'"),
+        ("window", -1, "window == -1"),
+        ("negative", -2, "negative == -2"),
+        ("lr", 0.0, "lr == 0.0"),
+        ("sample", -1e-3, "sample == -0.001"),
+        ("epochs", 0, "epochs == 0"),
+        ("threads", 0, "threads == 0"),
+        ("backend", "tpu", "backend == 'tpu'"),
+    ],
+)
+def test_bad_config_names_the_value(field, value, needle):
+    with pytest.raises(InputError, match=needle.replace("(", r"\(").replace(".", r"\.")):
+        TrainConfig(**{field: value}).validate()
+
+
+def test_torch_backend_is_refused_clearly():
+    with pytest.raises(InputError, match="backend == 'torch' is not available"):
+        train([["a", "b"]], backend="torch", min_count=1)
+
+
+def test_empty_vocabulary_is_an_error():
+    with pytest.raises(InputError, match="min_count=5"):
+        train([["a", "b"], ["c"]], min_count=5)
+
+
+def test_config_round_trip():
+    cfg = TrainConfig(mode="basket", dim=12, seed=9)
+    assert TrainConfig.from_dict({**cfg.to_dict(), "from_the_future": 1}) == cfg
+
+
+def test_blocks_cover_every_sequence_once():
+    offsets = np.cumsum([0] + [3, 0, 5, 1, 7, 2, 2, 9], dtype=np.int64)
+    for size in (1, 4, 10, 100):
+        blocks = _blocks(offsets, size)
+        flat = [i for a, b in blocks for i in range(a, b)]
+        assert flat == list(range(len(offsets) - 1))
+    assert _blocks(np.zeros(1, dtype=np.int64), 10) == []
