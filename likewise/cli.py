@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -33,8 +34,10 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def _fmt(v: Any) -> str:
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10_000:
+        return f"{v:,}"
     if isinstance(v, float):
-        return f"{v:.4f}"
+        return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}" if abs(v) < 0.01 and v else f"{v:.4f}"
     return str(v)
 
 
@@ -300,6 +303,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         args.func(args)
+    except BrokenPipeError:
+        # The reader went away (`likewise info MODEL | head`): not an error worth a message.
+        # Point stdout at devnull so the interpreter's final flush does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except (LikewiseError, OSError) as e:
         if args.debug:
             raise

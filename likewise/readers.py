@@ -39,8 +39,8 @@ Measured on a generated, unsorted 5 M-row CSV log (136 MB, ``order_id,customer_i
 =======================================================  ======  ========
 method                                                   wall    peak RSS
 =======================================================  ======  ========
-likewise, this module: count, vocab, group, write corpus 2.9 s   541 MiB
-likewise, budget forced to 32 MiB (15 spill files)       3.1 s   533 MiB
+likewise, this module: count, vocab, group, write corpus 3.0 s   386 MiB
+likewise, budget forced to 32 MiB (15 spill files)       2.9 s   347 MiB
 pyarrow ``read_csv`` + ``sort_by`` (group only)          2.1 s   545 MiB
 polars ``group_by().agg(col.sort_by(ts))``, eager        1.8 s   476 MiB
 polars, streaming engine                                 1.6 s   487 MiB
@@ -53,9 +53,11 @@ faster on 5 M rows and duckdb is slower and larger. Neither wins clearly enough 
 numpy. Text input compiles at ~2.1 M tokens/s (10 M tokens, 500 k lines, 163 k keys: 4.6 s, 357 MiB
 peak; ``str.split`` and the per-token dict lookup are ~70% of it).
 
-Peak RSS grows with the CSV size even under a small budget because pyarrow's streaming CSV reader
-does: a bare ``open_csv`` loop over a 15 M-row copy of the log peaks at 557 MiB, while Arrow's live
-allocations during likewise's grouping stay at ~19 MiB with a 32 MiB budget.
+Memory is bounded by the input's block size and the partition budget, not by the log's length.
+Arrow's streaming CSV reader reads several blocks ahead, so the block size matters: with 16 MiB blocks
+a bare ``open_csv`` loop held ~480 MiB in Arrow's pool; with the 4 MiB blocks used here, building the
+whole corpus peaks at 386 MiB for the 5 M-row log above and 393 MiB for a 25 M-row (587 MB) one, at
+the same speed (13.4 s for 25 M rows; 1 MiB blocks: 259 MiB but 16.4 s).
 """
 
 from __future__ import annotations
@@ -105,7 +107,7 @@ _EXTENSIONS = {
 GROUP_MEMORY_BUDGET = 512 * 2**20
 #: Most spill files open at once during grouping (each partition is one file).
 MAX_PARTITIONS = 1024
-_BATCH_BYTES = 16 * 2**20  # CSV / JSON block size and the Parquet batch size target
+_BATCH_BYTES = 4 * 2**20  # CSV / JSON block size; Arrow reads several blocks ahead, so this caps memory
 _PARQUET_BATCH_ROWS = 1 << 20
 _TEXT_CHUNK_CHARS = 1 << 22  # characters of text handed out per chunk
 _PARTITION_TARGET = 16 * 2**20  # bytes of rows per in-memory partition: sorts stay cache friendly
@@ -217,7 +219,8 @@ def input_format(spec: InputSpec, files: list[Path]) -> str:
     fmt = kinds[0]
     if fmt in LOG_FORMATS and not (spec.basket_col and spec.item_col):
         raise InputError(
-            f"{fmt} input needs basket_col and item_col (got basket_col={spec.basket_col!r}, "
+            f"{fmt} input needs basket_col and item_col (--basket-col, --item-col) "
+            f"(got basket_col={spec.basket_col!r}, "
             f"item_col={spec.item_col!r})"
         )
     if fmt == "text" and (spec.basket_col or spec.item_col or spec.order_col):

@@ -120,7 +120,9 @@ def save(emb: Embeddings, path: str | os.PathLike, *, overwrite: bool = False) -
     target = Path(path)
     if target.exists() or target.is_symlink():
         if not overwrite:
-            raise InputError(f"{str(target)!r} already exists; pass overwrite=True to replace it")
+            raise InputError(
+                f"{str(target)!r} already exists; pass overwrite=True (--overwrite) to replace it"
+            )
         if not target.is_dir() or not _is_space(target):
             raise InputError(
                 f"refusing to overwrite {str(target)!r}: it is not a saved likewise space "

@@ -206,17 +206,31 @@ def _si(x: float) -> str:
     return f"{x:.0f}"
 
 
-def _as_corpus(data: Any, config: TrainConfig, cache_dir: str | Path | None, stack: ExitStack):
+def _as_corpus(
+    data: Any, config: TrainConfig, cache_dir: str | Path | None, stack: ExitStack, progress: bool
+):
     from .corpus import Corpus, build_corpus, corpus_from_sequences
     from .readers import InputSpec
 
     if isinstance(data, Corpus):
         return data
     if isinstance(data, InputSpec):
-        return build_corpus(data, min_count=config.min_count, max_items=config.max_items, cache_dir=cache_dir)
+        return build_corpus(
+            data,
+            min_count=config.min_count,
+            max_items=config.max_items,
+            cache_dir=cache_dir,
+            progress=progress,
+        )
     if isinstance(data, str | os.PathLike):
         spec = InputSpec(paths=(str(data),))
-        return build_corpus(spec, min_count=config.min_count, max_items=config.max_items, cache_dir=cache_dir)
+        return build_corpus(
+            spec,
+            min_count=config.min_count,
+            max_items=config.max_items,
+            cache_dir=cache_dir,
+            progress=progress,
+        )
     if isinstance(data, Iterable):
         # In-memory sequences are compiled into a folder that lives only as long as training.
         out = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="likewise-corpus-")))
@@ -272,7 +286,8 @@ def train(
     """
     config = dataclasses.replace(config or TrainConfig(), **overrides).validate()
     with ExitStack() as stack:
-        corpus = _as_corpus(data, config, cache_dir, stack)
+        show = sys.stderr.isatty() if progress is None else progress
+        corpus = _as_corpus(data, config, cache_dir, stack, show)
         return _train_corpus(corpus, config, callback, progress)
 
 
