@@ -32,32 +32,33 @@ has an integer basket column, otherwise as strings.
 
 Why pyarrow (measured)
 ----------------------
-Measured on a generated, unsorted 5 M-row CSV log (136 MB, ``order_id,customer_id,product_id,ts``,
-993,095 baskets; 2 shared CPU cores; median of 3 runs, each in a fresh process; script
-``/tmp/lwbench/group.py MODE``, not in the repo):
+``bench/group_logs.py --rows N`` writes a seeded, unsorted ``order_id,customer_id,product_id,ts`` CSV
+and runs each method in a fresh process (2 shared cores; wall time and peak RSS). likewise does the
+whole job (count, vocabulary, ids, group, write the compiled corpus); the others only group:
 
-=======================================================  ======  ========
-method                                                   wall    peak RSS
-=======================================================  ======  ========
-likewise, this module: count, vocab, group, write corpus 3.0 s   386 MiB
-likewise, budget forced to 32 MiB (15 spill files)       2.9 s   347 MiB
-pyarrow ``read_csv`` + ``sort_by`` (group only)          2.1 s   545 MiB
-polars ``group_by().agg(col.sort_by(ts))``, eager        1.8 s   476 MiB
-polars, streaming engine                                 1.6 s   487 MiB
-duckdb ``list(product_id ORDER BY ts) GROUP BY``         3.1 s   716 MiB
-=======================================================  ======  ========
+==========================  ==================  ===================
+method                      5 M rows (129 MiB)  25 M rows (668 MiB)
+==========================  ==================  ===================
+likewise (this module)      2.7 s,   384 MiB    15.0 s,   395 MiB
+likewise, 32 MiB budget     2.6 s,   389 MiB    12.9 s,   398 MiB
+pyarrow read_csv + sort_by  2.1 s,   551 MiB    13.1 s, 2,223 MiB
+polars group_by, eager      1.0 s,   564 MiB     6.3 s, 1,654 MiB
+polars, streaming engine    1.1 s,   521 MiB     5.3 s, 1,669 MiB
+duckdb list() GROUP BY      1.7 s,   768 MiB     9.2 s, 2,716 MiB
+==========================  ==================  ===================
 
-The alternatives only group (no vocabulary, no ids, nothing written), yet polars is at best ~1.3 s
-faster on 5 M rows and duckdb is slower and larger. Neither wins clearly enough to add a dependency
-(polars ~40 MB, duckdb ~50 MB wheels) to a core that already has pyarrow, so grouping uses pyarrow +
-numpy. Text input compiles at ~2.1 M tokens/s (10 M tokens, 500 k lines, 163 k keys: 4.6 s, 357 MiB
+polars groups 2-3x faster, but at default settings every peer's memory grows with the log (each
+materialises the groups), while likewise's stays flat: a log larger than RAM is the case that must
+work, and pyarrow is already a core dependency (for Parquet), so grouping uses pyarrow + numpy with
+its own spill. Sorting each partition with polars would be the way to win back wall time.
+
+Arrow's streaming CSV reader reads several blocks ahead, so the block size sets the reader's share:
+with 16 MiB blocks a bare ``open_csv`` loop held ~480 MiB in Arrow's pool and the whole build peaked
+at 541 MiB (5 M rows) and 1 GB (25 M rows); the 4 MiB blocks used here cost no speed (1 MiB blocks:
+259 MiB but ~20 % slower).
+
+Text input compiles at ~2.1-2.4 M tokens/s (10 M tokens, 500 k lines, 163 k keys: 4.6 s, 357 MiB
 peak; ``str.split`` and the per-token dict lookup are ~70% of it).
-
-Memory is bounded by the input's block size and the partition budget, not by the log's length.
-Arrow's streaming CSV reader reads several blocks ahead, so the block size matters: with 16 MiB blocks
-a bare ``open_csv`` loop held ~480 MiB in Arrow's pool; with the 4 MiB blocks used here, building the
-whole corpus peaks at 386 MiB for the 5 M-row log above and 393 MiB for a 25 M-row (587 MB) one, at
-the same speed (13.4 s for 25 M rows; 1 MiB blocks: 259 MiB but 16.4 s).
 """
 
 from __future__ import annotations

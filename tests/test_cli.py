@@ -145,3 +145,14 @@ def test_import_likewise_stays_light():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == ""
+
+
+def test_query_commands_do_not_load_the_trainer(model):
+    """`similar` and `info` answer from the saved files alone: no numba, no pyarrow, no matplotlib."""
+    code = (
+        "import sys; from likewise.cli import main; "
+        f"main(['similar', {str(model)!r}, 'tent', '--json']); main(['info', {str(model)!r}]); "
+        "print('LOADED=' + ','.join(m for m in ('numba', 'pyarrow', 'matplotlib') if m in sys.modules))"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip().splitlines()[-1] == "LOADED="
