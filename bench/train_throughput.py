@@ -121,7 +121,7 @@ def child(a: argparse.Namespace) -> int:
     ss = sum(s.seconds for s in steady)
     print(
         f"all epochs: {items / secs:,.0f} items/s, {pairs / secs:,.0f} pairs/s over {secs:.1f} s "
-        f"({emb.meta['threads']} threads)"
+        f"({emb.meta['threads']} thread(s))"
     )
     print(
         f"epochs 2+: {sum(s.items for s in steady) / ss:,.0f} items/s, "
