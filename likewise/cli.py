@@ -75,7 +75,10 @@ def _neighbour_rows(pairs: Iterable[tuple[str, float]]) -> list[list[Any]]:
 
 def cmd_train(args: argparse.Namespace) -> None:
     from .readers import InputSpec
+    from .store import check_target
     from .train import TrainConfig, train
+
+    check_target(args.output, overwrite=args.overwrite)  # fail before training, not after
 
     spec = InputSpec(
         paths=tuple(args.input),
@@ -131,10 +134,11 @@ def cmd_similar(args: argparse.Namespace) -> None:
     emb = _load(args.model)
     items = _items(args.items)
     res = emb.similar(items, k=args.k, restrict=args.restrict)
-    payload = {
-        str(q): [{"item": k, "score": float(s)} for k, s in zip(keys, sc, strict=True)]
-        for q, keys, sc in zip(items, res.keys, res.scores, strict=True)
-    }
+    # A list, not a dict: repeated queries stay, and "#0" (an id) never collides with an item named "0".
+    payload = [
+        {"query": raw, "neighbours": [{"item": k, "score": float(s)} for k, s in zip(keys, sc, strict=True)]}
+        for raw, keys, sc in zip(args.items, res.keys, res.scores, strict=True)
+    ]
     text = "\n\n".join(
         f"similar to {q!s}:\n" + _table(["#", "item", "cosine"], _neighbour_rows(zip(keys, sc, strict=True)))
         for q, keys, sc in zip(items, res.keys, res.scores, strict=True)

@@ -108,6 +108,10 @@ class SpaceVector(np.ndarray):
             raise SpaceMismatchError(fps[0], fps[1], what="vector")
         return super().__array_function__(func, types, args, kwargs)
 
+    def dot(self, b: Any, out: Any = None) -> Any:
+        """``v.dot(w)``: the method bypasses both hooks above, so route it through ``np.dot``."""
+        return np.dot(self, b, out=out)
+
     def __reduce__(self) -> Any:  # keep the fingerprint through copy.deepcopy / multiprocessing
         return (SpaceVector, (np.asarray(self).copy(), self.fingerprint))
 

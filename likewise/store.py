@@ -37,7 +37,16 @@ from .embeddings import Embeddings
 from .errors import CorruptModelError, InputError
 from .vocab import Vocab
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "SUPPORTED_VERSIONS", "file_sha256", "load", "read_manifest", "save"]
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "SUPPORTED_VERSIONS",
+    "check_target",
+    "file_sha256",
+    "load",
+    "read_manifest",
+    "save",
+]
 
 FORMAT = "likewise.embeddings"
 FORMAT_VERSION = 1
@@ -92,6 +101,35 @@ def _is_space(path: Path) -> bool:
     return isinstance(manifest, dict) and manifest.get("format") == FORMAT
 
 
+def check_target(path: str | os.PathLike, *, overwrite: bool = False) -> Path:
+    """Raise now if :func:`save` would refuse ``path`` (so a long training run is not wasted).
+
+    Parameters
+    ----------
+    path : str or path-like
+        Where a space is about to be saved.
+    overwrite : bool
+        Whether an existing saved space may be replaced.
+
+    Returns
+    -------
+    Path
+        ``path`` as a :class:`~pathlib.Path`.
+    """
+    target = Path(path)
+    if target.exists() or target.is_symlink():
+        if not overwrite:
+            raise InputError(
+                f"{str(target)!r} already exists; pass overwrite=True (--overwrite) to replace it"
+            )
+        if not target.is_dir() or not _is_space(target):
+            raise InputError(
+                f"refusing to overwrite {str(target)!r}: it is not a saved likewise space "
+                f"(no {MANIFEST} with format {FORMAT!r})"
+            )
+    return target
+
+
 def save(emb: Embeddings, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
     """Save ``emb`` as a folder at ``path``.
 
@@ -117,17 +155,7 @@ def save(emb: Embeddings, path: str | os.PathLike, *, overwrite: bool = False) -
     """
     from . import __version__
 
-    target = Path(path)
-    if target.exists() or target.is_symlink():
-        if not overwrite:
-            raise InputError(
-                f"{str(target)!r} already exists; pass overwrite=True (--overwrite) to replace it"
-            )
-        if not target.is_dir() or not _is_space(target):
-            raise InputError(
-                f"refusing to overwrite {str(target)!r}: it is not a saved likewise space "
-                f"(no {MANIFEST} with format {FORMAT!r})"
-            )
+    target = check_target(path, overwrite=overwrite)
     parent = target.parent
     parent.mkdir(parents=True, exist_ok=True)
     # os.mkdir (not tempfile.mkdtemp, which makes 0700 folders) so the saved space gets the umask's mode

@@ -94,26 +94,34 @@ class TrainConfig:
         """Raise :class:`InputError` naming the first bad parameter; return ``self``."""
         if self.mode not in ("sequence", "basket"):
             raise InputError(f"mode == {self.mode!r}, must be 'sequence' or 'basket'")
-        for name, lo in (("dim", 1), ("window", 1), ("epochs", 1), ("min_count", 1), ("max_context", 1)):
-            v = getattr(self, name)
-            if not isinstance(v, int | np.integer) or isinstance(v, bool) or v < lo:
-                raise InputError(f"{name} == {v!r}, must be an integer >= {lo}")
-        if not isinstance(self.negative, int | np.integer) or self.negative < 0:
-            raise InputError(f"negative == {self.negative!r}, must be an integer >= 0")
-        if self.max_items is not None and self.max_items < 1:
-            raise InputError(f"max_items == {self.max_items!r}, must be >= 1 or None")
-        if self.threads is not None and self.threads < 1:
-            raise InputError(f"threads == {self.threads!r}, must be >= 1 or None (all cores)")
-        if not (math.isfinite(self.lr) and self.lr > 0):
+        ints = (
+            ("dim", 1),
+            ("window", 1),
+            ("epochs", 1),
+            ("min_count", 1),
+            ("max_context", 1),
+            ("negative", 0),
+        )
+        for name, lo in ints:
+            _check_int(name, getattr(self, name), lo)
+        if self.max_items is not None:
+            _check_int("max_items", self.max_items, 1, "or None")
+        if self.threads is not None:
+            _check_int("threads", self.threads, 1, "or None (all cores)")
+        lr = _check_real("lr", self.lr)
+        if lr <= 0:
             raise InputError(f"lr == {self.lr!r}, must be > 0")
-        if not (math.isfinite(self.min_lr) and 0 <= self.min_lr <= self.lr):
+        min_lr = _check_real("min_lr", self.min_lr)
+        if not 0 <= min_lr <= lr:
             raise InputError(f"min_lr == {self.min_lr!r}, must be in [0, lr={self.lr}]")
-        if not (math.isfinite(self.sample) and self.sample >= 0):
+        if _check_real("sample", self.sample) < 0:
             raise InputError(f"sample == {self.sample!r}, must be >= 0 (0 disables subsampling)")
-        if not math.isfinite(self.ns_exponent):
-            raise InputError(f"ns_exponent == {self.ns_exponent!r}, must be a finite number")
-        if not isinstance(self.seed, int | np.integer) or not 0 <= self.seed < 2**63:
+        _check_real("ns_exponent", self.ns_exponent)
+        _check_int("seed", self.seed, 0)
+        if self.seed >= 2**63:
             raise InputError(f"seed == {self.seed!r}, must be an integer in [0, 2**63)")
+        if not isinstance(self.deterministic, bool | np.bool_):
+            raise InputError(f"deterministic == {self.deterministic!r}, must be True or False")
         select_backend(self.backend)
         return self
 
@@ -126,6 +134,20 @@ class TrainConfig:
         """Rebuild a config saved by :meth:`to_dict`, ignoring keys this version does not know."""
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in names})
+
+
+def _check_int(name: str, v: Any, lo: int, more: str = "") -> None:
+    if isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer) or v < lo:
+        tail = f" {more}" if more else ""
+        raise InputError(f"{name} == {v!r}, must be an integer >= {lo}{tail}")
+
+
+def _check_real(name: str, v: Any) -> float:
+    if isinstance(v, bool | np.bool_) or not isinstance(v, int | float | np.integer | np.floating):
+        raise InputError(f"{name} == {v!r}, must be a number")
+    if not math.isfinite(v):
+        raise InputError(f"{name} == {v!r}, must be a finite number")
+    return float(v)
 
 
 @dataclass(frozen=True)
@@ -284,10 +306,24 @@ def train(
     Embeddings
         The input vectors, the vocabulary and counts, the config, and per-epoch history in ``meta``.
     """
+    known = {f.name for f in dataclasses.fields(TrainConfig)}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise InputError(
+            f"unknown training parameter {unknown[0]!r}; known parameters: {', '.join(sorted(known))}"
+        )
     config = dataclasses.replace(config or TrainConfig(), **overrides).validate()
     with ExitStack() as stack:
         show = sys.stderr.isatty() if progress is None else progress
         corpus = _as_corpus(data, config, cache_dir, stack, show)
+        if corpus is data:
+            # A ready corpus was trimmed when it was compiled: record what it was built with.
+            built = (getattr(corpus, "manifest", None) or {}).get("input", {})
+            config = dataclasses.replace(
+                config,
+                min_count=built.get("min_count", config.min_count),
+                max_items=built.get("max_items", config.max_items),
+            )
         return _train_corpus(corpus, config, callback, progress)
 
 

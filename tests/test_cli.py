@@ -60,11 +60,12 @@ def test_similar_table_and_json(model, capsys):
     assert main(["similar", str(model), "tent", "-k", "3"]) == 0
     out = capsys.readouterr().out
     assert "similar to tent:" in out and "cosine" in out
-    got = run_json(capsys, "similar", str(model), "tent", "kettle", "-k", "3")
+    got = run_json(capsys, "similar", str(model), "tent", "kettle", "tent", "-k", "3")
+    assert [g["query"] for g in got] == ["tent", "kettle", "tent"]
     outdoor = {"sleeping bag", "headlamp", "trail shoes", "rain jacket"}
-    assert {r["item"] for r in got["tent"]} <= outdoor
-    assert len(got["kettle"]) == 3
-    scores = [r["score"] for r in got["tent"]]
+    assert {r["item"] for r in got[0]["neighbours"]} <= outdoor
+    assert len(got[1]["neighbours"]) == 3 and got[2] == got[0]
+    scores = [r["score"] for r in got[0]["neighbours"]]
     assert scores == sorted(scores, reverse=True)
 
 
@@ -82,7 +83,7 @@ def test_recommend_analogy_info(model, capsys):
 
 def test_item_by_id(model, capsys):
     got = run_json(capsys, "similar", str(model), "#0", "-k", "2")
-    assert list(got) == ["0"] and len(got["0"]) == 2
+    assert got[0]["query"] == "#0" and len(got[0]["neighbours"]) == 2
 
 
 def test_unknown_item_is_one_clear_line(model, capsys):
@@ -105,6 +106,27 @@ def test_missing_input_and_model(tmp_path, capsys):
     assert "nope.txt" in capsys.readouterr().err
     assert main(["info", str(tmp_path / "nomodel")]) == 1
     assert "nomodel" in capsys.readouterr().err
+
+
+def test_existing_output_is_refused_before_training(model, tmp_path, capsys, monkeypatch):
+    import importlib
+
+    def boom(*a, **k):
+        raise AssertionError("training must not start")
+
+    # `likewise.train` is the function (re-exported); patch the module's attribute.
+    monkeypatch.setattr(importlib.import_module("likewise.train"), "train", boom)
+    data = tmp_path / "b.txt"
+    data.write_text("a b\nb c\n")
+    capsys.readouterr()
+    assert main(["train", str(data), "-o", str(model), "--quiet"]) == 1
+    assert "already exists; pass overwrite=True (--overwrite)" in capsys.readouterr().err
+    other = tmp_path / "not-a-space"
+    other.mkdir()
+    (other / "precious.txt").write_text("keep me")
+    assert main(["train", str(data), "-o", str(other), "--overwrite", "--quiet"]) == 1
+    assert "not a saved likewise space" in capsys.readouterr().err
+    assert (other / "precious.txt").read_text() == "keep me"
 
 
 def test_debug_shows_the_exception(model):
@@ -133,7 +155,7 @@ def test_installed_command_runs(model):
     )
     assert r.returncode == 0, r.stderr
     office = {"notebook", "desk lamp", "pen set", "laptop sleeve"}
-    assert {x["item"] for x in json.loads(r.stdout)["planner"]} <= office
+    assert {x["item"] for x in json.loads(r.stdout)[0]["neighbours"]} <= office
     r = subprocess.run([*cmd, "--help"], capture_output=True, text=True)
     assert r.returncode == 0 and "train" in r.stdout and "demo" in r.stdout
 

@@ -187,6 +187,9 @@ def test_space_vector_arithmetic() -> None:
         np.dot(x, b.vector(0))
     with pytest.raises(SpaceMismatchError):
         np.concatenate([x, b.vector(0)])
+    with pytest.raises(SpaceMismatchError):
+        x.dot(b.vector(0))  # the ndarray method bypasses __array_ufunc__ / __array_function__
+    assert float(x.dot(y)) == pytest.approx(float(np.dot(np.asarray(x), np.asarray(y))))
     out = a.vector(3)
     np.add(x, y, out=out)
     assert out.fingerprint == a.fingerprint

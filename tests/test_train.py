@@ -101,11 +101,32 @@ def test_sequence_mode_from_text_file(tmp_path):
         ("epochs", 0, "epochs == 0"),
         ("threads", 0, "threads == 0"),
         ("backend", "tpu", "backend == 'tpu'"),
+        ("threads", 1.5, "threads == 1.5, must be an integer >= 1"),
+        ("negative", True, "negative == True, must be an integer >= 0"),
+        ("lr", "0.1", "lr == '0.1', must be a number"),
+        ("min_lr", float("nan"), "min_lr == nan, must be a finite number"),
+        ("max_items", 0, "max_items == 0, must be an integer >= 1 or None"),
+        ("deterministic", "yes", "deterministic == 'yes'"),
     ],
 )
 def test_bad_config_names_the_value(field, value, needle):
     with pytest.raises(InputError, match=needle.replace("(", r"\(").replace(".", r"\.")):
         TrainConfig(**{field: value}).validate()
+
+
+def test_unknown_parameter_is_named():
+    with pytest.raises(InputError, match="unknown training parameter 'dims'; known parameters: .*dim"):
+        train([["a", "b"]], dims=8)
+
+
+def test_a_ready_corpus_records_its_own_trimming(tmp_path):
+    from likewise.corpus import corpus_from_sequences
+
+    corpus = corpus_from_sequences(
+        [["a", "b"], ["a", "rare"]] * 3 + [["once", "a"]], tmp_path / "c", min_count=1
+    )
+    emb = train(corpus, dim=4, epochs=1)  # TrainConfig's default min_count (5) did not trim this corpus
+    assert "once" in emb and emb.config["min_count"] == 1
 
 
 def test_torch_backend_is_refused_clearly():
