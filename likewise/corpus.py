@@ -45,14 +45,17 @@ from .errors import CorruptModelError, InputError, ItemIndexError
 from .readers import InputSpec
 from .vocab import Vocab
 
-__all__ = ["FORMAT_VERSION", "Corpus", "build_corpus", "cache_key", "corpus_from_sequences"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "Corpus", "build_corpus", "cache_key", "corpus_from_sequences"]
 
 #: Version of the on-disk corpus layout (and of the basket order); part of the cache key.
 FORMAT_VERSION = 1
+#: The ``format`` field of a corpus manifest; a folder whose manifest says otherwise is not a corpus.
+FORMAT = "likewise-corpus"
 _FILES = ("ids.npy", "offsets.npy", "vocab.json", "counts.npy", "manifest.json")
 _NPY_HEADER = 128  # bytes; fixed so the header can be rewritten with the final length
 _BLOCK_TOKENS = 1 << 24  # tokens remapped at a time
 _SEQ_CHUNK = 1 << 16  # in-memory sequences taken at a time
+_HASH_ELEMENTS = 1 << 22  # array elements hashed at a time when verifying checksums
 
 
 class Corpus:
@@ -125,13 +128,27 @@ class Corpus:
         return [keys[j] for j in self.sequence(i).tolist()]
 
     @classmethod
-    def open(cls, path: str | Path) -> Corpus:
+    def open(cls, path: str | Path, *, verify: bool = True) -> Corpus:
         """Open a corpus folder, memory-mapping ``ids.npy`` and ``offsets.npy``.
+
+        Parameters
+        ----------
+        path : str or Path
+            The corpus folder.
+        verify : bool
+            Check the sha256 of ``ids.npy`` and ``offsets.npy`` against the manifest. This reads both
+            arrays once, in chunks (constant memory); pass False to skip it for a corpus just written.
+
+        Returns
+        -------
+        Corpus
+            Memory-mapped from ``path``.
 
         Raises
         ------
         CorruptModelError
-            A file is missing, the format version is unknown, or the arrays disagree with the manifest.
+            A file is missing, the format version is unknown, the arrays disagree with the manifest,
+            or (with ``verify``) an array's checksum differs from the one in the manifest.
         """
         path = Path(path)
         for name in _FILES:
@@ -168,8 +185,33 @@ class Corpus:
             )
         if problems:
             raise CorruptModelError(f"corpus {path} is inconsistent: " + "; ".join(problems))
+        if verify:
+            _verify_checksums(path, manifest, {"ids.npy": ids, "offsets.npy": offsets})
         vocab = Vocab(keys, counts, what=manifest.get("what", "item"))
         return cls(ids, offsets, vocab, path, manifest)
+
+
+def _array_sha256(arr: np.ndarray) -> str:
+    """sha256 of a 1-D array's data bytes (not the ``.npy`` header), hashed a chunk at a time."""
+    sha = hashlib.sha256()
+    for start in range(0, len(arr), _HASH_ELEMENTS):
+        sha.update(np.ascontiguousarray(arr[start : start + _HASH_ELEMENTS]).data)
+    return sha.hexdigest()
+
+
+def _verify_checksums(path: Path, manifest: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    """Raise :class:`CorruptModelError` naming the first array whose sha256 differs from the manifest."""
+    expected = manifest.get("sha256")
+    for name, arr in arrays.items():
+        want = expected.get(name) if isinstance(expected, dict) else None
+        if not isinstance(want, str):
+            raise CorruptModelError(f"corpus {path}: manifest.json has no sha256 for {name}")
+        got = _array_sha256(arr)
+        if got != want:
+            raise CorruptModelError(
+                f"corpus {path}: {path / name} has sha256 {got}, the manifest expects {want} "
+                "(the file is corrupt; rebuild the corpus)"
+            )
 
 
 # ----------------------------------------------------------------------------------------- writing
@@ -254,7 +296,7 @@ class _CorpusWriter:
         np.save(self.folder / "counts.npy", vocab.counts.astype(np.int64), allow_pickle=False)
         (self.folder / "vocab.json").write_text(json.dumps(vocab.keys, ensure_ascii=False), encoding="utf-8")
         manifest = {
-            "format": "likewise-corpus",
+            "format": FORMAT,
             "format_version": FORMAT_VERSION,
             "n_sequences": self.n_sequences,
             "n_tokens": self.n_tokens,
@@ -314,9 +356,12 @@ def _compile_sequences(
             fl.write(lengths.data)
             n_tokens += n
     keys = list(index)
-    bad = next((k for k in keys if type(k) is not str), None)
+    bad = next((k for k in keys if not isinstance(k, str)), None)
     if bad is not None:
         raise InputError(f"{what} keys must be str, got {type(bad).__name__} {bad!r}")
+    # str subclasses (numpy.str_ from a string array) hash and compare like the plain str, so the
+    # index finds them by the plain key; store plain str so vocab.json and Vocab see one type.
+    keys = [k if type(k) is str else str(k) for k in keys]
     if progress:
         dt = time.perf_counter() - t0
         readers._log(f"read {n_tokens:,} tokens, {len(keys):,} distinct {what}s in {dt:.1f}s")
@@ -508,7 +553,7 @@ def build_corpus(
     broken = False
     if final.exists():
         try:
-            corpus = Corpus.open(final)
+            corpus = Corpus.open(final, verify=True)
         except CorruptModelError:
             broken = True  # rebuild below and replace it
         else:
@@ -544,7 +589,7 @@ def build_corpus(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     _publish(tmp, final, replace=broken)
-    return Corpus.open(final)
+    return Corpus.open(final, verify=False)  # just written (or by a concurrent builder of the same key)
 
 
 def _publish(tmp: Path, final: Path, *, replace: bool) -> None:
@@ -627,17 +672,35 @@ def corpus_from_sequences(
     if final.is_dir() and not replace:
         final.rmdir()  # empty
     _publish(tmp, final, replace=replace)
-    return Corpus.open(final)
+    return Corpus.open(final, verify=False)  # just written
 
 
 def _check_out_dir(final: Path) -> bool:
-    """True when ``final`` is an existing corpus to replace; raise when it holds something else."""
+    """True when ``final`` is an existing corpus to replace; raise when it holds something else.
+
+    Only a folder whose ``manifest.json`` parses and says ``"format": "likewise-corpus"`` is replaced:
+    a saved embeddings folder (or anything else with a manifest) is never deleted.
+    """
     if not final.exists():
         return False
     if not final.is_dir():
         raise InputError(f"out_dir {str(final)!r} exists and is not a folder")
-    if (final / "manifest.json").is_file():
-        return True
+    mpath = final / "manifest.json"
+    if mpath.is_file():
+        try:
+            manifest = json.loads(mpath.read_text(encoding="utf-8"))
+        except (ValueError, OSError) as e:
+            raise InputError(
+                f"out_dir {str(final)!r} holds a manifest.json that cannot be read ({e}); "
+                "it is not replaced: choose another out_dir"
+            ) from None
+        fmt = manifest.get("format") if isinstance(manifest, dict) else None
+        if fmt == FORMAT:
+            return True
+        raise InputError(
+            f"out_dir {str(final)!r} holds a {fmt!r} folder (manifest.json), not a likewise corpus "
+            f"(format {FORMAT!r}); it is not replaced: choose another out_dir"
+        )
     if any(final.iterdir()):
         raise InputError(f"out_dir {str(final)!r} exists and is not empty (and is not a likewise corpus)")
     return False

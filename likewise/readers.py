@@ -28,7 +28,13 @@ is the global hash order) -- in effect a deterministic shuffle, which is also wh
 
 Item keys become strings: text is kept as written (CSV items are read as text), integers are written
 without ``.0`` (``12`` and ``12.0`` both give ``"12"``). Basket keys compare as int64 when every batch
-has an integer basket column, otherwise as strings.
+has an integer basket column of a type that fits int64 (any but uint64), otherwise as strings. A null or
+empty (``""``) basket or item is an error that names the file and the row.
+
+Empty files: a file named explicitly that has no data (0 bytes, a header-only CSV, a 0-row Parquet
+file, a text file with no non-blank line) is an error; a file found by expanding a folder may be
+empty (Spark writes such parts for empty partitions) and is skipped, as long as the whole input has
+some data.
 
 Why pyarrow (measured)
 ----------------------
@@ -122,7 +128,8 @@ class InputSpec:
     ----------
     paths : tuple of str
         Files and/or folders. A folder stands for its files (not sub-folders), sorted by name;
-        names starting with ``.`` or ``_`` (hidden files, ``_SUCCESS`` markers) are skipped.
+        names starting with ``.`` or ``_`` (hidden files, ``_SUCCESS`` markers) are skipped, and so
+        are its files without data (empty shards). A file named here must hold data.
         A single ``str`` or ``Path`` is accepted and wrapped.
     format : {"auto", "text", "csv", "parquet", "jsonl"}
         ``"auto"`` decides per file by extension, ignoring a compression suffix: ``.csv``/``.tsv``
@@ -197,6 +204,20 @@ def resolve_files(spec: InputSpec) -> list[Path]:
         else:
             files.append(p)
     return files
+
+
+def _named_files(spec: InputSpec) -> set[Path]:
+    """The paths given explicitly in ``spec`` (resolved), to tell them from files found in a folder."""
+    return {Path(raw).expanduser().resolve() for raw in spec.paths}
+
+
+def _no_data_error(spec: InputSpec, n_files: int, what: str) -> InputError:
+    paths = ", ".join(map(repr, spec.paths))
+    return InputError(f"the input ({paths}) is empty: none of its {n_files} file(s) has {what}")
+
+
+class _EmptyFileError(InputError):
+    """A file with no content at all; skipped when it came from a folder, an error when named."""
 
 
 def detect_format(path: str | Path, format: str = "auto") -> str:
@@ -277,10 +298,13 @@ def iter_text_chunks(spec: InputSpec, files: list[Path] | None = None) -> Iterat
     Raises
     ------
     InputError
-        A file is unreadable, not UTF-8, or holds no non-blank line.
+        A file is unreadable or not UTF-8; a file named in ``spec.paths`` holds no non-blank line
+        (an empty file found in a folder is skipped); or the whole input holds no non-blank line.
     """
     files = resolve_files(spec) if files is None else files
     delimiter = spec.delimiter
+    named = _named_files(spec)
+    total = 0
     for path in files:
         n_lines = 0
         try:
@@ -305,8 +329,11 @@ def iter_text_chunks(spec: InputSpec, files: list[Path] | None = None) -> Iterat
             if type(e).__module__.startswith("zstandard"):
                 raise InputError(f"cannot read {path} as zstd-compressed text: {e}") from e
             raise
-        if n_lines == 0:
+        if n_lines == 0 and path.resolve() in named:
             raise InputError(f"{path} is empty: it has no non-blank line")
+        total += n_lines
+    if total == 0:
+        raise _no_data_error(spec, len(files), "a non-blank line")
 
 
 def iter_text_sequences(spec: InputSpec) -> Iterator[list[str]]:
@@ -356,7 +383,8 @@ def _csv_batches(path: Path, spec: InputSpec, cols: list[str]) -> Iterator[pa.Re
     if len(delimiter) != 1:
         raise InputError(f"delimiter == {delimiter!r}, CSV needs a single character")
     # Basket and item are read as text: keys stay exactly as written, and a later block can never
-    # disagree with the type Arrow guessed from the first one. Empty fields are nulls (and errors).
+    # disagree with the type Arrow guessed from the first one. Empty fields are nulls (and errors); a
+    # quoted empty field ("") is read as '' and scan_log rejects it the same way.
     column_types = {spec.basket_col: pa.string(), spec.item_col: pa.string()}
     convert = pcsv.ConvertOptions(
         include_columns=cols,
@@ -374,7 +402,7 @@ def _csv_batches(path: Path, spec: InputSpec, cols: list[str]) -> Iterator[pa.Re
         stream.close()
         msg = str(e)
         if "Empty CSV file" in msg:
-            raise InputError(f"{path} is empty: no header line") from None
+            raise _EmptyFileError(f"{path} is empty: no header line") from None
         if "include_columns" in msg or "does not exist" in msg:
             header = _csv_header(path, read, parse)
             for c in cols:
@@ -400,8 +428,8 @@ def _jsonl_batches(path: Path, cols: list[str]) -> Iterator[pa.RecordBatch]:
         reader = pjson.open_json(stream, read_options=pjson.ReadOptions(block_size=_BATCH_BYTES))
     except pa.ArrowInvalid as e:
         stream.close()
-        if "Empty JSON file" in str(e):
-            raise InputError(f"{path} is empty: no JSON record") from None
+        if "Empty JSON file" in str(e) or "Empty JSON stream" in str(e):
+            raise _EmptyFileError(f"{path} is empty: no JSON record") from None
         raise InputError(f"cannot read {path} as JSON Lines: {_first_line(e)}") from None
     names = list(reader.schema.names)
     for c in cols:
@@ -434,12 +462,19 @@ def iter_log_batches(
     """Yield ``(path, first_row, batch)`` with columns basket, item[, order] in that order.
 
     ``first_row`` is the 0-based row of the batch's first row within its file (header not counted).
-    Raises :class:`InputError` for a missing column, an empty or unreadable file.
+    Raises :class:`InputError` for a missing column, an unreadable file, a file named in ``spec.paths``
+    without data rows, or an input without data rows; a file without data rows found in a folder (an
+    empty Spark part) is skipped.
     """
     cols = _log_columns(spec)
+    named = _named_files(spec)
+    total = 0
     for path in files:
+        is_named = path.resolve() in named
         if path.stat().st_size == 0:
-            raise InputError(f"{path} is empty (0 bytes)")
+            if is_named:
+                raise InputError(f"{path} is empty (0 bytes)")
+            continue
         if fmt == "csv":
             batches = _csv_batches(path, spec, cols)
         elif fmt == "parquet":
@@ -452,19 +487,42 @@ def iter_log_batches(
                 if batch.num_rows:
                     yield path, row, batch.select(cols)
                     row += batch.num_rows
+        except _EmptyFileError:
+            if is_named:
+                raise
+            continue
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as e:
             raise InputError(f"cannot read {path} as {fmt}: {_first_line(e)}") from None
-        if row == 0:
+        if row == 0 and is_named:
             raise InputError(f"{path} is empty: it has no data rows")
+        total += row
+    if total == 0:
+        raise _no_data_error(spec, len(files), "data rows")
+
+
+def _bad_row(kind: str, path: Path, first_row: int, name: str, mask: pa.Array) -> InputError:
+    at = int(np.flatnonzero(mask.to_numpy(zero_copy_only=False))[0])
+    return InputError(
+        f"{kind} {name!r} value in {path} at data row {first_row + at + 1} (rows count from 1, "
+        "header not counted); every row needs a basket and an item"
+    )
 
 
 def _check_nulls(path: Path, first_row: int, name: str, col: pa.Array) -> None:
     if col.null_count:
-        at = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
-        raise InputError(
-            f"null {name!r} value in {path} at data row {first_row + at + 1} (rows count from 1, "
-            "header not counted); every row needs a basket and an item"
-        )
+        raise _bad_row("null", path, first_row, name, col.is_null())
+
+
+def _check_empty(path: Path, first_row: int, name: str, keys: pa.Array) -> None:
+    """Reject empty keys (a quoted ``""`` in CSV, ``""`` in JSON or Parquet) like nulls."""
+    empty = pc.equal(pc.binary_length(keys), 0)
+    if pc.any(empty).as_py():
+        raise _bad_row("empty", path, first_row, name, empty)
+
+
+def _basket_fits_int64(t: pa.DataType) -> bool:
+    """Integer basket keys are compared as int64; uint64 may not fit, so it is hashed as text."""
+    return pa.types.is_integer(t) and t != pa.uint64()
 
 
 def _as_strings(col: pa.Array) -> pa.Array:
@@ -528,10 +586,18 @@ def scan_log(spec: InputSpec, files: list[Path] | None = None, *, progress: bool
             if order.type not in order_types:
                 order_types.append(order.type)
             est += order.nbytes
-        basket_is_int = basket_is_int and pa.types.is_integer(basket.type)
-        est += basket.nbytes + 12 * batch.num_rows
+        if _basket_fits_int64(basket.type):
+            est += basket.nbytes
+        else:
+            basket_is_int = False
+            basket_keys = _as_strings(basket)
+            _check_empty(path, first_row, spec.basket_col or "", basket_keys)
+            est += basket_keys.nbytes
+        est += 12 * batch.num_rows
         n_rows += batch.num_rows
-        vc = pc.value_counts(_as_strings(item))
+        item_keys = _as_strings(item)
+        _check_empty(path, first_row, spec.item_col or "", item_keys)
+        vc = pc.value_counts(item_keys)
         parts.append(pa.table({"k": vc.field("values"), "c": vc.field("counts")}))
         pending += len(vc)
         if pending > 4_000_000 and len(parts) > 1:
@@ -719,8 +785,11 @@ def iter_log_groups(
         where = "spilled to disk" if spill_to_disk else "in memory"
         _log(f"grouping {scan.n_rows:,} rows into baskets ({n_parts} partition(s), {where})")
     try:
-        for _path, _row, batch in iter_log_batches(spec, files, fmt):
-            table = _pass2_table(batch, value_set, scan)
+        for path, _row, batch in iter_log_batches(spec, files, fmt):
+            try:
+                table = _pass2_table(batch, value_set, scan)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+                raise InputError(f"cannot group the rows of {path}: {_first_line(e)}") from None
             if n_parts == 1:
                 in_memory.setdefault(0, []).append(table)
                 continue

@@ -193,3 +193,69 @@ def test_publish_keeps_existing_folder_when_racing(tmp_path: Path) -> None:
     corpus_mod._publish(loser_tmp, tmp_path / "final", replace=False)
     assert not loser_tmp.exists()
     assert Corpus.open(tmp_path / "final").vocab == winner.vocab
+
+
+# ------------------------------------------------------------------------------------ regressions
+
+
+def test_out_dir_with_another_manifest_is_never_replaced(tmp_path: Path) -> None:
+    saved = tmp_path / "model"
+    saved.mkdir()
+    manifest = {"format": "likewise.embeddings", "format_version": 1}
+    (saved / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    (saved / "vectors.npy").write_bytes(b"precious")
+    with pytest.raises(
+        InputError, match=r"model'? holds a 'likewise.embeddings' folder .*not a likewise corpus"
+    ):
+        corpus_from_sequences([["x", "y"]], saved)
+    assert (saved / "vectors.npy").read_bytes() == b"precious"
+    assert json.loads((saved / "manifest.json").read_text(encoding="utf-8")) == manifest
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    (junk / "manifest.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(InputError, match=r"junk'? holds a manifest.json that cannot be read"):
+        corpus_from_sequences([["x", "y"]], junk)
+    assert (junk / "manifest.json").read_text(encoding="utf-8") == "{not json"
+    assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
+
+
+def test_numpy_string_keys_are_accepted_as_str(tmp_path: Path) -> None:
+    baskets = np.array([["a", "b"], ["b", "c"], ["b", "a"]])
+    c = corpus_from_sequences(baskets, tmp_path / "c")
+    assert c.vocab.keys == ["b", "a", "c"]
+    assert all(type(k) is str for k in c.vocab.keys)
+    assert [c.keys(i) for i in range(3)] == baskets.tolist()
+    mixed = corpus_from_sequences([np.array(["a", "b"]), ["b", "a"]], tmp_path / "m")
+    assert mixed.vocab.keys == ["a", "b"] and mixed.vocab.counts.tolist() == [2, 2]
+
+
+def _flip_byte(path: Path, at: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[at] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(("name", "at"), [("ids.npy", 0), ("offsets.npy", 8)])
+def test_open_verifies_checksums(tmp_path: Path, name: str, at: int) -> None:
+    corpus_from_sequences(SEQS, tmp_path / "c")
+    _flip_byte(tmp_path / "c" / name, corpus_mod._NPY_HEADER + at)  # a data byte: shapes stay valid
+    with pytest.raises(CorruptModelError, match=rf"{name} has sha256 .*the manifest expects"):
+        Corpus.open(tmp_path / "c")
+    assert Corpus.open(tmp_path / "c", verify=False).n_tokens == 12  # opt out: opens unchecked
+    manifest = json.loads((tmp_path / "c" / "manifest.json").read_text(encoding="utf-8"))
+    del manifest["sha256"]
+    (tmp_path / "c" / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(CorruptModelError, match="manifest.json has no sha256 for ids.npy"):
+        Corpus.open(tmp_path / "c")
+
+
+def test_bit_flipped_cache_entry_is_rebuilt(tmp_path: Path) -> None:
+    path = write_text(tmp_path / "s.txt", SEQS)
+    spec = InputSpec(str(path))
+    first = build_corpus(spec, cache_dir=tmp_path / "cache")
+    good_ids = np.array(first.ids)
+    _flip_byte(first.path / "ids.npy", corpus_mod._NPY_HEADER)
+    again = build_corpus(spec, cache_dir=tmp_path / "cache")
+    assert again.path == first.path
+    np.testing.assert_array_equal(again.ids, good_ids)
+    assert Corpus.open(again.path).n_tokens == 12  # verifies

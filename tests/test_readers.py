@@ -356,3 +356,100 @@ def test_log_unreadable_format_and_spec_errors(tmp_path: Path) -> None:
         build_corpus(InputSpec((str(csv), str(txt)), basket_col="a", item_col="b"), cache_dir=tmp_path)
     with pytest.raises(InputError, match="does not exist"):
         build_corpus(log_spec(tmp_path / "missing.csv"), cache_dir=tmp_path / "cache")
+
+
+# ------------------------------------------------------------------------------------ regressions
+
+
+def test_parquet_uint64_baskets_beyond_int64(tmp_path: Path) -> None:
+    path = tmp_path / "u.parquet"
+    big = 2**63
+    table = pa.table(
+        {
+            "order_id": pa.array([big, 5, big, 2**64 - 1, 5], type=pa.uint64()),
+            "product_id": ["a", "b", "c", "d", "e"],
+        }
+    )
+    pq.write_table(table, path)
+    spec = log_spec(path, order=False)
+    corpus = build_corpus(spec, cache_dir=tmp_path / "cache")  # was a raw ArrowInvalid
+    assert sorted_sequences(corpus) == [["a", "c"], ["b", "e"], ["d"]]
+    assert readers.scan_log(spec).basket_is_int is False  # hashed as text: no int64 overflow
+
+
+def test_arrow_error_in_pass2_names_the_file(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    pq.write_table(pa.table({"order_id": [1], "product_id": ["x"], "ts": pa.array([1], pa.int64())}), a)
+    pq.write_table(pa.table({"order_id": [2], "product_id": ["y"], "ts": pa.array([2**63], pa.uint64())}), b)
+    spec = InputSpec((str(a), str(b)), basket_col="order_id", item_col="product_id", order_col="ts")
+    with pytest.raises(InputError, match=r"cannot group the rows of .*b.parquet"):
+        build_corpus(spec, cache_dir=tmp_path / "cache")
+
+
+def test_folder_with_empty_shards(tmp_path: Path) -> None:
+    rows, expected = make_log(seed=8, n_baskets=30)
+    csv_dir = tmp_path / "csv"
+    csv_dir.mkdir()
+    write_csv(csv_dir / "part-00000.csv", rows)
+    write_csv(csv_dir / "part-00001.csv", [])  # header only
+    (csv_dir / "part-00002.csv").write_bytes(b"")
+    (csv_dir / "part-00003.csv.gz").write_bytes(gzip.compress(b""))
+    (csv_dir / "_SUCCESS").write_bytes(b"")
+    corpus = build_corpus(log_spec(csv_dir), cache_dir=tmp_path / "cache")
+    assert sorted_sequences(corpus) == sorted(expected.values())
+
+    pq_dir = tmp_path / "pq"
+    pq_dir.mkdir()
+    pq.write_table(log_table(rows), pq_dir / "part-00000.parquet")
+    pq.write_table(log_table(rows).slice(0, 0), pq_dir / "part-00001.parquet")
+    corpus = build_corpus(log_spec(pq_dir), cache_dir=tmp_path / "cache")
+    assert sorted_sequences(corpus) == sorted(expected.values())
+
+    js_dir = tmp_path / "js"
+    js_dir.mkdir()
+    (js_dir / "a.jsonl").write_text('{"order_id": 1, "product_id": "p", "ts": 1}\n', encoding="utf-8")
+    (js_dir / "b.jsonl").write_bytes(b"")
+    (js_dir / "c.jsonl.gz").write_bytes(gzip.compress(b""))
+    assert sorted_sequences(build_corpus(log_spec(js_dir), cache_dir=tmp_path / "cache")) == [["p"]]
+
+    txt_dir = tmp_path / "txt"
+    txt_dir.mkdir()
+    (txt_dir / "a.txt").write_text("x y\n", encoding="utf-8")
+    (txt_dir / "b.txt").write_text("", encoding="utf-8")
+    (txt_dir / "c.txt").write_text("\n  \n", encoding="utf-8")
+    assert list(iter_text_sequences(InputSpec(str(txt_dir)))) == [["x", "y"]]
+
+    # a file named explicitly must still hold data, even beside a folder
+    with pytest.raises(InputError, match="part-00001.csv is empty"):
+        build_corpus(log_spec(csv_dir / "part-00001.csv"), cache_dir=tmp_path / "cache")
+    with pytest.raises(InputError, match="b.txt is empty"):
+        list(iter_text_sequences(InputSpec((str(txt_dir), str(txt_dir / "b.txt")))))
+
+
+def test_folder_of_only_empty_shards_is_an_error(tmp_path: Path) -> None:
+    csv_dir = tmp_path / "csv"
+    csv_dir.mkdir()
+    write_csv(csv_dir / "part-00000.csv", [])
+    (csv_dir / "part-00001.csv").write_bytes(b"")
+    with pytest.raises(InputError, match=r"is empty: none of its 2 file\(s\) has data rows"):
+        build_corpus(log_spec(csv_dir), cache_dir=tmp_path / "cache")
+    txt_dir = tmp_path / "txt"
+    txt_dir.mkdir()
+    (txt_dir / "a.txt").write_text("\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"is empty: none of its 1 file\(s\) has a non-blank line"):
+        list(iter_text_sequences(InputSpec(str(txt_dir))))
+
+
+def test_empty_string_basket_or_item_is_an_error(tmp_path: Path) -> None:
+    item = tmp_path / "item.csv"
+    item.write_text('order_id,product_id\n1,a\n1,""\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"empty 'product_id' value in .*item.csv at data row 2"):
+        build_corpus(log_spec(item, order=False), cache_dir=tmp_path / "cache")
+    basket = tmp_path / "basket.csv"
+    basket.write_text('order_id,product_id\n1,a\n2,b\n"",c\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"empty 'order_id' value in .*basket.csv at data row 3"):
+        build_corpus(log_spec(basket, order=False), cache_dir=tmp_path / "cache")
+    js = tmp_path / "e.jsonl"
+    js.write_text('{"order_id": "o", "product_id": "x"}\n{"order_id": "o", "product_id": ""}\n')
+    with pytest.raises(InputError, match=r"empty 'product_id' value in .*e.jsonl at data row 2"):
+        build_corpus(log_spec(js, order=False), cache_dir=tmp_path / "cache")
