@@ -151,3 +151,18 @@ def test_blocks_cover_every_sequence_once():
         flat = [i for a, b in blocks for i in range(a, b)]
         assert flat == list(range(len(offsets) - 1))
     assert _blocks(np.zeros(1, dtype=np.int64), 10) == []
+
+
+def test_progress_bar_reports_rate_and_loss(capsys):
+    """Forced on (as on a terminal): one line per epoch with items/s and the mean loss per pair."""
+    train([["a", "b", "c"], ["b", "c", "d"]] * 50, mode="basket", dim=4, epochs=2, min_count=1, progress=True)
+    err = capsys.readouterr().err
+    finals = [line for line in err.split("\n") if "100.0%" in line]
+    assert len(finals) == 2, err
+    assert finals[0].split("\r")[-1].startswith("epoch 1/2 [") and "items/s loss" in finals[0]
+    assert finals[1].split("\r")[-1].startswith("epoch 2/2 [")
+
+
+def test_progress_bar_is_off_when_not_a_terminal(capsys):
+    train([["a", "b", "c"], ["b", "c", "d"]] * 50, mode="basket", dim=4, epochs=1, min_count=1)
+    assert capsys.readouterr().err == ""  # pytest's stderr is not a terminal
