@@ -42,11 +42,10 @@ def run_demo(out_dir: str | Path = "demo_out", seed: int = 0, progress: bool | N
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     baskets = demo_baskets(400, seed=seed)
-    # Fifteen items, so no subsampling (every item is "frequent") and every item kept. SGNS fits
-    # PMI - log(negative): a same-department pair has PMI ~ log 3.75 here, so 5 negatives would push
-    # even true neighbours below zero; 2 keeps them positive. Long training then overfits the
-    # never-seen pairs (a pure-noise direction on 15 items): measured over 12 seeds, negative=2 gives
-    # a perfect top-3 for every product at 8-20 epochs and starts to slip at 25.
+    # Fifteen items, so no subsampling (every item is "frequent") and every item kept. On 15 items
+    # SGNS soon overfits the pairs that never occur, and more negatives overfit faster
+    # (bench/demo_sweep.py, wrong top-3 neighbours over 15 products x 12 seeds: negative=5 gives
+    # 0/1/12/57 at 8/15/20/30 epochs, negative=2 gives 0/0/0/21); negative=2 at 15 epochs has margin.
     emb = train(
         baskets,
         mode="basket",
