@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from benchutil import peak_rss_mib
+
 METHODS = ["likewise", "likewise-32MiB", "pyarrow", "polars", "polars-streaming", "duckdb"]
 
 
@@ -40,14 +42,6 @@ def make_log(path: Path, rows: int) -> None:
     tmp = path.with_suffix(".tmp")
     pcsv.write_csv(table, tmp)
     tmp.replace(path)
-
-
-def peak_rss_mib() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def run_one(method: str, path: str) -> str:

@@ -12,7 +12,6 @@ here (the gensim comparison lives in the speed benchmark).
 from __future__ import annotations
 
 import argparse
-import resource
 import subprocess
 import sys
 import tempfile
@@ -20,23 +19,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from benchutil import peak_rss_mib
 
 from likewise.corpus import build_corpus
 from likewise.datasets import planted_baskets
+from likewise.evaluate import label_purity
 from likewise.readers import InputSpec
 from likewise.train import train
-
-
-def peak_rss_mib() -> float:
-    """Peak resident memory of this process (VmHWM: unlike ru_maxrss it is not inherited across exec)."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def write_data(a: argparse.Namespace, path: Path) -> dict[str, str]:
@@ -129,9 +118,7 @@ def child(a: argparse.Namespace) -> int:
     )
     rng = np.random.default_rng(0)
     sample = [emb.keys[i] for i in rng.choice(len(emb), size=min(2000, len(emb)), replace=False)]
-    res = emb.similar(sample, k=10)
-    own = np.array([labels[q] for q in sample])
-    purity = float((np.array([[labels[x] for x in r] for r in res.keys]) == own[:, None]).mean())
+    purity = label_purity(emb, labels, k=10, items=sample)
     print(f"kNN(10) label purity on {len(sample)} items: {purity:.3f}")
     print(
         f"peak RSS of the training process: {peak_rss_mib():,.0f} MiB "

@@ -195,10 +195,10 @@ def select_backend(name: str) -> str:
 
 
 class _Progress:
-    """A one-line progress bar on stderr, only when it is a terminal."""
+    """A one-line progress bar on stderr (``train`` decides whether it is shown)."""
 
-    def __init__(self, enabled: bool | None) -> None:
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
         self._last = 0.0
 
     def update(
@@ -324,11 +324,11 @@ def train(
                 min_count=built.get("min_count", config.min_count),
                 max_items=built.get("max_items", config.max_items),
             )
-        return _train_corpus(corpus, config, callback, progress)
+        return _train_corpus(corpus, config, callback, show)
 
 
 def _train_corpus(
-    corpus: Any, config: TrainConfig, callback: Callable[[EpochStats], None] | None, progress: bool | None
+    corpus: Any, config: TrainConfig, callback: Callable[[EpochStats], None] | None, progress: bool
 ):
     from .embeddings import Embeddings
 

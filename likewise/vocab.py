@@ -7,6 +7,7 @@ most frequent item is id 0 (the layout word2vec files use).
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
@@ -37,8 +38,7 @@ class Vocab:
         self.what = what
         self.index: dict[str, int] = {k: i for i, k in enumerate(self.keys)}
         if len(self.index) != len(self.keys):
-            seen: set[str] = set()
-            dup = next(k for k in self.keys if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+            dup = next(k for k, n in Counter(self.keys).items() if n > 1)
             raise InputError(f"duplicate {what} key {dup!r}: vocabulary keys must be unique")
         if counts is None:
             self.counts = np.zeros(len(self.keys), dtype=np.int64)
@@ -96,7 +96,7 @@ class Vocab:
     def suggest(self, key: str, n: int = 3) -> list[str]:
         """Return up to ``n`` existing keys that look like ``key``."""
         if len(self.keys) > 200_000:  # difflib is O(V); keep the error path bounded on huge vocabularies
-            candidates = [k for k in self.keys[:200_000]]
+            candidates = self.keys[:200_000]
         else:
             candidates = self.keys
         return difflib.get_close_matches(str(key), candidates, n=n, cutoff=0.6)

@@ -7,15 +7,8 @@ import pytest
 
 from likewise.datasets import planted_baskets
 from likewise.errors import InputError
+from likewise.evaluate import label_purity
 from likewise.train import EpochStats, TrainConfig, _blocks, train
-
-
-def knn_label_purity(emb, labels: dict[str, str], k: int = 10) -> float:
-    """Mean share of each item's k nearest neighbours that carry its label."""
-    res = emb.similar(list(emb.keys), k=k)
-    own = np.array([labels[q] for q in emb.keys])
-    nb = np.array([[labels[x] for x in row] for row in res.keys])
-    return float((nb == own[:, None]).mean())
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +23,7 @@ def test_planted_groups_are_recovered(planted):
         baskets, mode="basket", dim=32, epochs=5, min_count=1, sample=0.0, seed=7, callback=stats.append
     )
     assert len(emb) == 1000 and emb.dim == 32
-    purity = knn_label_purity(emb, labels)
+    purity = label_purity(emb, labels)
     assert purity >= 0.9, purity
     assert [s.epoch for s in stats] == [1, 2, 3, 4, 5]
     assert stats[-1].loss < stats[0].loss
@@ -47,7 +40,7 @@ def test_random_baskets_have_no_structure(planted):
     cut = np.cumsum([len(b) for b in baskets])[:-1]
     shuffled = [list(dict.fromkeys(p)) for p in np.split(np.array(flat, dtype=object), cut)]
     emb = train(shuffled, mode="basket", dim=32, epochs=2, min_count=1, sample=0.0, seed=7)
-    assert knn_label_purity(emb, labels) < 0.2
+    assert label_purity(emb, labels) < 0.2
 
 
 def test_deterministic_runs_are_bit_identical(planted):
