@@ -298,6 +298,17 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--quiet", action="store_true")
     d.set_defaults(func=cmd_demo)
+
+    # Further subcommands live one module per topic in likewise/commands/, each with
+    # ``register(sub, common)``; they import their heavy dependencies inside the command functions.
+    import importlib
+    import pkgutil
+
+    from . import commands
+
+    for m in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        if not m.name.startswith("_"):
+            importlib.import_module(f"{commands.__name__}.{m.name}").register(sub, common)
     return p
 
 
