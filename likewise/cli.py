@@ -101,6 +101,7 @@ def cmd_train(args: argparse.Namespace) -> None:
         lr=args.lr,
         min_lr=args.min_lr,
         max_context=args.max_context,
+        neg_group=args.neg_group,
         threads=args.threads,
         seed=args.seed,
         deterministic=args.deterministic,
@@ -253,6 +254,12 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--ns-exponent", type=float, default=0.75)
     m.add_argument("--sample", type=float, default=1e-3)
     m.add_argument("--max-context", type=_positive_int, default=50, help="basket mode: contexts per item")
+    m.add_argument(
+        "--neg-group",
+        type=_positive_int,
+        default=16,
+        help="contexts sharing one set of negatives (1 = word2vec)",
+    )
     m.add_argument("--epochs", type=_positive_int, default=5)
     m.add_argument("--lr", type=float, default=0.025)
     m.add_argument("--min-lr", type=float, default=0.0001)

@@ -62,6 +62,10 @@ class TrainConfig:
         Learning rate, decayed linearly from ``lr`` to ``min_lr`` over all epochs.
     max_context : int
         Basket mode: contexts per item; larger baskets are sampled so cost stays linear in basket size.
+    neg_group : int
+        Contexts of one item that share one set of negative samples and train together as small
+        matrix products (HogBatch, Ji et al. 2016). 1 is classic word2vec (a fresh set per pair);
+        larger is faster at equal quality (see ``bench/speed_vs_gensim.py``).
     threads : int, optional
         Worker threads (default: all cores). Ignored when ``deterministic``.
     seed : int
@@ -85,6 +89,7 @@ class TrainConfig:
     lr: float = 0.025
     min_lr: float = 0.0001
     max_context: int = 50
+    neg_group: int = 16
     threads: int | None = None
     seed: int = 1
     deterministic: bool = False
@@ -100,6 +105,7 @@ class TrainConfig:
             ("epochs", 1),
             ("min_count", 1),
             ("max_context", 1),
+            ("neg_group", 1),
             ("negative", 0),
         )
         for name, lo in ints:
@@ -354,14 +360,14 @@ def _train_corpus(
     mode = 0 if config.mode == "sequence" else 1
 
     if config.deterministic:
-        kernel, threads, n_chunks = kernels.train_sgns_block_serial, 1, _DETERMINISTIC_CHUNKS
+        kernel, threads, n_chunks = kernels.train_sgns_batched_block_serial, 1, _DETERMINISTIC_CHUNKS
     else:
         import numba
 
         threads = config.threads or numba.config.NUMBA_NUM_THREADS
         threads = min(threads, numba.config.NUMBA_NUM_THREADS)
         numba.set_num_threads(threads)
-        kernel, n_chunks = kernels.train_sgns_block, threads * _CHUNKS_PER_THREAD
+        kernel, n_chunks = kernels.train_sgns_batched_block, threads * _CHUNKS_PER_THREAD
 
     n_tokens = int(offsets[-1])
     total_words = max(1, n_tokens * config.epochs)
@@ -390,6 +396,7 @@ def _train_corpus(
                 config.window,
                 config.negative,
                 config.max_context,
+                config.neg_group,
                 config.lr,
                 config.min_lr,
                 words_before,

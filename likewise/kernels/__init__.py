@@ -5,7 +5,8 @@ Importing this package imports numba; ``import likewise`` does not import it.
 
 from __future__ import annotations
 
-from .reference import train_sgns_block_reference
+from .batched import train_sgns_batched_block, train_sgns_batched_block_serial
+from .reference import train_sgns_batched_block_reference, train_sgns_block_reference
 from .sgns import (
     MAX_EXP,
     MODE_BASKET,
@@ -24,6 +25,9 @@ __all__ = [
     "check_corpus",
     "make_keep_prob",
     "make_neg_cum",
+    "train_sgns_batched_block",
+    "train_sgns_batched_block_reference",
+    "train_sgns_batched_block_serial",
     "train_sgns_block",
     "train_sgns_block_reference",
     "train_sgns_block_serial",

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..errors import ItemIndexError
+from .batched import LOG1P_EXP_TABLE, SIGMOID_TABLE, TABLE_SCALE, TABLE_SIZE, validate_group
 from .sgns import LCG_ADD, LCG_MUL, MASK64, MAX_EXP, MODE_SEQUENCE, _validate, chunk_bounds, chunk_states
 
 __all__ = ["train_sgns_block_reference"]
@@ -138,4 +139,115 @@ def train_sgns_block_reference(
                 for j in contexts:
                     loss += _pair(kept[i], kept[j], W, C, neg_cum, p.negative, lr, rng)
                     pairs += 1
+    return seen, n_kept, pairs, loss
+
+
+def _group_reference(centre, contexts, negatives, W, C, lr) -> float:
+    """One group of the batched kernel as matrix products (rows as they were before the group)."""
+    targets = [centre] + [t for t in negatives if t != centre]
+    X = W[contexts].copy()
+    T = C[targets].copy()
+    f = np.clip(X @ T.T, np.float32(-MAX_EXP), np.float32(MAX_EXP))
+    sign = np.ones(len(targets), dtype=np.float32)
+    sign[0] = -1  # z = -f for the centre (label 1), f for negatives
+    z = sign * f
+    k = np.minimum(((z + np.float32(MAX_EXP)) * TABLE_SCALE).astype(np.int64), TABLE_SIZE - 1)
+    G = SIGMOID_TABLE[k] * lr * -sign  # +q*lr for the centre, -q*lr for negatives
+    np.add.at(C, targets, G.T @ X)
+    np.add.at(W, contexts, G @ T)
+    return float(LOG1P_EXP_TABLE[k].sum())
+
+
+def train_sgns_batched_block_reference(
+    ids: np.ndarray,
+    offsets: np.ndarray,
+    seq_start: int,
+    seq_end: int,
+    W: np.ndarray,
+    C: np.ndarray,
+    keep_prob: np.ndarray,
+    neg_cum: np.ndarray,
+    mode: int,
+    window: int,
+    negative: int,
+    max_context: int,
+    group: int,
+    lr0: float,
+    min_lr: float,
+    words_before: int,
+    total_words: int,
+    seed: int,
+    n_chunks: int,
+) -> tuple[int, int, int, float]:
+    """Reference for :func:`likewise.kernels.train_sgns_batched_block_serial`; same parameters and returns."""
+    p = _validate(
+        ids,
+        offsets,
+        seq_start,
+        seq_end,
+        W,
+        C,
+        keep_prob,
+        neg_cum,
+        mode,
+        window,
+        negative,
+        max_context,
+        lr0,
+        min_lr,
+        words_before,
+        total_words,
+        seed,
+        n_chunks,
+    )
+    group = validate_group(group)
+    if p.seq_start == p.seq_end:
+        return 0, 0, 0, 0.0
+    bounds = chunk_bounds(offsets, p.seq_start, p.seq_end, p.n_chunks)
+    seen = n_kept = pairs = 0
+    loss = 0.0
+
+    def negatives(rng: _Stream) -> list[int]:
+        return [
+            int(np.searchsorted(neg_cum, rng.below(int(neg_cum[-1])), side="right"))
+            for _ in range(p.negative)
+        ]
+
+    for k, state in enumerate(chunk_states(p.seed, p.seq_start, p.n_chunks)):
+        rng = _Stream(state)
+        for s in range(bounds[k], bounds[k + 1]):
+            a, b = int(offsets[s]), int(offsets[s + 1])
+            seen += b - a
+            kept = []
+            for w in ids[a:b].tolist():
+                if not 0 <= w < len(W):
+                    raise ItemIndexError(w, len(W))
+                if keep_prob[w] >= 1 or rng.real() < float(keep_prob[w]):
+                    kept.append(w)
+            n = len(kept)
+            n_kept += n
+            if n < 2:
+                continue
+            progress = (p.words_before + (a - int(offsets[p.seq_start]))) / p.total_words
+            lr = np.float32(max(p.min_lr, p.lr0 - (p.lr0 - p.min_lr) * progress))
+            for i in range(n):
+                if p.mode != MODE_SEQUENCE and n - 1 > p.max_context:
+                    left = p.max_context
+                    while left > 0:
+                        nb = min(group, left)
+                        ctx = [kept[j] for j in _sampled_others(rng, i, n, nb)]
+                        loss += _group_reference(kept[i], ctx, negatives(rng), W, C, lr)
+                        pairs += nb
+                        left -= nb
+                    continue
+                if p.mode == MODE_SEQUENCE:
+                    reach = p.window - rng.below(p.window)
+                    positions = range(max(0, i - reach), min(n, i + reach + 1))
+                else:
+                    positions = range(n)
+                ctx = [kept[j] for j in positions if j != i]
+                for start in range(0, len(ctx), group):
+                    part = ctx[start : start + group]
+                    loss += _group_reference(kept[i], part, negatives(rng), W, C, lr)
+                    pairs += len(part)
     return seen, n_kept, pairs, loss
