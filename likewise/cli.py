@@ -169,6 +169,8 @@ def cmd_analogy(args: argparse.Namespace) -> None:
 
 
 def cmd_info(args: argparse.Namespace) -> None:
+    from .commands.nn import table_size  # the same arithmetic as `likewise size`
+
     emb = _load(args.model)
     cfg = emb.config or {}
     info = {
@@ -176,8 +178,10 @@ def cmd_info(args: argparse.Namespace) -> None:
         "items": len(emb),
         "dim": emb.dim,
         "dtype": str(emb.vectors.dtype),
-        "weights": len(emb) * emb.dim,
+        "weights": table_size(len(emb), emb.dim)["weights"],
         "table_bytes": int(emb.vectors.nbytes),
+        "bytes_float32": table_size(len(emb), emb.dim, "float32")["bytes"],
+        "bytes_bf16": table_size(len(emb), emb.dim, "bf16")["bytes"],
         "fingerprint": emb.fingerprint,
         "config": cfg,
         "most_frequent": emb.keys[:5],

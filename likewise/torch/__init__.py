@@ -1,0 +1,52 @@
+"""PyTorch side of likewise (``pip install 'likewise[torch]'``): the embedding table as a network layer.
+
+* :class:`EmbeddingTable` -- ``nn.Embedding`` that checks ids before the lookup (a clear
+  :class:`~likewise.errors.ItemIndexError` instead of "index out of range in self" or a CUDA device-side
+  assert), optional sparse gradients, and export of its table to a saved likewise space.
+* :mod:`likewise.torch.nexttoken` -- the makemore MLP: the previous k items -> their vectors concatenated
+  -> tanh hidden layer -> logits (tied or untied), trained with Adam on a seeded train/val split.
+
+``import likewise`` never imports this package; importing it without torch installed raises
+:class:`~likewise.errors.MissingDependencyError` with the install line.
+"""
+
+from __future__ import annotations
+
+try:
+    import torch as _torch  # noqa: F401  (the guarded import: one clear message when torch is missing)
+except ImportError:
+    from ..errors import MissingDependencyError
+
+    raise MissingDependencyError("torch", "torch", "the PyTorch embedding layer") from None
+
+from .embedding import EmbeddingTable, check_ids, resolve_device
+from .nexttoken import (
+    NextTokenConfig,
+    NextTokenModel,
+    TrainedNextToken,
+    build_examples,
+    load_model,
+    next_token_vocab,
+    predict_next,
+    sample,
+    save_model,
+    sweep_dims,
+    train_next,
+)
+
+__all__ = [
+    "EmbeddingTable",
+    "NextTokenConfig",
+    "NextTokenModel",
+    "TrainedNextToken",
+    "build_examples",
+    "check_ids",
+    "load_model",
+    "next_token_vocab",
+    "predict_next",
+    "resolve_device",
+    "sample",
+    "save_model",
+    "sweep_dims",
+    "train_next",
+]
