@@ -53,7 +53,7 @@ FORMAT_VERSION = 1
 FORMAT = "likewise-corpus"
 _FILES = ("ids.npy", "offsets.npy", "vocab.json", "counts.npy", "manifest.json")
 _NPY_HEADER = 128  # bytes; fixed so the header can be rewritten with the final length
-_BLOCK_TOKENS = 1 << 24  # tokens remapped at a time
+_BLOCK_TOKENS = 1 << 22  # tokens remapped at a time (bounds the transient arrays to ~50 MiB)
 _SEQ_CHUNK = 1 << 16  # in-memory sequences taken at a time
 _HASH_ELEMENTS = 1 << 22  # array elements hashed at a time when verifying checksums
 
@@ -368,10 +368,12 @@ def _compile_sequences(
     n_seq = prov_lengths.stat().st_size // 8
     if n_tokens == 0:
         raise InputError(f"the input holds no {what}s ({n_seq} sequences, all empty)")
-    ids_mm = np.memmap(prov_ids, dtype=np.int32, mode="r", shape=(n_tokens,))
+    # Provisional ids are read in blocks with plain reads, not a memory map: mapped pages would count
+    # in this process's resident memory and grow it with the corpus.
     counts = np.zeros(len(keys), dtype=np.int64)
-    for start in range(0, n_tokens, _BLOCK_TOKENS):
-        counts += np.bincount(ids_mm[start : start + _BLOCK_TOKENS], minlength=len(keys))
+    with open(prov_ids, "rb") as fh:
+        for _ in range(0, n_tokens, _BLOCK_TOKENS):
+            counts += np.bincount(np.fromfile(fh, dtype=np.int32, count=_BLOCK_TOKENS), minlength=len(keys))
     vocab = _make_vocab(dict(zip(keys, counts.tolist(), strict=True)), min_count, max_items, what)
     lut = np.full(len(keys), -1, dtype=np.int32)
     lut[np.fromiter((index[k] for k in vocab.keys), dtype=np.int64, count=len(vocab))] = np.arange(
@@ -380,19 +382,20 @@ def _compile_sequences(
     lengths_mm = np.memmap(prov_lengths, dtype=np.int64, mode="r", shape=(n_seq,))
     writer = _CorpusWriter(folder)
     try:
-        seq, tok = 0, 0
-        while seq < n_seq:
-            block = np.array(lengths_mm[seq : seq + _SEQ_CHUNK * 16])
-            csum = np.cumsum(block)
-            cut = max(1, int(np.searchsorted(csum, _BLOCK_TOKENS, side="right")))
-            block, n = block[:cut], int(csum[cut - 1])
-            writer.append(lut[ids_mm[tok : tok + n]], block)
-            seq, tok = seq + cut, tok + n
+        seq = 0
+        with open(prov_ids, "rb") as fh:
+            while seq < n_seq:
+                block = np.array(lengths_mm[seq : seq + _SEQ_CHUNK * 16])
+                csum = np.cumsum(block)
+                cut = max(1, int(np.searchsorted(csum, _BLOCK_TOKENS, side="right")))
+                block, n = block[:cut], int(csum[cut - 1])
+                writer.append(lut[np.fromfile(fh, dtype=np.int32, count=n)], block)
+                seq += cut
     except BaseException:
         writer.abort()
         raise
     finally:
-        del ids_mm, lengths_mm
+        del lengths_mm
     prov_ids.unlink()
     prov_lengths.unlink()
     manifest = writer.finish(vocab, description)
