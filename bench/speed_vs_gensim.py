@@ -15,8 +15,9 @@ sample 1e-3, 5 epochs, on ``--threads`` threads (gensim: ``corpus_file`` mode, `
 evaluated the same way, by gensim's own evaluators on a KeyedVectors holding each model's vectors:
 Google analogies (30 000 most frequent words), WordSim-353 and SimLex-999 Spearman.
 
-Words/s is raw corpus tokens x epochs / training wall seconds (vocabulary / corpus building is timed
-separately and shown). The last line is the ratio of the medians, likewise / gensim.
+Words/s is raw corpus tokens (every token of the file, before min_count trimming, as gensim counts
+them) x epochs / training wall seconds, the same numerator for both; vocabulary / corpus building is
+timed separately and shown. The last line is the ratio of the medians, likewise / gensim.
 
 ``--baskets N`` adds the basket-mode comparison (planted groups, Zipf popularity; gensim configured for
 sets: sg, window = the largest basket, shrink_windows=False) and ``--scaling`` adds likewise's
@@ -148,7 +149,8 @@ def work_likewise(a: argparse.Namespace) -> dict:
         )
         t2 = time.perf_counter()
         out = {
-            "tokens": int(corpus.n_tokens),
+            # raw tokens of the file, before min_count trimming: the count gensim's words/s uses
+            "tokens": int(corpus.manifest["input_tokens"]),
             "vocab": len(emb),
             "prepare_s": t1 - t0,
             "train_s": t2 - t1,
