@@ -1,15 +1,59 @@
-"""2-D maps of an embedding space. PCA is plain NumPy; drawing needs matplotlib (``likewise[plot]``)."""
+"""Pictures of a space: the PCA map, the training loss, the dimension sweep.
+
+PCA is plain NumPy; drawing needs matplotlib (``likewise[plot]``), imported only when a picture is drawn.
+Every picture is PNG or SVG by its file suffix, written to a temporary file and renamed. Sizes: PNG is
+``figsize * dpi`` pixels (the map 770 x 660, the curves 880 x 440 at the default dpi 110); SVG gives the
+same size in points (``figsize * 72``).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from .errors import InputError, MissingDependencyError
 
-__all__ = ["pca_coords", "plot_map"]
+DPI = 110
+
+
+def _pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise MissingDependencyError("matplotlib", "plot", "drawing pictures") from None
+    return plt
+
+
+def _check_path(path: str | Path) -> Path:
+    path = Path(path)
+    if path.suffix.lower() not in (".png", ".svg"):
+        raise InputError(f"picture file {str(path)!r} must end in .png or .svg")
+    return path
+
+
+def _save(fig: Any, path: Path) -> Path:
+    """Save atomically (temporary file beside it, then rename) and close the figure."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{path.suffix}")
+    try:
+        # fixed metadata so two runs give the same SVG bytes
+        fig.savefig(tmp, metadata={"Date": None} if path.suffix.lower() == ".svg" else None)
+    finally:
+        plt.close(fig)
+    tmp.replace(path)
+    return path
+
+
+__all__ = ["pca_coords", "plot_loss", "plot_map", "plot_space", "plot_sweep"]
 
 
 def pca_coords(vectors: np.ndarray, n_components: int = 2, normalize: bool = True) -> np.ndarray:
@@ -66,27 +110,20 @@ def plot_map(
         Names to write beside their dots, or the first N rows; default: all when n <= 60.
     title : str
     """
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise MissingDependencyError("matplotlib", "plot", "drawing maps") from None
-    path = Path(path)
-    if path.suffix.lower() not in (".png", ".svg"):
-        raise InputError(f"map file {str(path)!r} must end in .png or .svg")
+    plt = _pyplot()
+    path = _check_path(path)
     coords = np.asarray(coords)
     if coords.ndim != 2 or coords.shape[1] < 2 or len(coords) != len(names):
         raise InputError(f"coords shape {coords.shape} does not match {len(names)} names with 2 columns")
-    fig, ax = plt.subplots(figsize=(7, 6), dpi=110)
+    fig, ax = plt.subplots(figsize=(7, 6), dpi=DPI)
     if labels:
         groups = sorted({labels.get(n, "?") for n in names})
         cmap = plt.get_cmap("tab10" if len(groups) <= 10 else "tab20")
         for gi, g in enumerate(groups):
             m = np.array([labels.get(n, "?") == g for n in names])
             ax.scatter(coords[m, 0], coords[m, 1], s=36, color=cmap(gi % cmap.N), label=g, alpha=0.85)
-        ax.legend(loc="best", fontsize=8, frameon=False)
+        if len(groups) <= 20:  # beyond that a legend hides the map
+            ax.legend(loc="best", fontsize=8, frameon=False)
     else:
         ax.scatter(coords[:, 0], coords[:, 1], s=20, alpha=0.8)
     if annotate is None:
@@ -99,10 +136,120 @@ def plot_map(
     ax.set_ylabel("PC 2")
     if title:
         ax.set_title(title)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{path.suffix}")
-    fig.savefig(tmp)
-    plt.close(fig)
-    tmp.replace(path)
-    return path
+    return _save(fig, path)
+
+
+def plot_space(
+    emb: Any,
+    path: str | Path,
+    *,
+    labels: Mapping[str, str] | None = None,
+    annotate: Sequence[str] | int = 15,
+    max_points: int = 2000,
+    seed: int = 0,
+    title: str | None = None,
+) -> Path:
+    """The PCA map of a space, sampled when large.
+
+    Parameters
+    ----------
+    emb : Embeddings
+    path : path
+        ``.png`` or ``.svg``.
+    labels : mapping, optional
+        Item -> label (colour). With labels, only labelled items are drawn.
+    annotate : sequence of str or int
+        Items to name on the map, or the N most frequent (ids are by descending count).
+    max_points : int
+        Draw at most this many items: a seeded random sample, always keeping the annotated ones. PCA is
+        fitted on the drawn items.
+    seed : int
+    title : str, optional
+        Default: what was drawn.
+    """
+    if max_points < 2:
+        raise InputError(f"max_points == {max_points!r}, must be >= 2")
+    ids = np.arange(len(emb))
+    if labels is not None:
+        ids = np.array([i for i, k in enumerate(emb.keys) if k in labels], dtype=np.int64)
+        if len(ids) == 0:
+            raise InputError("no item of the space has a label: nothing to draw")
+    if isinstance(annotate, int):
+        shown = ids[:annotate]
+    else:
+        shown = np.array([emb.vocab.id(a) for a in annotate], dtype=np.int64)
+    if len(ids) > max_points:
+        rng = np.random.default_rng(seed)
+        rest = np.setdiff1d(ids, shown)
+        pick = rng.choice(rest, size=max(0, max_points - len(shown)), replace=False)
+        ids = np.union1d(pick, shown)
+    names = [emb.keys[i] for i in ids.tolist()]
+    if title is None:
+        title = f"PCA of {emb.dim}-d vectors: {len(ids):,} of {len(emb):,} items"
+    return plot_map(
+        pca_coords(np.asarray(emb.vectors)[ids]),
+        names,
+        path,
+        labels=labels,
+        annotate=[emb.keys[i] for i in shown.tolist()],
+        title=title,
+    )
+
+
+def plot_loss(history: Sequence[Mapping[str, Any]], path: str | Path, title: str = "") -> Path:
+    """Training loss per epoch (``emb.meta["history"]``) as a line chart."""
+    if not history:
+        raise InputError("history is empty: the space has no training history to draw")
+    plt = _pyplot()
+    path = _check_path(path)
+    epochs = [int(h.get("epoch", i + 1)) for i, h in enumerate(history)]
+    loss = [float(h["loss"]) for h in history]
+    fig, ax = plt.subplots(figsize=(8, 4), dpi=DPI)
+    ax.plot(epochs, loss, marker="o")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("mean SGNS loss per pair")
+    ax.set_xticks(epochs if len(epochs) <= 20 else ax.get_xticks())
+    ax.grid(alpha=0.3)
+    ax.set_title(title or "training loss")
+    return _save(fig, path)
+
+
+def plot_sweep(
+    rows: Sequence[Mapping[str, Any]],
+    path: str | Path,
+    *,
+    baselines: Mapping[str, float] | None = None,
+    k: int = 10,
+    title: str = "",
+) -> Path:
+    """Held-out loss and HR@k against the dimension (the output of ``likewise sweep-dim``).
+
+    Parameters
+    ----------
+    rows : sequence of mapping
+        One per dimension: ``{"dim", "heldout_loss", "hr"}``.
+    baselines : mapping, optional
+        Baseline name -> HR@k, drawn as horizontal lines on the HR panel.
+    """
+    if not rows:
+        raise InputError("rows is empty: nothing to draw")
+    plt = _pyplot()
+    path = _check_path(path)
+    dims = [int(r["dim"]) for r in rows]
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 4), dpi=DPI)
+    a1.plot(dims, [float(r["heldout_loss"]) for r in rows], marker="o", color="tab:red")
+    a1.set_ylabel("held-out rank loss, 1 - AUC (lower is better)")
+    a2.plot(dims, [float(r["hr"]) for r in rows], marker="o", label="model")
+    for i, (name, v) in enumerate((baselines or {}).items()):
+        a2.axhline(v, linestyle="--", color=plt.get_cmap("tab10")(i + 1), label=name)
+    a2.set_ylabel(f"HR@{k} on held-out items (higher is better)")
+    a2.legend(fontsize=8, framealpha=0.9)  # an opaque box: the baseline lines may run behind it
+    for ax in (a1, a2):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(dims)
+        ax.set_xticklabels([str(d) for d in dims])
+        ax.set_xlabel("dimension")
+        ax.grid(alpha=0.3)
+    if title:
+        fig.suptitle(title)
+    return _save(fig, path)

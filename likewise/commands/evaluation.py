@@ -1,0 +1,466 @@
+"""``likewise eval | split | export | import | sweep-dim | plot``: judge a space, exchange it, draw it."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from likewise.cli import _emit, _load, _positive_int, _table
+
+_METRIC_NAMES = {"hr": "HR@{k}", "ndcg": "NDCG@{k}", "mrr": "MRR@{k}", "coverage": "coverage"}
+
+
+# --- shared ------------------------------------------------------------------------------------------
+
+
+def _md_table(headers: list[str], rows: list[list[Any]]) -> str:
+    """Rows as a GitHub Markdown table (numbers formatted as in the text table)."""
+    from likewise.cli import _fmt
+
+    out = ["| " + " | ".join(headers) + " |"]
+    out.append(
+        "|"
+        + "|".join(
+            "---:" if rows and isinstance(rows[0][i], int | float) else "---" for i in range(len(headers))
+        )
+        + "|"
+    )
+    out += ["| " + " | ".join(_fmt(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def _render(args: argparse.Namespace, headers: list[str], rows: list[list[Any]]) -> str:
+    return _md_table(headers, rows) if getattr(args, "markdown", False) else _table(headers, rows)
+
+
+def _spec(args: argparse.Namespace):
+    from likewise.readers import InputSpec
+
+    return InputSpec(
+        paths=tuple(args.input),
+        format=args.format,
+        delimiter=args.delimiter,
+        basket_col=args.basket_col,
+        item_col=args.item_col,
+        order_col=args.order_col,
+    )
+
+
+def _add_input_options(p: argparse.ArgumentParser) -> None:
+    """The input options of ``likewise train``."""
+    g = p.add_argument_group("input")
+    g.add_argument("--format", default="auto", choices=["auto", "text", "csv", "parquet", "jsonl"])
+    g.add_argument("--delimiter", default=None, help="item separator in text; field separator in CSV")
+    g.add_argument("--basket-col", default=None, help="log column naming the basket / order / session")
+    g.add_argument("--item-col", default=None, help="log column naming the item")
+    g.add_argument("--order-col", default=None, help="log column ordering items inside a basket")
+    g.add_argument("--cache-dir", default=None, help="where compiled corpora are cached")
+
+
+def _read_sequences(args: argparse.Namespace) -> tuple[list[list[str]], dict[str, Any]]:
+    """Every sequence of the input as key lists, read with the same options as ``likewise train``."""
+    import numpy as np
+
+    from likewise.corpus import build_corpus
+    from likewise.readers import input_format, resolve_files
+
+    spec = _spec(args)
+    fmt = input_format(spec, resolve_files(spec))
+    corpus = build_corpus(spec, min_count=1, cache_dir=args.cache_dir)
+    keys = np.array(corpus.vocab.keys, dtype=object)
+    toks = keys[np.asarray(corpus.ids)]
+    offsets = np.asarray(corpus.offsets)
+    seqs = [toks[a:b].tolist() for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True)]
+    desc = {"paths": list(spec.paths), "format": fmt, "delimiter": spec.delimiter}
+    desc.update(
+        {
+            k: v
+            for k, v in (
+                ("basket_col", spec.basket_col),
+                ("item_col", spec.item_col),
+                ("order_col", spec.order_col),
+            )
+            if v
+        }
+    )
+    return seqs, desc
+
+
+# --- eval --------------------------------------------------------------------------------------------
+
+
+def cmd_eval(args: argparse.Namespace) -> None:
+    from likewise import evaluate as ev
+    from likewise.errors import InputError
+
+    if not (args.analogies or args.pairs or args.holdout or args.labels):
+        raise InputError("nothing to evaluate: give --analogies, --pairs, --holdout and/or --labels")
+    emb = _load(args.model)
+    payload: dict[str, Any] = {"model": args.model}
+    parts: list[str] = []
+    ci = not args.case_sensitive
+    if args.analogies:
+        methods = ["add", "mul"] if args.method == "both" else [args.method]
+        payload["analogies"] = {}
+        for m in methods:
+            r = ev.evaluate_analogies(
+                emb, args.analogies, restrict=args.restrict, case_insensitive=ci, method=m
+            )
+            payload["analogies"][m] = r
+            rows = [[s["section"], s["correct"], s["total"], s["accuracy"]] for s in r["sections"]]
+            rows.append(["TOTAL", r["total"]["correct"], r["total"]["total"], r["total"]["accuracy"]])
+            name = "3CosAdd" if m == "add" else "3CosMul"
+            parts.append(
+                f"analogies ({name}, {args.analogies}): {r['oov']} of {r['questions']} questions skipped "
+                f"(a word not among the {min(r['restrict'] or len(emb), len(emb)):,} most frequent keys)\n"
+                + _render(args, ["section", "correct", "total", "accuracy"], rows)
+            )
+    if args.pairs:
+        payload["pairs"] = {}
+        rows = []
+        for f in args.pairs:
+            r = ev.evaluate_pairs(emb, f, restrict=args.restrict, case_insensitive=ci)
+            payload["pairs"][f] = r
+            rows.append([f, r["pairs"], r["oov_ratio"], r["spearman"], r["pearson"]])
+        parts.append("word pairs:\n" + _render(args, ["file", "pairs", "oov", "spearman", "pearson"], rows))
+    if args.holdout:
+        split = ev.load_split(args.holdout)
+        r = ev.holdout_report(
+            emb,
+            split,
+            k=args.k,
+            baselines=[b for b in args.baselines.split(",") if b] if args.baselines else (),
+            context_window=args.context_window,
+        )
+        payload["holdout"] = r
+        names = [_METRIC_NAMES[m].format(k=r["k"]) for m in ev.METRICS]
+        rows = [[name, *[row[m] for m in ev.METRICS]] for name, row in r["rows"].items()]
+        rows.append(["winner", *[r["winners"][m] for m in ev.METRICS]])
+        dropped = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in r["dropped"].items() if v)
+        parts.append(
+            f"held-out ({args.holdout}, {split.mode} mode): {r['n']} test cases"
+            + (f" ({dropped} dropped)" if dropped else "")
+            + "\n"
+            + _render(args, ["", *names], rows)
+        )
+    if args.labels:
+        r = ev.evaluate_labels(emb, ev.read_labels(args.labels), k=args.k)
+        payload["labels"] = r
+        rows = [[lab, v["n"], v["accuracy"], v["purity"]] for lab, v in r["per_label"].items()]
+        rows.append(["ALL", r["n"], r["accuracy"], r["purity"]])
+        parts.append(
+            f"labels ({args.labels}): kNN majority label (k={r['k']}) over {r['n']} labelled items"
+            + (f", {r['n_unknown']} labelled keys not in the space" if r["n_unknown"] else "")
+            + "\n"
+            + _render(args, ["label", "items", "knn_accuracy", "purity"], rows)
+        )
+    _emit(args, payload, "\n\n".join(parts))
+
+
+# --- split -------------------------------------------------------------------------------------------
+
+
+def cmd_split(args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from likewise.errors import InputError
+    from likewise.evaluate import save_split, split_sequences
+
+    out = Path(args.output)
+    if out.exists() and not args.overwrite:
+        raise InputError(f"{str(out)!r} already exists: pass --overwrite to replace it")
+    seqs, desc = _read_sequences(args)
+    split = split_sequences(seqs, mode=args.mode, test_fraction=args.test_fraction, seed=args.seed)
+    split.input = desc
+    # text read with a delimiter keeps it (keys may hold spaces); logs and plain text use spaces
+    split.delimiter = args.delimiter if desc["format"] == "text" and args.delimiter else None
+    save_split(split, out, overwrite=args.overwrite)
+    info = {
+        "split": str(out),
+        "mode": split.mode,
+        "seed": split.seed,
+        "train_sequences": sum(1 for s in split.train if s),
+        "test_cases": len(split.targets),
+        "too_short": split.n_short,
+        "train_file": str(out / "train.txt"),
+        "test_file": str(out / "test.tsv"),
+    }
+    hint = f"\ntrain on it with: likewise train {out / 'train.txt'} --mode {split.mode}"
+    if split.delimiter:
+        hint += f" --delimiter {split.delimiter!r}"
+    _emit(args, info, _table(["", "value"], [[k, v] for k, v in info.items()]) + hint)
+
+
+# --- export / import ---------------------------------------------------------------------------------
+
+
+def cmd_export(args: argparse.Namespace) -> None:
+    from likewise import formats
+    from likewise.evaluate import read_labels
+
+    emb = _load(args.model)
+    if args.format == "projector":
+        labels = read_labels(args.labels) if args.labels else None
+        path = formats.export_projector(emb, args.output, labels=labels)
+    else:
+        path = formats.write_word2vec(
+            emb, args.output, binary=args.format == "word2vec-binary", replace_space=args.replace_space
+        )
+    info = {
+        "model": args.model,
+        "format": args.format,
+        "output": str(path),
+        "items": len(emb),
+        "dim": emb.dim,
+    }
+    _emit(args, info, _table(["", "value"], [[k, v] for k, v in info.items()]))
+
+
+def cmd_import(args: argparse.Namespace) -> None:
+    from likewise.formats import read_word2vec
+    from likewise.store import check_target
+
+    check_target(args.output, overwrite=args.overwrite)
+    binary = True if args.binary else False if args.text else None
+    emb = read_word2vec(args.file, binary=binary, limit=args.limit, unicode_errors=args.unicode_errors)
+    emb.save(args.output, overwrite=args.overwrite)
+    info = {
+        "file": args.file,
+        "format": emb.meta["source"]["format"],
+        "model": args.output,
+        "items": len(emb),
+        "dim": emb.dim,
+        "fingerprint": emb.fingerprint,
+    }
+    _emit(args, info, _table(["", "value"], [[k, v] for k, v in info.items()]))
+
+
+# --- sweep-dim ---------------------------------------------------------------------------------------
+
+
+def _parse_dims(s: str) -> list[int]:
+    try:
+        dims = [int(x) for x in s.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not a comma-separated list of integers") from None
+    if not dims or any(d < 1 for d in dims):
+        raise argparse.ArgumentTypeError(f"{s!r}: give one or more dimensions, each >= 1")
+    return sorted(set(dims))
+
+
+def cmd_sweep_dim(args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from likewise import evaluate as ev
+    from likewise.train import train
+
+    if len(args.input) == 1 and (Path(args.input[0]) / "split.json").is_file():
+        split = ev.load_split(args.input[0])
+    else:
+        seqs, desc = _read_sequences(args)
+        split = ev.split_sequences(seqs, mode=args.mode, test_fraction=args.test_fraction, seed=args.seed)
+        split.input = desc
+    rows: list[dict[str, Any]] = []
+    base: dict[str, float] = {}
+    for dim in args.dims:
+        emb = train(
+            split.train,
+            mode=split.mode,
+            dim=dim,
+            epochs=args.epochs,
+            window=args.window,
+            negative=args.negative,
+            sample=args.sample,
+            min_count=args.min_count,
+            lr=args.lr,
+            seed=args.seed,
+            deterministic=args.deterministic,
+            progress=False,
+        )
+        contexts, targets, _ = ev.holdout_cases(emb.vocab.index, split)
+        if len(targets) == 0:
+            from likewise.errors import InputError
+
+            raise InputError(
+                "no test case has its hidden item in the trained vocabulary (lower --min-count?)"
+            )
+        m = ev.ranking_metrics(ev.EmbeddingRecommender(emb), contexts, targets, k=args.k, n_items=len(emb))
+        loss = ev.heldout_loss(emb, contexts, targets)
+        hist = emb.meta["history"]
+        rows.append(
+            {
+                "dim": dim,
+                "heldout_loss": loss,
+                "hr": m["hr"],
+                "ndcg": m["ndcg"],
+                "train_loss": hist[-1]["loss"],
+                "n": m["n"],
+            }
+        )
+        if not base and args.baselines:
+            from likewise.baselines import fit_baselines
+
+            index = emb.vocab.index
+            train_ids = [[index[x] for x in s if x in index] for s in split.train]
+            which = [b for b in args.baselines.split(",") if b and b != "ppmi-svd"]
+            for name, rec in fit_baselines(train_ids, len(emb), which=which).items():
+                base[name] = ev.ranking_metrics(rec, contexts, targets, k=args.k, n_items=len(emb))["hr"]
+    pictures = []
+    if args.output:
+        from likewise.plot import plot_sweep
+
+        out = Path(args.output)
+        targets_out = [out] if out.suffix else [out.with_suffix(".png"), out.with_suffix(".svg")]
+        for p in targets_out:
+            pictures.append(
+                str(
+                    plot_sweep(rows, p, baselines=base, k=args.k, title=f"{split.mode} data: dimension sweep")
+                )
+            )
+    payload = {"k": args.k, "rows": rows, "baselines_hr": base, "pictures": pictures}
+    table = _table(
+        ["dim", "heldout_loss", f"HR@{args.k}", f"NDCG@{args.k}", "train_loss"],
+        [[r["dim"], r["heldout_loss"], r["hr"], r["ndcg"], r["train_loss"]] for r in rows],
+    )
+    extra = "".join(f"\n{name} HR@{args.k}: {v:.4f}" for name, v in base.items())
+    extra += "".join(f"\npicture: {p}" for p in pictures)
+    _emit(args, payload, table + extra)
+
+
+# --- plot --------------------------------------------------------------------------------------------
+
+
+def cmd_plot(args: argparse.Namespace) -> None:
+    from likewise import plot
+    from likewise.evaluate import read_labels
+
+    emb = _load(args.model)
+    if args.kind == "loss":
+        path = plot.plot_loss(
+            emb.meta.get("history", []), args.output, title=f"training loss of {args.model}"
+        )
+    else:
+        labels = read_labels(args.labels) if args.labels else None
+        annotate: Any = args.annotate if args.annotate else args.top
+        path = plot.plot_space(
+            emb, args.output, labels=labels, annotate=annotate, max_points=args.max_points, seed=args.seed
+        )
+    _emit(args, {"picture": str(path)}, f"picture: {path}")
+
+
+# --- parser ------------------------------------------------------------------------------------------
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """Add ``eval``, ``split``, ``export``, ``import``, ``sweep-dim`` and ``plot``."""
+    e = sub.add_parser(
+        "eval",
+        parents=[common],
+        help="judge a space: analogies, word pairs, held-out baskets, labels",
+        description="Evaluate a saved space; held-out results are printed beside count baselines.",
+    )
+    e.add_argument("model", metavar="MODEL")
+    e.add_argument("--analogies", metavar="FILE", help="questions-words.txt format")
+    e.add_argument(
+        "--pairs", metavar="FILE", nargs="+", help="WordSim-353 / SimLex-999 format (tab-separated)"
+    )
+    e.add_argument("--holdout", metavar="SPLIT", help="a folder written by `likewise split`")
+    e.add_argument("--labels", metavar="FILE", help="item<TAB>label lines")
+    e.add_argument(
+        "--restrict", type=_positive_int, default=300_000, help="word tests: the N most frequent keys"
+    )
+    e.add_argument("--case-sensitive", action="store_true", help="word tests: compare words as written")
+    e.add_argument(
+        "--method", default="add", choices=["add", "mul", "both"], help="analogies: 3CosAdd / 3CosMul"
+    )
+    e.add_argument("-k", type=_positive_int, default=10, help="list length (holdout) / neighbours (labels)")
+    e.add_argument(
+        "--baselines",
+        default="popular,cocount,ppmi,ppmi-svd",
+        help="comma-separated baselines for --holdout ('' for none)",
+    )
+    e.add_argument("--context-window", type=_positive_int, default=None, help="holdout: last N visible items")
+    e.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    e.set_defaults(func=cmd_eval)
+
+    s = sub.add_parser(
+        "split",
+        parents=[common],
+        help="write a reproducible train/test split of baskets or sequences",
+        description="Hold out a seeded share of the sequences: one random item of each test basket, or the "
+        "last item of each test sequence. The folder holds train.txt, test.tsv and split.json.",
+    )
+    s.add_argument("input", nargs="+", metavar="INPUT")
+    s.add_argument("-o", "--output", required=True, metavar="DIR")
+    s.add_argument("--mode", default="basket", choices=["basket", "sequence"])
+    s.add_argument("--test-fraction", type=float, default=0.2)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--overwrite", action="store_true")
+    _add_input_options(s)
+    s.set_defaults(func=cmd_split)
+
+    x = sub.add_parser(
+        "export", parents=[common], help="write vectors for gensim, word2vec, fastText or the Projector"
+    )
+    x.add_argument("model", metavar="MODEL")
+    x.add_argument("--format", required=True, choices=["word2vec", "word2vec-binary", "projector"])
+    x.add_argument(
+        "-o", "--output", required=True, metavar="PATH", help="a file (word2vec) or a new folder (projector)"
+    )
+    x.add_argument(
+        "--replace-space", default=None, metavar="S", help="word2vec: replace whitespace in keys by S"
+    )
+    x.add_argument("--labels", default=None, metavar="FILE", help="projector: an item<TAB>label column")
+    x.set_defaults(func=cmd_export)
+
+    i = sub.add_parser(
+        "import", parents=[common], help="make a saved space of word2vec / fastText .vec vectors"
+    )
+    i.add_argument("file", metavar="FILE")
+    i.add_argument("-o", "--output", required=True, metavar="MODEL")
+    kind = i.add_mutually_exclusive_group()
+    kind.add_argument("--binary", action="store_true", help="word2vec binary (default: detected)")
+    kind.add_argument("--text", action="store_true", help="word2vec text / .vec (default: detected)")
+    i.add_argument("--limit", type=_positive_int, default=None, help="read only the first N vectors")
+    i.add_argument("--unicode-errors", default="strict", choices=["strict", "replace", "ignore"])
+    i.add_argument("--overwrite", action="store_true")
+    i.set_defaults(func=cmd_import)
+
+    w = sub.add_parser(
+        "sweep-dim",
+        parents=[common],
+        help="train at each dimension and plot held-out loss and HR@10",
+        description="Split the input (or use a split folder), train at each --dims size on the train part, "
+        "and report the held-out rank loss (mean normalised rank of the hidden items, 1 - AUC) and HR@k.",
+    )
+    w.add_argument(
+        "input", nargs="+", metavar="INPUT", help="input files, or one folder from `likewise split`"
+    )
+    w.add_argument("--dims", type=_parse_dims, default=[1, 2, 4, 8, 16, 32, 64])
+    w.add_argument("-o", "--output", default=None, metavar="PICTURE", help=".png / .svg, or a stem for both")
+    w.add_argument("--mode", default="basket", choices=["basket", "sequence"])
+    w.add_argument("--test-fraction", type=float, default=0.2)
+    w.add_argument("-k", type=_positive_int, default=10)
+    w.add_argument("--baselines", default="popular,cocount", help="drawn as lines on the HR panel")
+    m = w.add_argument_group("training")
+    m.add_argument("--epochs", type=_positive_int, default=5)
+    m.add_argument("--window", type=_positive_int, default=5)
+    m.add_argument("--negative", type=int, default=5)
+    m.add_argument("--sample", type=float, default=1e-3)
+    m.add_argument("--min-count", type=_positive_int, default=5)
+    m.add_argument("--lr", type=float, default=0.025)
+    m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--deterministic", action="store_true")
+    _add_input_options(w)
+    w.set_defaults(func=cmd_sweep_dim)
+
+    p = sub.add_parser("plot", parents=[common], help="draw the PCA map or the training loss of a space")
+    p.add_argument("model", metavar="MODEL")
+    p.add_argument("-o", "--output", required=True, metavar="PICTURE", help=".png or .svg")
+    p.add_argument("--kind", default="map", choices=["map", "loss"])
+    p.add_argument("--labels", default=None, metavar="FILE", help="map: colour by item<TAB>label")
+    p.add_argument("--annotate", nargs="+", default=None, metavar="ITEM", help="map: items to name")
+    p.add_argument("--top", type=int, default=15, help="map: name the N most frequent items")
+    p.add_argument("--max-points", type=_positive_int, default=2000, help="map: sample large spaces")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_plot)

@@ -1,0 +1,270 @@
+"""Vectors in and out: word2vec text and binary (gensim, the C tool, fastText ``.vec``), and the
+TensorFlow Embedding Projector's TSV files.
+
+word2vec layouts, as gensim 4's ``save_word2vec_format`` writes them (our files are byte-identical):
+
+* text: a header ``"V D\\n"``, then per item ``key v1 v2 ... vD\\n`` with each float32 written as Python
+  prints it (``str(np.float32(x))``, the shortest text that reads back to the same float32);
+* binary: the same header, then per item ``key`` + one space + ``D`` little-endian float32 (no newline;
+  the C tool adds one after each vector, which the reader accepts).
+
+Rows are written by descending count (a stable sort, so equal counts keep id order). A key holding
+whitespace would make the file unreadable, so writing one is refused unless ``replace_space`` names a
+replacement. fastText's ``.vec`` is the text format with a space before the newline; it reads as is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .embeddings import Embeddings
+from .errors import CorruptModelError, InputError
+from .vocab import Vocab
+
+__all__ = ["export_projector", "read_word2vec", "write_word2vec"]
+
+
+def _atomic_target(path: str | os.PathLike) -> tuple[Path, Path]:
+    final = Path(path)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    return final, final.with_name(f".{final.name}.tmp-{os.getpid()}")
+
+
+def _clean_keys(keys: list[str], replace_space: str | None, what: str) -> list[str]:
+    out = []
+    for k in keys:
+        if k == "" or any(ch.isspace() for ch in k):
+            if replace_space is None or k == "":
+                raise InputError(
+                    f"key {k!r} is empty or contains whitespace, which {what} cannot hold: rename it, or "
+                    "pass replace_space='_' (--replace-space _) to replace each whitespace character"
+                )
+            k = "".join(replace_space if ch.isspace() else ch for ch in k)
+            if any(ch.isspace() for ch in k):
+                raise InputError(f"replace_space == {replace_space!r} must not contain whitespace")
+        out.append(k)
+    if replace_space is not None and len(set(out)) != len(out):
+        dup = next(k for k in out if out.count(k) > 1)
+        raise InputError(f"replacing whitespace by {replace_space!r} makes two keys equal to {dup!r}")
+    return out
+
+
+def write_word2vec(
+    emb: Embeddings,
+    path: str | os.PathLike,
+    *,
+    binary: bool = False,
+    replace_space: str | None = None,
+) -> Path:
+    """Write ``emb`` in word2vec text or binary format (byte-identical to gensim's writer).
+
+    Parameters
+    ----------
+    emb : Embeddings
+    path : path
+        Written to a temporary file beside it, then renamed.
+    binary : bool
+    replace_space : str, optional
+        Replace each whitespace character inside a key with this; default: refuse such keys.
+    """
+    keys = _clean_keys(emb.keys, replace_space, "the word2vec format")
+    order = np.argsort(-np.asarray(emb.counts, dtype=np.int64), kind="stable")
+    vecs = emb.vectors
+    final, tmp = _atomic_target(path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(f"{len(keys)} {emb.dim}\n".encode())
+            step = 4096
+            for s in range(0, len(order), step):
+                rows = order[s : s + step]
+                block = np.asarray(vecs[rows], dtype="<f4")
+                if binary:
+                    f.write(
+                        b"".join(
+                            keys[i].encode() + b" " + v.tobytes() for i, v in zip(rows, block, strict=True)
+                        )
+                    )
+                else:
+                    f.write(
+                        "".join(
+                            f"{keys[i]} {' '.join(str(x) for x in v)}\n"
+                            for i, v in zip(rows, block, strict=True)
+                        ).encode()
+                    )
+        tmp.replace(final)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return final
+
+
+def read_word2vec(
+    path: str | os.PathLike,
+    *,
+    binary: bool | None = None,
+    what: str = "item",
+    limit: int | None = None,
+    unicode_errors: str = "strict",
+) -> Embeddings:
+    """Read a word2vec text or binary file (gensim, the C tool, fastText ``.vec``) as a space.
+
+    Parameters
+    ----------
+    path : path
+    binary : bool, optional
+        Default: guessed (binary when a row's bytes after the first key do not decode as text).
+    what : str
+        What a key names, for messages.
+    limit : int, optional
+        Read only the first ``limit`` vectors.
+    unicode_errors : {"strict", "replace", "ignore"}
+        What to do with a key that is not valid UTF-8 (the C tool may cut a multi-byte character);
+        ``"strict"`` raises :class:`CorruptModelError` naming the vector.
+
+    Returns
+    -------
+    Embeddings
+        Rows in file order; the file keeps no counts, so counts are ``V - row`` (the order gensim
+        invents too), which keeps the file order as the frequency order. ``meta["source"]`` names the file.
+    """
+    if unicode_errors not in ("strict", "replace", "ignore"):
+        raise InputError(f"unicode_errors == {unicode_errors!r}, must be 'strict', 'replace' or 'ignore'")
+    p = Path(path)
+    with open(p, "rb") as f:
+        header = f.readline()
+        try:
+            n, dim = (int(x) for x in header.split())
+        except ValueError:
+            raise CorruptModelError(f"{str(p)!r}: first line {header[:60]!r} is not a 'V D' header") from None
+        if n < 0 or dim < 1:
+            raise CorruptModelError(f"{str(p)!r}: header says {n} vectors of {dim} dims")
+        if limit is not None:
+            n = min(n, int(limit))
+        body_start = f.tell()
+        if binary is None:
+            probe = f.read(4096)
+            rest = probe.split(b" ", 1)[-1]
+            try:
+                rest.decode("utf-8")
+                binary = False
+            except UnicodeDecodeError as e:  # a character cut at the end of the probe is still text
+                binary = e.start < len(rest) - 4 or len(probe) < 4096
+            f.seek(body_start)
+        keys: list[str] = []
+        vecs = np.empty((n, dim), dtype=np.float32)
+        if binary:
+            data = f.read()
+            pos = 0
+            nbytes = 4 * dim
+            for i in range(n):
+                sp = data.find(b" ", pos)
+                if sp < 0 or len(data) - sp - 1 < nbytes:
+                    raise CorruptModelError(f"{str(p)!r}: unexpected end of file at vector {i} of {n}")
+                keys.append(_decode(data[pos:sp], unicode_errors, p, i).lstrip("\n"))
+                vecs[i] = np.frombuffer(data, dtype="<f4", count=dim, offset=sp + 1)
+                pos = sp + 1 + nbytes
+        else:
+            for i in range(n):
+                line = f.readline()
+                if not line:
+                    raise CorruptModelError(f"{str(p)!r}: unexpected end of file at vector {i} of {n}")
+                parts = _decode(line.rstrip(), unicode_errors, p, i).split(" ")
+                if len(parts) != dim + 1:
+                    raise CorruptModelError(
+                        f"{str(p)!r} line {i + 2}: {len(parts) - 1} values, the header says {dim}"
+                    )
+                keys.append(parts[0])
+                try:
+                    vecs[i] = np.array(parts[1:], dtype=np.float32)
+                except ValueError as e:
+                    raise CorruptModelError(f"{str(p)!r} line {i + 2}: {e}") from None
+    seen: dict[str, int] = {}
+    keep = [seen.setdefault(k, i) == i for i, k in enumerate(keys)]  # gensim keeps the first of duplicates
+    if not all(keep):
+        vecs = vecs[np.asarray(keep)]
+        keys = [k for k, ok in zip(keys, keep, strict=True) if ok]
+    counts = np.arange(len(keys), 0, -1, dtype=np.int64)
+    meta: dict[str, Any] = {"source": {"file": str(p), "format": "word2vec-binary" if binary else "word2vec"}}
+    return Embeddings(vecs, Vocab(keys, counts, what=what), meta=meta)
+
+
+def _decode(raw: bytes, errors: str, path: Path, i: int) -> str:
+    try:
+        return raw.decode("utf-8", errors=errors)
+    except UnicodeDecodeError as e:
+        raise CorruptModelError(
+            f"{str(path)!r}: vector {i} has a key that is not UTF-8 ({e.reason} at byte {e.start}); "
+            "pass unicode_errors='replace' (--unicode-errors replace) to read it anyway"
+        ) from None
+
+
+def export_projector(
+    emb: Embeddings,
+    folder: str | os.PathLike,
+    *,
+    labels: dict[str, str] | None = None,
+    counts: bool = True,
+    name: str = "likewise",
+) -> Path:
+    """Write files for the TensorFlow Embedding Projector (projector.tensorflow.org, "Load").
+
+    Writes ``tensors.tsv`` (one row of tab-separated values per item), ``metadata.tsv`` (the item key,
+    and when ``labels`` or ``counts`` add columns, a header row ``item<TAB>label<TAB>count`` first, as the
+    projector expects for several columns) and ``projector_config.json`` naming both.
+
+    Parameters
+    ----------
+    emb : Embeddings
+    folder : path
+        Created (written to a temporary folder beside it, then renamed); must not exist.
+    labels : dict, optional
+        Item -> label, a column (``""`` for unlabelled items).
+    counts : bool
+        Add the count column.
+    name : str
+        The tensor's name in the config.
+    """
+    final = Path(folder)
+    if final.exists():
+        raise InputError(f"{str(final)!r} already exists: choose a new folder for the projector files")
+    for k in emb.keys + list((labels or {}).values()):
+        if any(ch in k for ch in "\t\n\r"):
+            raise InputError(f"key or label {k!r} contains a tab or newline, which a TSV cell cannot hold")
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.with_name(f".{final.name}.tmp-{os.getpid()}")
+    tmp.mkdir()
+    try:
+        with open(tmp / "tensors.tsv", "w", encoding="utf-8", newline="\n") as f:
+            for s in range(0, len(emb), 4096):
+                block = np.asarray(emb.vectors[s : s + 4096], dtype=np.float32)
+                f.write("".join("\t".join(str(x) for x in row) + "\n" for row in block))
+        cols = ["item"] + (["label"] if labels is not None else []) + (["count"] if counts else [])
+        with open(tmp / "metadata.tsv", "w", encoding="utf-8", newline="\n") as f:
+            if len(cols) > 1:
+                f.write("\t".join(cols) + "\n")
+            for k, c in zip(emb.keys, emb.counts.tolist(), strict=True):
+                row = [k] + ([labels.get(k, "")] if labels is not None else []) + ([str(c)] if counts else [])
+                f.write("\t".join(row) + "\n")
+        config = {
+            "embeddings": [
+                {
+                    "tensorName": name,
+                    "tensorShape": [len(emb), emb.dim],
+                    "tensorPath": "tensors.tsv",
+                    "metadataPath": "metadata.tsv",
+                }
+            ]
+        }
+        (tmp / "projector_config.json").write_text(json.dumps(config, indent=2) + "\n", "utf-8")
+        tmp.rename(final)
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final
