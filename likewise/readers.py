@@ -520,6 +520,17 @@ def _check_empty(path: Path, first_row: int, name: str, keys: pa.Array) -> None:
         raise _bad_row("empty", path, first_row, name, empty)
 
 
+def _check_line_breaks(path: Path, first_row: int, name: str, keys: pa.Array) -> None:
+    """Reject item keys holding a line break: one-per-line exports (text, TSV, word2vec) would split them."""
+    broken = pc.match_substring_regex(keys, r"[\r\n]")
+    if pc.any(broken).as_py():
+        at = int(np.flatnonzero(broken.to_numpy(zero_copy_only=False))[0])
+        raise InputError(
+            f"{name!r} value {keys[at].as_py()!r} contains a line break, in {path} at data row "
+            f"{first_row + at + 1} (rows count from 1, header not counted)"
+        )
+
+
 def _basket_fits_int64(t: pa.DataType) -> bool:
     """Integer basket keys are compared as int64; uint64 may not fit, so it is hashed as text."""
     return pa.types.is_integer(t) and t != pa.uint64()
@@ -597,6 +608,7 @@ def scan_log(spec: InputSpec, files: list[Path] | None = None, *, progress: bool
         n_rows += batch.num_rows
         item_keys = _as_strings(item)
         _check_empty(path, first_row, spec.item_col or "", item_keys)
+        _check_line_breaks(path, first_row, spec.item_col or "", item_keys)
         vc = pc.value_counts(item_keys)
         parts.append(pa.table({"k": vc.field("values"), "c": vc.field("counts")}))
         pending += len(vc)

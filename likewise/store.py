@@ -183,6 +183,13 @@ def save(emb: Embeddings, path: str | os.PathLike, *, overwrite: bool = False) -
             "likewise_version": __version__,
             "files": files,
         }
+        if emb.context is not None:  # the optional output table (spaces trained from an order log)
+            ctx = tmp / "context.npy"
+            _write_npy(ctx, np.ascontiguousarray(emb.context, dtype="<f4"))
+            files["context.npy"] = {"sha256": file_sha256(ctx), "bytes": ctx.stat().st_size}
+            manifest["context"] = "context.npy"
+        if emb.customers is not None:  # the optional customer table (likewise.retail)
+            manifest["customers"] = _write_customers(emb.customers, tmp, files)
         _write_text(tmp / MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
         _fsync_dir(tmp)
         if target.exists():
@@ -346,11 +353,92 @@ def _read_v1(folder: Path, manifest: dict, mmap: bool, verify: bool) -> Embeddin
     config = manifest.get("config") or {}
     meta = manifest.get("meta") or {}
     if verify:  # checksums passed: these are the bytes that were validated when saved
-        return Embeddings._trusted(vectors, vocab, config, fingerprint, meta)
+        emb = Embeddings._trusted(vectors, vocab, config, fingerprint, meta)
+    else:
+        try:
+            emb = Embeddings(vectors, vocab, config=config, fingerprint=fingerprint, meta=meta)
+        except InputError as e:
+            raise CorruptModelError(f"{str(folder)!r}: {e}") from None
+    if "context" in manifest:
+        if "context.npy" not in paths:
+            raise CorruptModelError(f"{str(folder / MANIFEST)!r} names a context table but does not list it")
+        context = _load_npy(paths["context.npy"], mmap)
+        if context.dtype != np.float32 or context.shape != (size, dim):
+            raise CorruptModelError(
+                f"context.npy in {str(folder)!r} holds {context.dtype} {context.shape}, "
+                f"expected float32 {(size, dim)}"
+            )
+        emb.attach_context(context)
+    if "customers" in manifest:
+        emb.attach_customers(_read_customers(folder, manifest, paths, mmap))
+    return emb
+
+
+# The optional customer table (likewise.retail.CustomerTable): customer vectors in this space, their keys,
+# and what each customer bought (CSR: indptr + product ids). Listed in "files" like the other arrays.
+_CUSTOMER_FILES = (
+    "customer_vectors.npy",
+    "customer_counts.npy",
+    "customer_keys.json",
+    "customer_bought_indptr.npy",
+    "customer_bought_ids.npy",
+)
+
+
+def _write_customers(table: Any, tmp: Path, files: dict[str, Any]) -> dict[str, Any]:
+    _write_npy(tmp / "customer_vectors.npy", np.ascontiguousarray(table.vectors, dtype="<f4"))
+    _write_npy(tmp / "customer_counts.npy", np.ascontiguousarray(table.vocab.counts, dtype="<i8"))
+    _write_text(tmp / "customer_keys.json", json.dumps(table.keys, ensure_ascii=False))
+    _write_npy(tmp / "customer_bought_indptr.npy", np.ascontiguousarray(table.bought_indptr, dtype="<i8"))
+    _write_npy(tmp / "customer_bought_ids.npy", np.ascontiguousarray(table.bought_ids, dtype="<i4"))
+    for name in _CUSTOMER_FILES:
+        files[name] = {"sha256": file_sha256(tmp / name), "bytes": (tmp / name).stat().st_size}
+    return {"size": len(table), "fingerprint": table.fingerprint, "config": table.config}
+
+
+def _read_customers(folder: Path, manifest: dict, paths: dict[str, Path], mmap: bool) -> Any:
+    from .retail import CustomerTable
+
+    info = manifest["customers"]
+    missing = [n for n in _CUSTOMER_FILES if n not in paths]
+    if not isinstance(info, dict) or missing:
+        raise CorruptModelError(
+            f"{str(folder / MANIFEST)!r} names a customer table but does not list {', '.join(missing)}"
+        )
+    size = info.get("size")
+    vectors = _load_npy(paths["customer_vectors.npy"], mmap)
+    counts = _load_npy(paths["customer_counts.npy"], False)
+    indptr = _load_npy(paths["customer_bought_indptr.npy"], False)
+    bought = _load_npy(paths["customer_bought_ids.npy"], mmap)
     try:
-        return Embeddings(vectors, vocab, config=config, fingerprint=fingerprint, meta=meta)
+        keys = json.loads(paths["customer_keys.json"].read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise CorruptModelError(f"customer_keys.json in {str(folder)!r} is not valid JSON: {e}") from None
+    dim = manifest.get("dim")
+    if (
+        vectors.dtype != np.float32
+        or vectors.shape != (size, dim)
+        or not isinstance(keys, list)
+        or len(keys) != size
+        or counts.shape != (size,)
+        or bought.dtype != np.int32
+        or (len(bought) and (bought.min() < 0 or bought.max() >= manifest.get("size", 0)))
+    ):
+        raise CorruptModelError(
+            f"the customer table in {str(folder)!r} disagrees with the manifest (expected {size} customers "
+            f"x {dim} float32 and product ids below {manifest.get('size')})"
+        )
+    try:
+        return CustomerTable(
+            vectors,
+            Vocab(keys, counts, what="customer"),
+            indptr,
+            bought,
+            fingerprint=str(info.get("fingerprint")),
+            config=info.get("config") or {},
+        )
     except InputError as e:
-        raise CorruptModelError(f"{str(folder)!r}: {e}") from None
+        raise CorruptModelError(f"the customer table in {str(folder)!r}: {e}") from None
 
 
 _READERS = {1: _read_v1}

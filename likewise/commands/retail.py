@@ -1,0 +1,145 @@
+"""Retail commands on a space trained from an order log (``likewise train LOG --user-col ...``).
+
+``also-bought MODEL PRODUCT``, ``complete MODEL PRODUCT...``, ``for-customer MODEL CUSTOMER``,
+``similar-customers MODEL CUSTOMER``, ``lookalike MODEL SEED... [--seeds-file F] [-o audience.csv]``
+and ``update MODEL NEW_LOG -o NEW_MODEL``. The logic lives in :mod:`likewise.retail` and
+:mod:`likewise.update`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from likewise.cli import _emit, _items, _load, _neighbour_rows, _positive_int, _table
+
+
+def _show(args: argparse.Namespace, res: Any, title: str, what: str) -> None:
+    payload = {"query": title, "results": [{what: k, "score": float(s)} for k, s in res]}
+    _emit(args, payload, f"{title}:\n" + _table(["#", what, "score"], _neighbour_rows(res)))
+
+
+def cmd_also_bought(args: argparse.Namespace) -> None:
+    from likewise.retail import also_bought
+
+    res = also_bought(_load(args.model), _items([args.product])[0], k=args.k)
+    _show(args, res, f"bought with {args.product}", "product")
+
+
+def cmd_complete(args: argparse.Namespace) -> None:
+    from likewise.retail import complete_basket
+
+    on_unknown = "skip" if args.skip_unknown else "raise"
+    res = complete_basket(_load(args.model), _items(args.products), k=args.k, on_unknown=on_unknown)
+    _show(args, res, f"to add to {', '.join(args.products)}", "product")
+
+
+def cmd_for_customer(args: argparse.Namespace) -> None:
+    from likewise.retail import for_customer
+
+    res = for_customer(_load(args.model), args.customer, k=args.k, exclude_bought=not args.include_bought)
+    _show(args, res, f"for {args.customer}", "product")
+
+
+def cmd_similar_customers(args: argparse.Namespace) -> None:
+    from likewise.retail import similar_customers
+
+    res = similar_customers(_load(args.model), args.customer, k=args.k)
+    _show(args, res, f"customers like {args.customer}", "customer")
+
+
+def cmd_lookalike(args: argparse.Namespace) -> None:
+    from likewise.errors import InputError
+    from likewise.retail import lookalike, write_audience
+
+    seeds = list(args.seeds)
+    if args.seeds_file:
+        with open(args.seeds_file, encoding="utf-8") as f:
+            lines = [ln.strip() for ln in f if ln.strip()]
+        if lines and lines[0].lower() in ("customer_id", "customer"):
+            lines = lines[1:]  # a header line
+        seeds += [ln.split(",")[0] for ln in lines]
+    if not seeds:
+        raise InputError("no seed customers: give them as arguments or with --seeds-file")
+    res = lookalike(_load(args.model), seeds, k=args.k, method=args.method)
+    title = f"lookalike audience of {len(seeds)} seed customers ({args.method})"
+    if args.output:
+        n = write_audience(res, args.output, min_score=args.min_score)
+        payload = {"audience": args.output, "customers": n, "seeds": len(seeds), "method": args.method}
+        _emit(args, payload, f"{title}: wrote {n} customers to {args.output}")
+        return
+    _show(args, res, title, "customer")
+
+
+def cmd_update(args: argparse.Namespace) -> None:
+    from likewise.update import update
+
+    emb = update(
+        args.model,
+        args.new_log,
+        args.output,
+        epochs=args.epochs,
+        lr_scale=args.lr_scale,
+        overwrite=args.overwrite,
+    )
+    u = emb.meta["update"]
+    summary = {
+        "model": args.output,
+        "parent": args.model,
+        "parent_fingerprint": emb.meta["parent"]["fingerprint"],
+        "fingerprint": emb.fingerprint,
+        "products": len(emb),
+        "new_products": u["new_products"],
+        "customers": len(emb.customers) if emb.customers is not None else 0,
+        "lines": u["lines"],
+        "seconds": u["seconds"],
+    }
+    _emit(args, summary, _table(["", "value"], [[k, v] for k, v in summary.items()]))
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """Add the retail subcommands."""
+    p = sub.add_parser("also-bought", parents=[common], help="products bought with PRODUCT")
+    p.add_argument("model", metavar="MODEL")
+    p.add_argument("product", metavar="PRODUCT", help="product key, or #ID")
+    p.add_argument("-k", type=_positive_int, default=10)
+    p.set_defaults(func=cmd_also_bought)
+
+    p = sub.add_parser("complete", parents=[common], help="products to add to a basket")
+    p.add_argument("model", metavar="MODEL")
+    p.add_argument("products", nargs="+", metavar="PRODUCT")
+    p.add_argument("-k", type=_positive_int, default=10)
+    p.add_argument("--skip-unknown", action="store_true", help="ignore basket products not in the model")
+    p.set_defaults(func=cmd_complete)
+
+    p = sub.add_parser("for-customer", parents=[common], help="products to recommend to CUSTOMER")
+    p.add_argument("model", metavar="MODEL")
+    p.add_argument("customer", metavar="CUSTOMER")
+    p.add_argument("-k", type=_positive_int, default=10)
+    p.add_argument("--include-bought", action="store_true", help="also recommend products already bought")
+    p.set_defaults(func=cmd_for_customer)
+
+    p = sub.add_parser("similar-customers", parents=[common], help="customers closest to CUSTOMER")
+    p.add_argument("model", metavar="MODEL")
+    p.add_argument("customer", metavar="CUSTOMER")
+    p.add_argument("-k", type=_positive_int, default=10)
+    p.set_defaults(func=cmd_similar_customers)
+
+    p = sub.add_parser("lookalike", parents=[common], help="customers closest to a seed audience")
+    p.add_argument("model", metavar="MODEL")
+    p.add_argument("seeds", nargs="*", metavar="SEED", help="seed customer ids")
+    p.add_argument("--seeds-file", default=None, help="a file of seed customer ids, one per line")
+    p.add_argument("-k", type=_positive_int, default=100, help="audience size")
+    p.add_argument("--method", default="centroid", choices=["centroid", "knn"])
+    p.add_argument("-o", "--output", default=None, metavar="CSV", help="export the audience to CSV")
+    p.add_argument("--min-score", type=float, default=None, help="cut the exported audience at this score")
+    p.set_defaults(func=cmd_lookalike)
+
+    p = sub.add_parser("update", parents=[common], help="continue a retail space with new orders")
+    p.add_argument("model", metavar="MODEL")
+    p.add_argument("new_log", nargs="+", metavar="NEW_LOG")
+    p.add_argument("-o", "--output", required=True, metavar="NEW_MODEL", help="folder of the new space")
+    p.add_argument("--epochs", type=_positive_int, default=None, help="default: the model's")
+    p.add_argument("--lr-scale", type=float, default=0.5, help="update learning rate / original")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing space at NEW_MODEL")
+    p.set_defaults(func=cmd_update)

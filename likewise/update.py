@@ -1,0 +1,230 @@
+"""Training that can continue: both SGNS tables kept, and the incremental update of a saved retail space.
+
+:func:`likewise.train.train_tables` (the loop :func:`likewise.train` runs) starts from given input and
+output tables and returns both. The output
+("context") table matters twice in retail: ``W[i] · C[j]`` estimates how much more often ``j`` is bought
+with ``i`` than chance (the PMI), which finds complements (tent -> sleeping bag) where the cosine of
+two input vectors finds substitutes (tent -> other tents); and an update that continues training needs
+the output table it stopped with.
+
+:func:`update` takes a saved space trained from an order log and a log of new orders, and writes a new
+space (the old folder is never written to):
+
+* products seen for the first time get rows started from the mean vectors of the known products they
+  were bought with (a product bought with nothing known starts as small noise);
+* every row continues training on the new orders at ``lr_scale`` times the original learning rate;
+* customers get vectors from their old purchases plus the new ones, new customers included (each old
+  product bought counts once, as the parent stores which products a customer bought, not when or how
+  often; so a ``half_life_days`` decay is not re-applied, while ``popularity_power`` is);
+* the new manifest's ``meta["parent"]`` names the parent's fingerprint and path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .embeddings import Embeddings
+from .errors import InputError
+from .train import train_tables
+from .vocab import Vocab
+
+__all__ = ["train_tables", "update"]
+
+
+def _start_rows(
+    ids: np.ndarray,
+    offsets: np.ndarray,
+    table: np.ndarray,
+    known: np.ndarray,
+    rows: np.ndarray,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Start vectors for ``rows``: the mean of ``table`` over the known items sharing a sequence with each.
+
+    ``known`` (bool, one per id of the new vocabulary) marks the ids that have a row in ``table``.
+
+    A row that shares no sequence with a known item starts as word2vec's small noise.
+    """
+    dim = table.shape[1]
+    out = ((rng.random((len(rows), dim), dtype=np.float32) - 0.5) / dim).astype(np.float32)
+    if len(rows) == 0:
+        return out
+    where = np.full(len(known), -1, dtype=np.int64)
+    where[rows] = np.arange(len(rows))
+    seq = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    is_new = where[ids] >= 0
+    is_known = known[ids]
+    # every (new item, known item) pair of a sequence: join the two lists on the sequence number
+    new_seq, new_pos = seq[is_new], where[ids[is_new]]
+    known_seq, known_id = seq[is_known], ids[is_known]
+    order = np.argsort(known_seq, kind="stable")
+    known_seq, known_id = known_seq[order], known_id[order]
+    lo = np.searchsorted(known_seq, new_seq, side="left")
+    hi = np.searchsorted(known_seq, new_seq, side="right")
+    n_pairs = hi - lo
+    if n_pairs.sum() == 0:
+        return out
+    rep_pos = np.repeat(new_pos, n_pairs)
+    idx = np.repeat(lo - np.cumsum(n_pairs) + n_pairs, n_pairs) + np.arange(int(n_pairs.sum()))
+    sums = np.zeros((len(rows), dim), dtype=np.float64)
+    np.add.at(sums, rep_pos, table[known_id[idx]])
+    cnt = np.bincount(rep_pos, minlength=len(rows))
+    has = cnt > 0
+    out[has] = (sums[has] / cnt[has, None]).astype(np.float32)
+    return out
+
+
+def update(
+    model: str | os.PathLike | Embeddings,
+    new_log: str | os.PathLike | Sequence[str | os.PathLike],
+    output: str | os.PathLike | None = None,
+    *,
+    epochs: int | None = None,
+    lr_scale: float = 0.5,
+    overwrite: bool = False,
+) -> Embeddings:
+    """Continue a retail space with a log of new orders; the result is a new space.
+
+    Parameters
+    ----------
+    model : path or Embeddings
+        A space trained from an order log (:func:`likewise.retail.train_from_log`); it must carry its
+        output table (``emb.context``), which spaces trained from a log do.
+    new_log : path or paths
+        New order lines, with the columns the model was trained with.
+    output : path, optional
+        Folder to save the new space in; must differ from the model's folder (never overwritten).
+    epochs : int, optional
+        Passes over the new orders (default: the model's).
+    lr_scale : float
+        The learning rate of the update as a share of the model's, in ``(0, 1]``.
+    overwrite : bool
+        Replace an existing saved space at ``output`` (never the parent).
+
+    Returns
+    -------
+    Embeddings
+        Products: the old ones in their old order, then new ones by count; ``meta["parent"]`` holds
+        ``{"fingerprint", "path"}``; customer vectors rebuilt from old purchases plus new lines.
+    """
+    from .retail import CustomerTable, _log_codes, build_customer_vectors, read_order_log
+    from .store import check_target
+    from .train import TrainConfig
+
+    parent_path = None
+    if isinstance(model, Embeddings):
+        parent = model
+    else:
+        parent_path = Path(model).resolve()
+        parent = Embeddings.load(model)
+    info = parent.meta.get("retail")
+    if not isinstance(info, dict) or not info.get("basket_col") or not info.get("item_col"):
+        raise InputError(
+            "the model does not record the order log it was trained from (meta['retail'] with basket_col "
+            "and item_col); train it with likewise.retail.train_from_log or `likewise train --user-col`"
+        )
+    if parent.context is None:
+        raise InputError("the model has no output table (context.npy) to continue training; retrain it")
+    if not 0 < lr_scale <= 1:
+        raise InputError(f"lr_scale == {lr_scale!r}, must be in (0, 1]")
+    if output is not None:
+        target = check_target(output, overwrite=overwrite)
+        if parent_path is not None and target.resolve() == parent_path:
+            raise InputError(f"output {str(output)!r} is the model being updated; choose a new folder")
+    config = TrainConfig.from_dict(parent.config)
+    config = dataclasses.replace(config, lr=config.lr * lr_scale, min_lr=config.min_lr * lr_scale)
+    if epochs is not None:
+        config = dataclasses.replace(config, epochs=epochs)
+    config.validate()
+    log = read_order_log(
+        new_log,
+        basket_col=info["basket_col"],
+        item_col=info["item_col"],
+        user_col=info.get("user_col"),
+        time_col=info.get("time_col"),
+    )
+    t0 = time.perf_counter()
+    # vocabulary: old products keep their ids; new ones (by count, min_count applied) are appended
+    new_counts = np.bincount(log.item, minlength=len(log.item_keys))
+    old_index = parent.vocab.index
+    in_old = np.array([k in old_index for k in log.item_keys], dtype=bool)
+    fresh = {
+        k: int(c)
+        for k, c, o in zip(log.item_keys, new_counts.tolist(), in_old.tolist(), strict=True)
+        if not o
+    }
+    fresh_vocab = Vocab.from_counts(fresh, min_count=config.min_count) if fresh else Vocab([])
+    keys = parent.keys + fresh_vocab.keys
+    vocab_index = {k: i for i, k in enumerate(keys)}
+    lut = np.array([vocab_index.get(k, -1) for k in log.item_keys], dtype=np.int64)
+    counts = np.concatenate([np.asarray(parent.counts, np.int64), np.zeros(len(fresh_vocab), np.int64)])
+    np.add.at(counts, lut[lut >= 0], new_counts[lut >= 0])
+    ids, offsets = _log_codes(log, lut, sessions=info.get("sessions"), seed=config.seed)
+    n_old = len(parent)
+    new_rows = np.arange(n_old, len(keys))
+    known = np.zeros(len(keys), dtype=bool)
+    known[:n_old] = True
+    rng = np.random.default_rng(config.seed + 1)
+    W0 = np.concatenate(
+        [
+            np.asarray(parent.vectors),
+            _start_rows(ids, offsets, np.asarray(parent.vectors), known, new_rows, rng),
+        ]
+    )
+    C_old = np.asarray(parent.context)
+    C0 = np.concatenate([C_old, _start_rows(ids, offsets, C_old, known, new_rows, rng)])
+    W, C, history = train_tables(ids, offsets, counts, config, W=W0, C=C0)
+    seconds = time.perf_counter() - t0
+    meta = dict(parent.meta)
+    meta["history"] = [dict(h) for h in history]
+    meta["train_seconds"] = seconds
+    meta["parent"] = {"fingerprint": parent.fingerprint, "path": str(parent_path) if parent_path else None}
+    meta["update"] = {
+        "lines": len(log),
+        "new_products": len(fresh_vocab),
+        "lr_scale": lr_scale,
+        "epochs": config.epochs,
+        "seconds": seconds,
+    }
+    vocab = Vocab(keys, counts, what=parent.vocab.what)
+    emb = Embeddings(
+        W,
+        vocab,
+        config=dataclasses.replace(
+            config, lr=config.lr / lr_scale, min_lr=config.min_lr / lr_scale
+        ).to_dict(),
+        meta=meta,
+    )
+    emb.attach_context(C)
+    if log.user is not None or parent.customers is not None:
+        emb.attach_customers(
+            _merged_customers(emb, parent.customers, log, CustomerTable, build_customer_vectors)
+        )
+    if output is not None:
+        emb.save(output, overwrite=overwrite)
+    return emb
+
+
+def _merged_customers(emb: Embeddings, old: Any, log: Any, table_cls: Any, build: Any) -> Any:
+    """Customer vectors from each customer's old purchases (one line per product bought) plus new lines."""
+    cust: list[np.ndarray] = []
+    items: list[np.ndarray] = []
+    keys = np.asarray(emb.keys, dtype=object)
+    if old is not None:
+        per = np.diff(old.bought_indptr)
+        cust.append(np.repeat(np.asarray(old.keys, dtype=object), per))
+        items.append(keys[np.asarray(old.bought_ids, dtype=np.int64)])
+    if log.user is not None:
+        cust.append(np.asarray(log.user_keys, dtype=object)[log.user])
+        items.append(np.asarray(log.item_keys, dtype=object)[log.item])
+    cfg = dict(old.config) if old is not None else {}
+    return build(
+        emb, np.concatenate(cust), np.concatenate(items), popularity_power=cfg.get("popularity_power", 0.0)
+    )

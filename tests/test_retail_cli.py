@@ -1,0 +1,163 @@
+"""The retail workflow on the command line: datasets retail -> train --user-col -> queries -> update."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from likewise.cli import main
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory):
+    d = tmp_path_factory.mktemp("retail_cli")
+    assert (
+        main(
+            [
+                "datasets",
+                "retail",
+                "-o",
+                str(d / "shop"),
+                "--customers",
+                "600",
+                "--products",
+                "200",
+                "--seed",
+                "4",
+                "--json",
+            ]
+        )
+        == 0
+    )
+    model = d / "model"
+    rc = main(
+        [
+            "train",
+            str(d / "shop" / "orders.parquet"),
+            "--basket-col",
+            "order_id",
+            "--item-col",
+            "product_id",
+            "--user-col",
+            "customer_id",
+            "--time-col",
+            "timestamp",
+            "--mode",
+            "basket",
+            "--dim",
+            "16",
+            "--epochs",
+            "5",
+            "--min-count",
+            "1",
+            "--deterministic",
+            "-o",
+            str(model),
+            "--quiet",
+        ]
+    )
+    assert rc == 0
+    return d, model
+
+
+def _json(capsys, argv):
+    capsys.readouterr()
+    assert main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_train_summary_and_queries(shop, capsys):
+    d, model = shop
+    info = _json(capsys, ["info", str(model)])
+    product = info["most_frequent"][0]
+    got = _json(capsys, ["also-bought", str(model), product, "-k", "3"])
+    assert len(got["results"]) == 3 and product not in [r["product"] for r in got["results"]]
+    got = _json(capsys, ["complete", str(model), product, info["most_frequent"][1], "-k", "4"])
+    assert len(got["results"]) == 4
+    got = _json(capsys, ["for-customer", str(model), "C000001", "-k", "5"])
+    assert len(got["results"]) == 5
+    got = _json(capsys, ["similar-customers", str(model), "C000001", "-k", "2"])
+    assert [r["customer"] for r in got["results"]] != ["C000001"] and len(got["results"]) == 2
+    main(["also-bought", str(model), product, "-k", "3"])
+    text = capsys.readouterr().out
+    assert text.startswith(f"bought with {product}:") and "score" in text
+
+
+def test_lookalike_export(shop, capsys, tmp_path):
+    d, model = shop
+    seeds = tmp_path / "seeds.csv"
+    seeds.write_text("customer_id\nC000001\nC000002\n")
+    out = tmp_path / "audience.csv"
+    got = _json(
+        capsys,
+        [
+            "lookalike",
+            str(model),
+            "C000003",
+            "--seeds-file",
+            str(seeds),
+            "-k",
+            "25",
+            "--method",
+            "knn",
+            "-o",
+            str(out),
+        ],
+    )
+    assert got["seeds"] == 3 and got["customers"] == len(list(csv.reader(out.open()))) - 1 > 0
+    rows = list(csv.DictReader(out.open()))
+    assert {"C000001", "C000002", "C000003"}.isdisjoint(r["customer_id"] for r in rows)
+
+
+def test_errors_are_one_line(shop, capsys):
+    d, model = shop
+    assert main(["for-customer", str(model), "C999999"]) == 1
+    assert capsys.readouterr().err.startswith("likewise: error: ")
+    assert main(["complete", str(model), "no-such-product"]) == 1
+    assert "no-such-product" in capsys.readouterr().err
+    assert main(["lookalike", str(model)]) == 1
+    assert "no seed customers" in capsys.readouterr().err
+    assert (
+        main(["train", str(d / "shop" / "orders.csv"), "--user-col", "customer_id", "-o", str(d / "x")]) == 1
+    )
+    assert "--basket-col and --item-col" in capsys.readouterr().err
+
+
+def test_sessions_and_update(shop, capsys):
+    d, model = shop
+    assert (
+        main(
+            [
+                "train",
+                str(d / "shop" / "orders.csv"),
+                "--basket-col",
+                "order_id",
+                "--item-col",
+                "product_id",
+                "--user-col",
+                "customer_id",
+                "--time-col",
+                "timestamp",
+                "--sessions",
+                "30m",
+                "--dim",
+                "8",
+                "--epochs",
+                "1",
+                "--min-count",
+                "1",
+                "-o",
+                str(d / "sess"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    got = _json(
+        capsys,
+        ["update", str(model), str(d / "shop" / "orders.csv"), "-o", str(d / "model2"), "--epochs", "1"],
+    )
+    assert got["parent"] == str(model) and got["new_products"] == 0 and got["customers"] == 600
+    assert got["parent_fingerprint"] != got["fingerprint"]
