@@ -1,0 +1,144 @@
+"""``likewise index`` (build the approximate index beside a model) and ``likewise serve`` (the HTTP API)."""
+
+from __future__ import annotations
+
+import argparse
+
+from likewise.cli import _emit, _positive_int, _table
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def cmd_index(args: argparse.Namespace) -> None:
+    from likewise.embeddings import Embeddings
+    from likewise.errors import InputError
+    from likewise.index import IndexParams, build_index, index_folder
+
+    folder = index_folder(args.model)
+    if folder.exists() and not args.overwrite:  # fail before the build, not after
+        raise InputError(f"{str(folder)!r} already exists; pass --overwrite to rebuild it")
+    emb = Embeddings.load(args.model, mmap=True, index=False)
+    params = IndexParams(
+        m=args.m, ef_construction=args.ef_construction, ef_search=args.ef_search, seed=args.seed
+    )
+    index = build_index(emb, params, threads=args.threads, recall_queries=args.recall_queries)
+    index.save(folder, overwrite=args.overwrite)
+    summary = {
+        "index": str(folder),
+        "library": index.library,
+        "items": index.size,
+        "dim": index.dim,
+        **{f"params.{k}": v for k, v in params.__dict__.items()},
+        **index.info,
+        "fingerprint": index.fingerprint,
+    }
+    _emit(args, summary, _table(["", "value"], [[k, v] for k, v in summary.items()]))
+
+
+def cmd_serve(args: argparse.Namespace) -> None:
+    import json
+    import os
+
+    from likewise.errors import InputError, MissingDependencyError
+    from likewise.service.models import parse_model_arg
+
+    try:
+        import uvicorn
+    except ImportError:
+        raise MissingDependencyError("uvicorn", "service", "the HTTP service") from None
+    token = args.token or os.environ.get("LIKEWISE_TOKEN") or None
+    if args.host not in LOOPBACK and not token:
+        raise InputError(
+            f"--host {args.host!r} would accept requests from other machines: give an API token with "
+            "--token or LIKEWISE_TOKEN (requests then need 'Authorization: Bearer <token>')"
+        )
+    specs = [parse_model_arg(a) for a in args.models]
+    labels = {}
+    for raw in args.labels or []:
+        name, sep, path = raw.partition("=")
+        if not sep:
+            name, path = specs[0].name, raw
+        labels[name] = path
+    unknown = sorted(set(labels) - {s.name for s in specs})
+    if unknown:
+        raise InputError(f"--labels names model {unknown[0]!r}, which is not served")
+    config = {
+        "models": [{"name": s.name, "path": str(s.path), "labels": labels.get(s.name)} for s in specs],
+        "map_sample": args.map_sample,
+        "limits": {"max_k": args.max_k, "max_batch": args.max_batch, "max_body": args.max_body},
+        "watch_seconds": args.watch,
+    }
+    os.environ["LIKEWISE_SERVE_CONFIG"] = json.dumps(config)
+    if token:
+        os.environ["LIKEWISE_TOKEN"] = token
+    where = f"http://{args.host}:{args.port}/"
+    names = ", ".join(s.name for s in specs)
+    if args.workers > 1:
+        # Each worker process loads the models; check the folders here so a bad path fails with one message.
+        from likewise.store import read_manifest
+
+        for s in specs:
+            read_manifest(s.path)
+        print(f"likewise: serving {names} on {where} ({args.workers} workers)", flush=True)
+        uvicorn.run(
+            "likewise.service.app:app_from_env",
+            factory=True,
+            host=args.host,
+            port=args.port,
+            workers=args.workers,
+            log_level=args.log_level,
+            access_log=args.access_log,
+        )
+    else:
+        from likewise.service.app import app_from_env
+
+        app = app_from_env()  # loads the models now: a bad model fails here, before the port is bound
+        print(f"likewise: serving {names} on {where}", flush=True)
+        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=args.access_log)
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """Add ``index`` and ``serve`` to the ``likewise`` command."""
+    i = sub.add_parser(
+        "index",
+        parents=[common],
+        help="build the approximate nearest-neighbour index beside a model",
+        description="Build an HNSW index (hnswlib) over MODEL, measure its recall@10 against exact search "
+        "and save it as MODEL/index; queries then use it when no --restrict is given.",
+    )
+    i.add_argument("model", metavar="MODEL")
+    i.add_argument("--m", type=_positive_int, default=16, help="links per node (default 16)")
+    i.add_argument("--ef-construction", type=_positive_int, default=200)
+    i.add_argument("--ef-search", type=_positive_int, default=128)
+    i.add_argument("--threads", type=_positive_int, default=None, help="build threads (default: all cores)")
+    i.add_argument("--seed", type=int, default=0)
+    i.add_argument("--recall-queries", type=int, default=1000, help="items used to measure recall@10")
+    i.add_argument("--overwrite", action="store_true", help="replace an existing index")
+    i.set_defaults(func=cmd_index)
+
+    s = sub.add_parser(
+        "serve",
+        parents=[common],
+        help="serve models over HTTP with the explorer page at /",
+        description="Serve one or more models (NAME=PATH, or PATH named after its folder) over HTTP.",
+    )
+    s.add_argument("models", nargs="+", metavar="MODEL", help="NAME=PATH or PATH")
+    s.add_argument("--host", default="127.0.0.1", help="bind address (default loopback; others need a token)")
+    s.add_argument("--port", type=int, default=8000)
+    s.add_argument("--token", default=None, help="API token (or LIKEWISE_TOKEN); required off loopback")
+    s.add_argument("--labels", action="append", metavar="[NAME=]FILE", help="item<TAB>label file for the map")
+    s.add_argument(
+        "--workers", type=_positive_int, default=1, help="server processes (each loads the models)"
+    )
+    s.add_argument(
+        "--watch", type=float, default=2.0, help="seconds between checks for a new model version (0: off)"
+    )
+    s.add_argument("--map-sample", type=_positive_int, default=3000, help="items on the map (most frequent)")
+    s.add_argument("--max-k", type=_positive_int, default=1000)
+    s.add_argument("--max-batch", type=_positive_int, default=1000)
+    s.add_argument("--max-body", type=_positive_int, default=1 << 20, help="request body limit in bytes")
+    s.add_argument(
+        "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
+    )
+    s.add_argument("--access-log", action="store_true", help="log every request")
+    s.set_defaults(func=cmd_serve)

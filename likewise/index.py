@@ -1,0 +1,497 @@
+"""Approximate nearest-neighbour search for big catalogues, behind the same queries as exact search.
+
+Read top to bottom:
+
+1. :class:`AnnIndex` -- an HNSW graph (hnswlib, inner product on the unit vectors) over every item of one
+   space, tagged with that space's fingerprint, with the recall@10 measured against exact search when it
+   was built. Saved beside the model as ``MODEL/index/`` (``hnsw.bin`` + ``manifest.json``), written to a
+   temporary folder and renamed into place. The graph file is read on first use, so loading a model
+   with an index stays cheap.
+2. :func:`build_index` -- builds it from an :class:`~likewise.embeddings.Embeddings` and measures recall.
+3. :func:`ann_top_k` -- what :meth:`Embeddings.similar` and friends call when an index is attached and no
+   ``restrict`` is given: ask the graph for ``k`` + (number of excluded items) candidates, drop the
+   excluded ones, and rescore the rest exactly on the unit vectors, so scores are the same cosines exact
+   search returns and ties are broken by id the same way. When the graph cannot answer (``k`` close to
+   the table size) it returns ``None`` and the caller falls back to exact search.
+
+Why hnswlib: ``bench/index_recall.py`` compares hnswlib, faiss (``IndexHNSWFlat``) and usearch with the
+same HNSW parameters on 1 M clustered vectors; at equal per-query latency hnswlib had the best recall@10,
+it built fastest, and it is the smallest dependency with a one-file save (figures in docs/serve.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .errors import CorruptModelError, InputError, MissingDependencyError, SpaceMismatchError
+
+if TYPE_CHECKING:
+    from .embeddings import Embeddings
+
+__all__ = [
+    "INDEX_DIR",
+    "AnnIndex",
+    "IndexParams",
+    "ann_top_k",
+    "attach_saved_index",
+    "build_index",
+    "index_folder",
+    "measure_recall",
+]
+
+INDEX_DIR = "index"  # the index of MODEL lives in MODEL/index/
+FORMAT = "likewise.index"
+FORMAT_VERSION = 1
+LIBRARY = "hnswlib"
+_GRAPH = "hnsw.bin"
+_MANIFEST = "manifest.json"
+
+
+def _hnswlib() -> Any:
+    try:
+        import hnswlib
+    except ImportError:
+        raise MissingDependencyError("hnswlib", "index", "approximate nearest-neighbour search") from None
+    return hnswlib
+
+
+def index_folder(model: str | os.PathLike) -> Path:
+    """Where the index of the model saved at ``model`` lives (``model/index``)."""
+    return Path(model) / INDEX_DIR
+
+
+@dataclass(frozen=True)
+class IndexParams:
+    """HNSW parameters.
+
+    Attributes
+    ----------
+    m : int
+        Links per node (hnswlib ``M``); more links, better recall, more memory.
+    ef_construction : int
+        Candidate list size while building; more, better graph, slower build.
+    ef_search : int
+        Candidate list size while searching (raised to ``k`` when a query asks for more).
+    seed : int
+        Seed of the level assignment, so a build is reproducible on one thread.
+    """
+
+    m: int = 16
+    ef_construction: int = 200
+    ef_search: int = 128
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("m", "ef_construction", "ef_search"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 2:
+                raise InputError(f"{name} == {v!r}, must be an int >= 2")
+
+
+class AnnIndex:
+    """An approximate nearest-neighbour index over the unit vectors of one space.
+
+    Not built directly: use :func:`build_index` or :meth:`load`.
+
+    Attributes
+    ----------
+    fingerprint : str
+        Fingerprint of the space the index was built on.
+    size, dim : int
+        Items and dimensions of that space.
+    params : IndexParams
+        HNSW parameters.
+    info : dict
+        What the build measured: ``recall_at_10`` (against exact search), ``recall_queries``,
+        ``ms_per_query`` and ``build_seconds``.
+    """
+
+    library = LIBRARY
+
+    def __init__(
+        self,
+        graph: Any,
+        *,
+        fingerprint: str,
+        size: int,
+        dim: int,
+        params: IndexParams,
+        info: dict | None = None,
+        source: Path | None = None,
+    ) -> None:
+        self._graph = graph
+        self._source = source  # graph file to read on first use when ``graph`` is None
+        self._lock = threading.Lock()
+        self.fingerprint = fingerprint
+        self.size = int(size)
+        self.dim = int(dim)
+        self.params = params
+        self.info = dict(info or {})
+
+    def __repr__(self) -> str:
+        recall = self.info.get("recall_at_10")
+        r = f", recall@10={recall:.4f}" if isinstance(recall, float) else ""
+        size = f"{self.size} items × {self.dim} dims"
+        return f"AnnIndex({self.library}, {size}{r}, fingerprint={self.fingerprint!r})"
+
+    @property
+    def loaded(self) -> bool:
+        """True once the graph is in memory."""
+        return self._graph is not None
+
+    def warm(self) -> None:
+        """Read the graph now rather than on the first search (a server does this before serving)."""
+        self._get_graph()
+
+    def _get_graph(self) -> Any:
+        if self._graph is None:
+            with self._lock:
+                if self._graph is None:
+                    hnswlib = _hnswlib()
+                    g = hnswlib.Index(space="ip", dim=self.dim)
+                    try:
+                        g.load_index(str(self._source), max_elements=self.size)
+                    except RuntimeError as e:
+                        raise CorruptModelError(
+                            f"cannot read the index graph {str(self._source)!r}: {e}"
+                        ) from e
+                    if g.get_current_count() != self.size:
+                        raise CorruptModelError(
+                            f"index graph {str(self._source)!r} holds {g.get_current_count()} items, "
+                            f"its manifest says {self.size}"
+                        )
+                    g.set_ef(self.params.ef_search)
+                    self._graph = g
+        return self._graph
+
+    def search(self, queries: np.ndarray, k: int) -> np.ndarray:
+        """Ids of about the ``k`` nearest items (by inner product) of each unit query, best first.
+
+        Parameters
+        ----------
+        queries : ndarray of float32, shape [n, D]
+            Unit-normalised query vectors.
+        k : int
+            Candidates per query, ``1 <= k <= size``.
+
+        Returns
+        -------
+        ndarray of int64, shape [n, k]
+
+        Raises
+        ------
+        RuntimeError
+            When the graph cannot return ``k`` results for some query (hnswlib's own error).
+        """
+        if not 1 <= k <= self.size:
+            raise InputError(f"k == {k!r}, must be between 1 and the index size {self.size}")
+        if queries.ndim != 2 or queries.shape[1] != self.dim:
+            raise InputError(f"queries must have shape [n, {self.dim}], got {queries.shape}")
+        graph = self._get_graph()
+        # hnswlib searches with max(ef, k) candidates, so a large k needs no change of the shared ef
+        labels, _ = graph.knn_query(queries, k=k, num_threads=1)
+        return labels.astype(np.int64, copy=False)
+
+    # ---- persistence -----------------------------------------------------------------------------------
+
+    def manifest(self) -> dict[str, Any]:
+        """The JSON manifest saved with the index."""
+        hnswlib = _hnswlib()
+        return {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "library": self.library,
+            "library_version": getattr(hnswlib, "__version__", None),
+            "space": "ip on unit vectors",
+            "fingerprint": self.fingerprint,
+            "size": self.size,
+            "dim": self.dim,
+            "params": asdict(self.params),
+            **self.info,
+        }
+
+    def save(self, folder: str | os.PathLike, *, overwrite: bool = False) -> Path:
+        """Write the index to ``folder`` (usually :func:`index_folder` of the model), atomically.
+
+        Everything is written into a temporary folder beside the target, then renamed into place; an
+        existing index is replaced only with ``overwrite=True``.
+        """
+        from .store import file_sha256
+
+        target = Path(folder)
+        if target.exists() and not overwrite:
+            raise InputError(
+                f"{str(target)!r} already exists; pass overwrite=True (--overwrite) to replace it"
+            )
+        graph = self._get_graph()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
+        tmp.mkdir()
+        try:
+            graph.save_index(str(tmp / _GRAPH))
+            manifest = self.manifest()
+            manifest["files"] = {
+                _GRAPH: {"sha256": file_sha256(tmp / _GRAPH), "bytes": (tmp / _GRAPH).stat().st_size}
+            }
+            (tmp / _MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+            if target.exists():
+                old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
+                os.replace(target, old)
+                os.replace(tmp, target)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(tmp, target)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        self._source = target / _GRAPH
+        return target
+
+    @classmethod
+    def load(cls, folder: str | os.PathLike, *, verify: bool = True) -> AnnIndex:
+        """Read an index folder's manifest (the graph itself is read on first search).
+
+        Parameters
+        ----------
+        folder : str or path-like
+            A folder written by :meth:`save`.
+        verify : bool
+            Check the graph file's sha256 against the manifest (its size is always checked).
+        """
+        from .store import file_sha256
+
+        folder = Path(folder)
+        try:
+            manifest = json.loads((folder / _MANIFEST).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise CorruptModelError(f"{str(folder)!r} is not an index folder: no {_MANIFEST}") from None
+        except ValueError as e:
+            raise CorruptModelError(f"{str(folder / _MANIFEST)!r} is not valid JSON: {e}") from None
+        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+            raise CorruptModelError(f"{str(folder / _MANIFEST)!r} is not a likewise index manifest")
+        if manifest.get("format_version") != FORMAT_VERSION or manifest.get("library") != LIBRARY:
+            raise CorruptModelError(
+                f"index {str(folder)!r} is format version {manifest.get('format_version')!r} built with "
+                f"{manifest.get('library')!r}; this likewise reads version {FORMAT_VERSION} ({LIBRARY})"
+            )
+        entry = (manifest.get("files") or {}).get(_GRAPH) or {}
+        gpath = folder / _GRAPH
+        if not gpath.is_file():
+            raise CorruptModelError(f"index {str(folder)!r} is missing {_GRAPH}")
+        if gpath.stat().st_size != entry.get("bytes"):
+            raise CorruptModelError(
+                f"{str(gpath)!r} has {gpath.stat().st_size} bytes, the manifest says {entry.get('bytes')!r}"
+            )
+        if verify and file_sha256(gpath) != entry.get("sha256"):
+            raise CorruptModelError(f"{str(gpath)!r} fails its sha256 check: the file is damaged")
+        info = {
+            k: manifest[k]
+            for k in ("recall_at_10", "recall_queries", "ms_per_query", "build_seconds")
+            if k in manifest
+        }
+        return cls(
+            None,
+            fingerprint=manifest["fingerprint"],
+            size=manifest["size"],
+            dim=manifest["dim"],
+            params=IndexParams(**manifest["params"]),
+            info=info,
+            source=gpath,
+        )
+
+
+def build_index(
+    emb: Embeddings,
+    params: IndexParams | None = None,
+    *,
+    threads: int | None = None,
+    recall_queries: int = 1000,
+) -> AnnIndex:
+    """Build an HNSW index over ``emb`` and measure its recall@10 against exact search.
+
+    Parameters
+    ----------
+    emb : Embeddings
+        The space.
+    params : IndexParams, optional
+        HNSW parameters (defaults: M=16, ef_construction=200, ef_search=128).
+    threads : int, optional
+        Build threads (default: all cores). With one thread the build is reproducible.
+    recall_queries : int
+        Items (drawn with ``params.seed``) queried both ways to measure recall@10; 0 skips it.
+
+    Returns
+    -------
+    AnnIndex
+        Not attached: call ``emb.attach_index(index)`` to route queries through it.
+    """
+    hnswlib = _hnswlib()
+    params = params or IndexParams()
+    if threads is not None and (not isinstance(threads, int) or threads < 1):
+        raise InputError(f"threads == {threads!r}, must be an int >= 1 or None")
+    normed = np.ascontiguousarray(emb.normed)
+    t0 = time.perf_counter()
+    g = hnswlib.Index(space="ip", dim=emb.dim)
+    g.init_index(
+        max_elements=len(emb), M=params.m, ef_construction=params.ef_construction, random_seed=params.seed
+    )
+    g.add_items(normed, np.arange(len(emb)), num_threads=threads or (os.cpu_count() or 1))
+    g.set_ef(params.ef_search)
+    index = AnnIndex(
+        g,
+        fingerprint=emb.fingerprint,
+        size=len(emb),
+        dim=emb.dim,
+        params=params,
+        info={"build_seconds": round(time.perf_counter() - t0, 3)},
+    )
+    if recall_queries:
+        recall, ms = measure_recall(emb, index, n_queries=recall_queries, k=10, seed=params.seed)
+        index.info.update(recall_at_10=recall, recall_queries=min(recall_queries, len(emb)), ms_per_query=ms)
+    return index
+
+
+def measure_recall(
+    emb: Embeddings, index: AnnIndex, *, n_queries: int = 1000, k: int = 10, seed: int = 0
+) -> tuple[float, float]:
+    """Recall@k of ``index`` against exact search on ``n_queries`` items of ``emb`` (itself excluded).
+
+    Returns
+    -------
+    recall : float
+        Share of the exact top-k found by the index, over all queries.
+    ms_per_query : float
+        Median time of one index query (one item at a time, one thread, exact rescoring included).
+    """
+    from .embeddings import top_k_search
+
+    _check_index_for(emb, index)
+    n = min(n_queries, len(emb))
+    k = min(k, len(emb) - 1)
+    if n < 1 or k < 1:
+        raise InputError(f"cannot measure recall@{k} on a space of {len(emb)} items")
+    qids = np.sort(np.random.default_rng(seed).choice(len(emb), n, replace=False)).astype(np.int64)
+    normed = emb.normed
+    rows = np.arange(n, dtype=np.int64)
+    truth, _ = top_k_search(normed, normed[qids], k, rows, qids)
+    hits = 0
+    times = []
+    for r, q in enumerate(qids.tolist()):
+        t0 = time.perf_counter()
+        got = ann_top_k(index, normed, normed[q : q + 1], k, np.zeros(1, np.int64), np.array([q]))
+        times.append(time.perf_counter() - t0)
+        if got is None:  # the graph could not answer: count it as a miss, not a silent pass
+            continue
+        hits += len(np.intersect1d(got[0][0], truth[r]))
+    return hits / truth.size, float(np.median(times) * 1000)
+
+
+def _check_index_for(emb: Embeddings, index: AnnIndex) -> None:
+    if index.fingerprint != emb.fingerprint:
+        raise SpaceMismatchError(emb.fingerprint, index.fingerprint, what="index")
+    if index.size != len(emb) or index.dim != emb.dim:
+        raise InputError(
+            f"index covers {index.size} items × {index.dim} dims, the space has {len(emb)} × {emb.dim}"
+        )
+
+
+def ann_top_k(
+    index: AnnIndex,
+    normed: np.ndarray,
+    queries: np.ndarray,
+    k: int,
+    ex_rows: np.ndarray,
+    ex_ids: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Approximate top-``k`` with exclusions, rescored exactly; ``None`` when the graph cannot answer.
+
+    Parameters
+    ----------
+    index : AnnIndex
+        Index over ``normed``.
+    normed : ndarray of float32, shape [V, D]
+        The unit vectors of the space (for exact rescoring).
+    queries : ndarray of float32, shape [n, D]
+        Unit query vectors.
+    k : int
+        Neighbours wanted, >= 1.
+    ex_rows, ex_ids : ndarray of int64
+        Pairs (query row, item id) that must not be returned.
+
+    Returns
+    -------
+    (ids, scores) : ndarray of int64 [n, k], ndarray of float32 [n, k], or None
+        Best first, ties by lower id, as :func:`~likewise.embeddings.top_k_search` orders them.
+    """
+    n, size = len(queries), index.size
+    ex_rows = np.asarray(ex_rows, dtype=np.int64)
+    ex_ids = np.asarray(ex_ids, dtype=np.int64)
+    if n == 1:  # one query (every HTTP `similar`): plain Python beats the vectorised bookkeeping below
+        excluded_ids = set(ex_ids.tolist())
+        fetch = k + len(excluded_ids)
+        if fetch > size:
+            return None
+        try:
+            labels1 = index.search(queries, fetch)[0].tolist()
+        except RuntimeError:
+            return None
+        kept = np.array([i for i in labels1 if i not in excluded_ids][:k], dtype=np.int64)
+        sc = normed[kept] @ queries[0]
+        order = np.lexsort((kept, -sc))
+        return kept[order][None, :], sc[order].astype(np.float32, copy=False)[None, :]
+    flat = np.unique(ex_rows * size + ex_ids)
+    per_row = np.bincount(flat // size, minlength=n)
+    fetch = k + int(per_row.max(initial=0))
+    if n == 0 or fetch > size:
+        return None
+    try:
+        labels = index.search(queries, fetch)
+    except RuntimeError:  # too few results reachable (tiny graphs): exact search answers instead
+        return None
+    excluded = np.isin(np.arange(n, dtype=np.int64)[:, None] * size + labels, flat)
+    # stable sort puts the kept candidates first, in the graph's order; keep the first k of each row
+    keep = np.take_along_axis(labels, np.argsort(excluded, axis=1, kind="stable")[:, :k], axis=1)
+    scores = np.einsum("nkd,nd->nk", normed[keep], queries).astype(np.float32)
+    order = np.lexsort((keep, -scores), axis=-1)
+    return np.take_along_axis(keep, order, axis=1), np.take_along_axis(scores, order, axis=1)
+
+
+def attach_saved_index(emb: Embeddings, model: str | os.PathLike, *, verify: bool = True) -> AnnIndex | None:
+    """Attach the index saved beside ``model`` to ``emb`` if there is one; returns it (or None).
+
+    An index built on another space (a model saved again without rebuilding its index) is ignored with a
+    :class:`UserWarning`: exact search still gives right answers, only slower. A damaged index raises
+    :class:`~likewise.errors.CorruptModelError`.
+    """
+    import warnings
+
+    folder = index_folder(model)
+    if not (folder / _MANIFEST).is_file():
+        return None
+    try:
+        _hnswlib()
+    except MissingDependencyError as e:
+        warnings.warn(f"ignoring the index in {str(folder)!r}: {e}; queries use exact search", stacklevel=3)
+        return None
+    index = AnnIndex.load(folder, verify=verify)
+    try:
+        emb.attach_index(index)
+    except (SpaceMismatchError, InputError) as e:
+        warnings.warn(
+            f"ignoring the index in {str(folder)!r}: {e}; queries use exact search "
+            f"(rebuild it with `likewise index {str(model)!r} --overwrite`)",
+            UserWarning,
+            stacklevel=3,
+        )
+        return None
+    return index

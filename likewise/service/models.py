@@ -1,0 +1,239 @@
+"""The models a server holds, by name, and their atomic replacement while serving.
+
+A :class:`Served` bundles one loaded space with what the HTTP layer precomputes for it (the sorted keys
+for prefix search, the 2-D map, the labels). :class:`Registry` maps names to ``Served`` objects. A reload
+builds a complete new ``Served`` off to the side -- loading, normalising, reading the index graph,
+computing the map -- and only then replaces the dict entry in one assignment, so a request that already
+holds the old object finishes on it and the next one sees the new one: no request ever sees a half-loaded
+model. No framework import here: this module is plain Python and NumPy.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError, UnknownItemError
+
+__all__ = ["NAME_PATTERN", "ModelSpec", "Registry", "Served", "parse_model_arg", "read_labels"]
+
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model to serve: its URL name, its folder, and optional item labels (to colour the map)."""
+
+    name: str
+    path: Path
+    labels_path: Path | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not NAME_PATTERN.match(self.name) or ".." in self.name:
+            raise InputError(
+                f"model name {self.name!r} is not allowed: use 1-64 letters, digits, '_', '-' or '.', "
+                "starting with a letter or digit (a name, not a path)"
+            )
+
+
+def parse_model_arg(arg: str) -> ModelSpec:
+    """``NAME=PATH`` or ``PATH`` (the name is then the folder's name) as a :class:`ModelSpec`."""
+    if "=" in arg:
+        name, _, path = arg.partition("=")
+    else:
+        path = arg
+        name = Path(arg.rstrip("/")).name
+    if not path:
+        raise InputError(f"model argument {arg!r} has no path: give NAME=PATH or PATH")
+    return ModelSpec(name, Path(path))
+
+
+def read_labels(path: str | os.PathLike) -> dict[str, str]:
+    """Item labels from a two-column file ``item<TAB or ,>label`` (one per line; a header is allowed)."""
+    labels: dict[str, str] = {}
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            line = line.rstrip("\r\n")
+            if not line:
+                continue
+            sep = "\t" if "\t" in line else ","
+            parts = line.split(sep)
+            if len(parts) != 2:
+                raise InputError(f"{str(path)!r} line {n}: expected 'item<TAB>label', got {line[:80]!r}")
+            labels[parts[0]] = parts[1]
+    return labels
+
+
+@dataclass
+class Served:
+    """One loaded model and its precomputed lookups."""
+
+    spec: ModelSpec
+    emb: Any  # likewise.Embeddings
+    version: int
+    loaded_at: float
+    stamp: tuple
+    labels: dict[str, str] = field(default_factory=dict)
+    _sorted_keys: list[str] = field(default_factory=list, repr=False)
+    _sorted_ids: np.ndarray | None = field(default=None, repr=False)
+    _maps: dict[int, dict] = field(default_factory=dict, repr=False)
+    _axes: dict[int, tuple] = field(default_factory=dict, repr=False)
+    _map_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def search_prefix(self, prefix: str, limit: int) -> list[int]:
+        """Ids of up to ``limit`` items whose key starts with ``prefix`` (case-insensitive), most frequent
+        first (ids are ordered by descending count)."""
+        p = prefix.casefold()
+        lo = bisect.bisect_left(self._sorted_keys, p)
+        hi = bisect.bisect_left(self._sorted_keys, p + "\U0010ffff")
+        ids = self._sorted_ids[lo:hi]  # type: ignore[index]
+        if len(ids) > limit:
+            ids = np.partition(ids, limit - 1)[:limit]
+        return np.sort(ids).tolist()
+
+    def suggestions(self, key: str, n: int = 3) -> list[str]:
+        """Close keys for an unknown one: the vocabulary's own suggestions, else prefix matches."""
+        try:
+            self.emb.vocab.id(key)
+        except UnknownItemError as e:
+            if e.suggestions:
+                return list(e.suggestions)[:n]
+        except Exception:  # noqa: BLE001 -- a suggestion is a courtesy; never fail the error answer on it
+            pass
+        keys = self.emb.keys
+        for cut in range(len(key), 0, -1):
+            found = self.search_prefix(key[:cut], n)
+            if found:
+                return [keys[i] for i in found]
+        return []
+
+    def map(self, sample: int) -> dict:
+        """2-D PCA coordinates of the ``sample`` most frequent items (computed once per sample size).
+
+        The principal axes are fitted on those items (the unit vectors); :meth:`project` places any other
+        item on the same axes, so a neighbour outside the sample can still be shown.
+        """
+        with self._map_lock:
+            if sample not in self._maps:
+                n = min(sample, len(self.emb))
+                x = np.asarray(self.emb.normed[:n], dtype=np.float64)
+                mean = x.mean(axis=0)
+                _, _, vt = np.linalg.svd(x - mean, full_matrices=False)
+                axes = vt[:2]
+                # the sign of each axis is fixed (largest loading positive) so maps are stable
+                axes = axes * np.sign(axes[np.arange(len(axes)), np.abs(axes).argmax(axis=1)])[:, None]
+                if len(axes) < 2:  # a 1-D space: the second axis is zero
+                    axes = np.vstack([axes, np.zeros((2 - len(axes), x.shape[1]))])
+                xy = (x - mean) @ axes.T
+                keys = self.emb.keys[:n]
+                self._maps[sample] = {
+                    "items": keys,
+                    "x": np.round(xy[:, 0], 5).tolist(),
+                    "y": np.round(xy[:, 1], 5).tolist(),
+                    "labels": [self.labels.get(k) for k in keys] if self.labels else None,
+                    "sampled": n < len(self.emb),
+                    "total": len(self.emb),
+                }
+                self._axes[sample] = (mean, axes)
+            return self._maps[sample]
+
+    def project(self, ids: np.ndarray, sample: int) -> np.ndarray:
+        """Coordinates [n, 2] of items ``ids`` on the axes of the map of ``sample`` items."""
+        self.map(sample)
+        mean, axes = self._axes[sample]
+        return (np.asarray(self.emb.normed[ids], dtype=np.float64) - mean) @ axes.T
+
+
+def _stamp(path: Path) -> tuple:
+    """What changes when a new model version (or a new index) is saved at ``path``."""
+    out: list[Any] = []
+    for f in (path / "manifest.json", path / "index" / "manifest.json"):
+        try:
+            st = f.stat()
+            out.append((st.st_ino, st.st_mtime_ns, st.st_size))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+class Registry:
+    """Models by name; :meth:`reload` swaps one in atomically.
+
+    Parameters
+    ----------
+    specs : sequence of ModelSpec
+        Models to serve (names must be distinct).
+    labels : dict, optional
+        Labels per model name (overrides each spec's ``labels_path``).
+    map_sample : int
+        Items on the default map.
+    """
+
+    def __init__(self, specs: list[ModelSpec], *, map_sample: int = 3000) -> None:
+        if not specs:
+            raise InputError("no model to serve: give at least one MODEL (NAME=PATH or PATH)")
+        names = [s.name for s in specs]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise InputError(f"model names must be distinct, {dup[0]!r} is given twice")
+        self.map_sample = map_sample
+        self._specs = {s.name: s for s in specs}
+        self._models: dict[str, Served] = {}
+        self._reload_lock = threading.Lock()
+        for s in specs:
+            self._models[s.name] = self._load(s, version=1)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._specs)
+
+    def get(self, name: str) -> Served:
+        """The current version of model ``name``; unknown names raise :class:`UnknownItemError`."""
+        served = self._models.get(name)
+        if served is None:
+            raise UnknownItemError(name, [n for n in self._specs if n.startswith(name[:1])][:3], what="model")
+        return served
+
+    def _load(self, spec: ModelSpec, version: int) -> Served:
+        from ..embeddings import Embeddings
+
+        stamp = _stamp(spec.path)
+        emb = Embeddings.load(spec.path, mmap=True)
+        emb.normed  # noqa: B018 -- pay the one-off normalisation now, not in the first request
+        if emb.index is not None:
+            emb.index.warm()  # read the graph now too
+        labels = read_labels(spec.labels_path) if spec.labels_path else {}
+        folded = [k.casefold() for k in emb.keys]
+        order = sorted(range(len(folded)), key=folded.__getitem__)
+        served = Served(
+            spec=spec,
+            emb=emb,
+            version=version,
+            loaded_at=time.time(),
+            stamp=stamp,
+            labels=labels,
+            _sorted_keys=[folded[i] for i in order],
+            _sorted_ids=np.asarray(order, dtype=np.int64),
+        )
+        served.map(self.map_sample)
+        return served
+
+    def reload(self, name: str) -> Served:
+        """Load model ``name`` again from its folder and swap it in; the old one serves until then."""
+        old = self.get(name)
+        with self._reload_lock:
+            new = self._load(old.spec, version=self._models[name].version + 1)
+            self._models[name] = new  # one assignment: atomic for every reader
+        return new
+
+    def changed(self) -> list[str]:
+        """Names of models whose folder holds a different version than the one served."""
+        return [n for n, s in self._models.items() if _stamp(s.spec.path) != s.stamp]

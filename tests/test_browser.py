@@ -1,0 +1,190 @@
+"""The explorer page in headless Chromium (Debian's ``chromium``, driven by Playwright) against a real server.
+
+The test searches with autocomplete, checks the neighbours shown against the library, clicks a point of
+the map, builds a basket and saves a screenshot. Set ``LIKEWISE_SCREENSHOT=docs/images/explorer.png`` to
+also write the screenshot there (that is how the README's picture is refreshed).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+sync_api = pytest.importorskip("playwright.sync_api")
+httpx = pytest.importorskip("httpx")
+if not Path(CHROMIUM).exists():
+    pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium; .ci/run does it)", allow_module_level=True)
+
+from test_service import planted  # noqa: E402
+
+from likewise import Embeddings  # noqa: E402
+
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    d = tmp_path_factory.mktemp("browser")
+    emb, labels = planted(3, n_groups=8, group_size=12)
+    emb.save(d / "shop")
+    (d / "labels.tsv").write_text("".join(f"{k}\t{v}\n" for k, v in labels.items()))
+    port = free_port()
+    cmd = [sys.executable, "-c", "import sys; from likewise.cli import main; sys.exit(main())"]
+    proc = subprocess.Popen(
+        [
+            *cmd,
+            "serve",
+            f"shop={d / 'shop'}",
+            "--labels",
+            str(d / "labels.tsv"),
+            "--map-sample",
+            "80",
+            "--port",
+            str(port),
+        ],
+        env={**os.environ, "LIKEWISE_TOKEN": ""},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(base + "/health", timeout=1).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"server did not start: {proc.stdout.read().decode()[-2000:]}")
+        time.sleep(0.1)
+    yield base, Embeddings.load(d / "shop")
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def shown(page, selector: str) -> list[str]:
+    return page.eval_on_selector_all(selector, "els => els.map(e => e.dataset.item)")
+
+
+def test_explorer_search_click_basket_screenshot(served, tmp_path):
+    base, emb = served
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            external: list[str] = []
+            page.on("request", lambda r: None if r.url.startswith(base) else external.append(r.url))
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(base + "/")
+            page.wait_for_selector("body[data-ready='1']", timeout=20_000)
+            assert "96 items" in page.inner_text("#model-info")
+            assert "80 of 96 items (most frequent)" in page.inner_text("#map-info")
+
+            # search with autocomplete: suggestions start with the prefix, most frequent first
+            page.fill("#search", "g3_i1")
+            page.wait_for_selector("#suggest li")
+            sugg = shown(page, "#suggest li")
+            expected_sugg = [k for k in emb.keys if k.startswith("g3_i1")][:10]
+            assert sugg == expected_sugg
+            page.click(f"#suggest li[data-item='{sugg[0]}']")
+            page.wait_for_function(
+                f"document.querySelector('#neighbours-title').textContent.includes('{sugg[0]}')"
+            )
+            page.wait_for_selector("#neighbours li")
+            assert shown(page, "#neighbours li") == emb.similar(sugg[0], k=10).keys
+            scores = page.eval_on_selector_all("#neighbours li .score", "els => els.map(e => +e.textContent)")
+            assert scores == [round(float(s), 3) for s in emb.similar(sugg[0], k=10).scores]
+
+            # an item outside the map's sample is placed on the map's axes by the server, and marked
+            rare = emb.keys[90]
+            page.fill("#search", rare)
+            page.keyboard.press("Enter")
+            page.wait_for_function("(k) => state.selected === k && state.extra.has(k)", arg=rare)
+            assert shown(page, "#neighbours li") == emb.similar(rare, k=10).keys
+
+            # an unknown item: the page says so and offers suggestions
+            page.fill("#search", "g3_zz")
+            page.keyboard.press("Enter")
+            page.wait_for_selector("#message a.suggestion")
+            assert "unknown item 'g3_zz'" in page.inner_text("#message")
+
+            # click a point of the map: the neighbours of the item under the pointer are shown
+            target = emb.keys[40]
+            box = page.eval_on_selector(
+                "#map", "c => { const r = c.getBoundingClientRect(); return [r.x, r.y]; }"
+            )
+            sx, sy = page.evaluate(
+                f"() => {{ const i = state.map.index.get('{target}'); "
+                "return toScreen(state.map.x[i], state.map.y[i]); }"
+            )
+            page.mouse.move(box[0] + sx, box[1] + sy)
+            page.wait_for_selector("#tip:not([hidden])")
+            page.mouse.click(box[0] + sx, box[1] + sy)
+            page.wait_for_function("() => state.selected && state.neighbours.length === 10")
+            picked = page.evaluate("() => state.selected")
+            px, py = page.evaluate(
+                f"() => {{ const i = state.map.index.get('{picked}'); "
+                "return toScreen(state.map.x[i], state.map.y[i]); }"
+            )
+            assert (px - sx) ** 2 + (py - sy) ** 2 <= 64  # the item under the pointer (8 px)
+            page.wait_for_function(
+                "(k) => document.querySelector('#neighbours-title').textContent.includes(k)", arg=picked
+            )
+            assert shown(page, "#neighbours li") == emb.similar(picked, k=10).keys
+            assert picked.split("_")[0] == shown(page, "#neighbours li")[0].split("_")[0]  # planted group
+
+            # the basket builder: add two neighbours, recommendations are the library's
+            first, second = shown(page, "#neighbours li")[:2]
+            page.click(f"#neighbours li[data-item='{first}'] button")
+            page.click(f"#neighbours li[data-item='{second}'] button")
+            expected = emb.recommend([first, second], k=10).keys
+            page.wait_for_function(
+                "(want) => JSON.stringify([...document.querySelectorAll('#recommendations li')]"
+                ".map(e => e.dataset.item)) === want",
+                arg=__import__("json").dumps(expected, separators=(",", ":")),
+            )
+            assert shown(page, "#basket li") == [first, second]
+
+            # zoom with the wheel changes the view; the legend shows the labels
+            before = page.evaluate("() => state.view.scale")
+            page.mouse.move(box[0] + 300, box[1] + 300)
+            page.mouse.wheel(0, -400)
+            page.wait_for_function("(s) => state.view.scale > s", arg=before)
+            assert "g0" in page.inner_text("#legend")
+
+            page.click("#reset")
+            page.wait_for_function("(s) => Math.abs(state.view.scale - s) < 1e-9", arg=before)
+            shot = tmp_path / "explorer.png"
+            page.screenshot(path=str(shot))
+            assert shot.stat().st_size > 10_000
+            if os.environ.get("LIKEWISE_SCREENSHOT"):
+                shutil.copyfile(shot, os.environ["LIKEWISE_SCREENSHOT"])
+            assert errors == [] and external == []
+        finally:
+            browser.close()
