@@ -80,6 +80,8 @@ def cmd_train(args: argparse.Namespace) -> None:
 
     check_target(args.output, overwrite=args.overwrite)  # fail before training, not after
 
+    if args.user_col or args.time_col or args.sessions:
+        return _train_retail(args)
     spec = InputSpec(
         paths=tuple(args.input),
         format=args.format,
@@ -129,6 +131,48 @@ def cmd_train(args: argparse.Namespace) -> None:
     if not args.quiet or args.json:
         text = _table(["", "value"], [[k, v if v is not None else "-"] for k, v in summary.items()])
         _emit(args, summary, text)
+
+
+def _train_retail(args: argparse.Namespace) -> None:
+    """``train`` with --user-col / --time-col / --sessions: an order log -> products and customers."""
+    from .retail import train_from_log
+    from .train import TrainConfig
+
+    if not (args.basket_col and args.item_col):
+        raise LikewiseError("an order log needs --basket-col and --item-col (e.g. order_id and product_id)")
+    fields = "mode dim window negative ns_exponent sample min_count max_items epochs lr min_lr max_context"
+    fields += " threads seed deterministic backend"
+    config = TrainConfig(**{f: getattr(args, f) for f in fields.split()})
+    emb = train_from_log(
+        args.input,
+        config,
+        basket_col=args.basket_col,
+        item_col=args.item_col,
+        user_col=args.user_col,
+        time_col=args.time_col or args.order_col,
+        quantity_col=args.quantity_col,
+        sessions=args.sessions,
+        half_life_days=args.half_life_days,
+        popularity_power=args.popularity_power,
+        format=args.format,
+        delimiter=args.delimiter,
+    )
+    emb.save(args.output, overwrite=args.overwrite)
+    hist = emb.meta["history"]
+    summary = {
+        "model": args.output,
+        "products": len(emb),
+        "customers": len(emb.customers) if emb.customers is not None else 0,
+        "dim": emb.dim,
+        "lines": emb.meta["retail"]["lines"],
+        "sequences": emb.meta["corpus"]["n_sequences"],
+        "epochs": config.epochs,
+        "seconds": emb.meta["read_seconds"] + emb.meta["train_seconds"],
+        "final_loss": hist[-1]["loss"],
+        "fingerprint": emb.fingerprint,
+    }
+    if not args.quiet or args.json:
+        _emit(args, summary, _table(["", "value"], [[k, v] for k, v in summary.items()]))
 
 
 def cmd_similar(args: argparse.Namespace) -> None:
@@ -247,6 +291,23 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--basket-col", default=None, help="log column naming the basket / order / session")
     g.add_argument("--item-col", default=None, help="log column naming the item")
     g.add_argument("--order-col", default=None, help="log column ordering items inside a basket")
+    o = t.add_argument_group("order log: products and customers (likewise.retail)")
+    o.add_argument("--user-col", default=None, help="customer column: also build customer vectors")
+    o.add_argument("--time-col", default=None, help="order time column (ISO 8601, timestamp or seconds)")
+    o.add_argument("--quantity-col", default=None, help="quantity column (checked to be >= 0)")
+    o.add_argument(
+        "--sessions",
+        default=None,
+        metavar="GAP",
+        help="train on each customer's sessions (a new one after GAP, e.g. 30m) in time order",
+    )
+    o.add_argument("--half-life-days", type=float, default=None, help="customer vectors: recency decay")
+    o.add_argument(
+        "--popularity-power",
+        type=float,
+        default=0.0,
+        help="customer vectors: weigh each product by count ** -P (0 = off)",
+    )
     g.add_argument("--min-count", type=_positive_int, default=5)
     g.add_argument("--max-items", type=_positive_int, default=None)
     g.add_argument("--cache-dir", default=None, help="where compiled corpora are cached")

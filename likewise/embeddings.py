@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .errors import InputError, SpaceMismatchError
+from .errors import InputError, ItemIndexError, NotFittedError, SpaceMismatchError
 from .vocab import OnUnknown, Vocab
 
 __all__ = ["Embeddings", "Neighbours", "SpaceVector", "compute_fingerprint", "top_k_search"]
@@ -448,6 +448,7 @@ class Embeddings:
         self._meta = _jsonable(meta, "meta")
         self._fingerprint = fingerprint
         self._normed: np.ndarray | None = None
+        self._index: Any = None  # an attached likewise.index.AnnIndex, used by queries without restrict
 
     # ---- properties ------------------------------------------------------------------------------------
 
@@ -522,6 +523,61 @@ class Embeddings:
         return (
             f"Embeddings({len(self)} {self._vocab.what}s × {self.dim} dims, fingerprint={self.fingerprint!r})"
         )
+
+    @property
+    def index(self) -> Any:
+        """The attached approximate index (:class:`likewise.index.AnnIndex`), or None for exact search."""
+        return self._index
+
+    def attach_index(self, index: Any) -> None:
+        """Answer queries without ``restrict`` through an approximate index (None detaches it).
+
+        Raises :class:`SpaceMismatchError` when the index was built on another space. Queries with
+        ``restrict`` and 3CosMul analogies always use exact search.
+        """
+        if index is not None:
+            from .index import _check_index_for
+
+            _check_index_for(self, index)
+        self._index = index
+
+    @property
+    def customers(self) -> Any:
+        """The customer table (:class:`likewise.retail.CustomerTable`) saved with this space, or None."""
+        return getattr(self, "_customers", None)
+
+    def attach_customers(self, table: Any) -> None:
+        """Attach a customer table built in this space (None detaches it); saved with the space.
+
+        Raises :class:`SpaceMismatchError` when the table carries another space's fingerprint, and
+        :class:`InputError` when its dimension differs.
+        """
+        if table is not None:
+            if table.fingerprint != self.fingerprint:
+                raise SpaceMismatchError(self.fingerprint, str(table.fingerprint), what="customer table")
+            if table.dim != self.dim:
+                raise InputError(f"customer vectors have dim {table.dim}, the space has dim {self.dim}")
+        self._customers = table
+
+    @property
+    def context(self) -> np.ndarray | None:
+        """The output ("context") table of skip-gram, float32 [V, D] read-only, when kept; else None.
+
+        Spaces trained from an order log keep it: ``vectors[i] @ context[j]`` scores how much more
+        often ``j`` goes with ``i`` than chance (complements), and an update continues from it.
+        """
+        return getattr(self, "_context", None)
+
+    def attach_context(self, table: Any) -> None:
+        """Keep the output table (float32 [V, D], same shape as :attr:`vectors`); saved with the space."""
+        if table is not None:
+            arr = np.ascontiguousarray(table, dtype=np.float32)
+            if arr.shape != self._vectors.shape:
+                raise InputError(f"context table has shape {arr.shape}, expected {self._vectors.shape}")
+            arr = arr.view()
+            arr.flags.writeable = False
+            table = arr
+        self._context = table
 
     def check_same_space(self, other: Any) -> None:
         """Raise :class:`SpaceMismatchError` unless ``other`` is this space."""
@@ -621,6 +677,12 @@ class Embeddings:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Map exclusions into candidate positions, run the kernel, map positions back to ids."""
         k = _check_k(k)
+        if self._index is not None and restrict is None and method == "dot":
+            from .index import ann_top_k
+
+            found = ann_top_k(self._index, self.normed, queries, k, ex_rows, ex_ids)
+            if found is not None:
+                return found
         table, cand = self._candidates(restrict)
         ex_rows = np.asarray(ex_rows, dtype=np.int64)
         ex_ids = np.asarray(ex_ids, dtype=np.int64)
@@ -746,13 +808,14 @@ class Embeddings:
         *,
         restrict: Restrict = None,
         on_unknown: OnUnknown = "raise",
+        scoring: Literal["auto", "affinity", "cosine"] = "auto",
     ) -> Neighbours:
-        """Items to add to a basket: cosine to the sum of the basket's unit vectors, basket items excluded.
+        """Items to add to a basket, basket items excluded.
 
         Parameters
         ----------
         basket : sequence of items, or sequence of such sequences
-            One basket (1-D result) or a batch of baskets (2-D result). Repeated items weigh more.
+            One basket (1-D result) or a batch of baskets (2-D result).
         k : int
             Recommendations per basket, >= 1; clamped to the number of candidates available.
         restrict : None, int or collection of keys
@@ -760,6 +823,15 @@ class Embeddings:
         on_unknown : {"raise", "skip"}
             With ``"skip"`` unknown keys are dropped from the baskets; a basket left with no known item
             raises :class:`InputError`.
+        scoring : {"auto", "affinity", "cosine"}
+            ``affinity`` (needs the :attr:`context` table, which :func:`likewise.train` keeps): each
+            basket item ``i`` scores a candidate ``j`` by ``vectors[i] · context[j] + a·log(count[j])``,
+            skip-gram's estimate of ``log P(j | i)`` up to a constant (``a`` = the ``ns_exponent`` it
+            was trained with); the basket's score is the log of the mean of ``exp`` of those (a
+            mixture: a candidate that goes with one basket item ranks high, as co-purchase counts
+            summed over the basket do). ``cosine``: the cosine to the sum of the basket's unit vectors
+            (finds items *like* the basket: substitutes more than complements; repeated items weigh
+            more). ``auto``: affinity when the space has a context table, else cosine.
 
         Returns
         -------
@@ -779,21 +851,92 @@ class Embeddings:
             baskets, single = [basket], True
         else:
             raise InputError("basket mixes items and lists of items: give one basket or a list of baskets")
+        if scoring not in ("auto", "affinity", "cosine"):
+            raise InputError(f"scoring == {scoring!r}, must be 'auto', 'affinity' or 'cosine'")
+        if scoring == "affinity" and self.context is None:
+            raise NotFittedError(
+                "scoring='affinity' needs the context (output) table, which this space does not have "
+                "(it was imported or trained by an older version); use scoring='cosine'"
+            )
+        use_affinity = scoring == "affinity" or (scoring == "auto" and self.context is not None)
         ex_rows: list[np.ndarray] = []
         ex_ids: list[np.ndarray] = []
+        contexts: list[np.ndarray] = []
         queries = np.zeros((len(baskets), self.dim), dtype=np.float32)
         for row, b in enumerate(baskets):
             ids, _ = self._ids(b, on_unknown)
             if len(ids) == 0:
                 where = "basket" if single else f"basket {row}"
                 raise InputError(f"{where} has no known {self._vocab.what} (given {list(b)[:5]!r})")
+            contexts.append(ids)
             queries[row] = self.normed[ids].sum(axis=0)
             ex_rows.append(np.full(len(ids), row, dtype=np.int64))
             ex_ids.append(ids)
+        if use_affinity:
+            out_ids, scores = self.affinity_top_k(contexts, k, restrict=restrict)
+            return self._result(out_ids, scores, single)
         out_ids, scores = self._search(
             _normalise_rows(queries), k, restrict, np.concatenate(ex_rows), np.concatenate(ex_ids)
         )
         return self._result(out_ids, scores, single)
+
+    def affinity_top_k(
+        self, contexts: Sequence[np.ndarray], k: int, *, restrict: Restrict = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` ids for each context (an array of item ids) by the mixture affinity of :meth:`recommend`.
+
+        A context's own items are never returned; an empty context is ranked by ``a·log(count)`` alone.
+
+        Returns
+        -------
+        ids, scores : ndarray, shape [n, k']
+            int64 ids and float32 scores, best first, ties by lower id; ``k`` is clamped to the fewest
+            candidates any context leaves.
+
+        Raises
+        ------
+        NotFittedError
+            The space has no :attr:`context` table.
+        """
+        if self.context is None:
+            raise NotFittedError("this space has no context (output) table: affinity needs one")
+        k = _check_k(k)
+        _, cand = self._candidates(restrict)
+        ctx = [np.unique(np.asarray(c, dtype=np.int64).reshape(-1)) for c in contexts]
+        for c in ctx:
+            if len(c) and (c[0] < 0 or c[-1] >= len(self)):
+                raise ItemIndexError(int(c[0] if c[0] < 0 else c[-1]), len(self))
+        allowed = np.ones(len(self), dtype=bool) if cand is None else np.isin(np.arange(len(self)), cand)
+        left = min((int(allowed.sum()) - int(allowed[c].sum()) for c in ctx), default=int(allowed.sum()))
+        k = min(k, left)
+        if k < 1:
+            raise InputError("no candidate is left after excluding the context's own items")
+        W = np.asarray(self.vectors)
+        C = np.asarray(self.context)
+        bias = self._affinity_bias()
+        out_ids = np.empty((len(ctx), k), dtype=np.int64)
+        out_scores = np.empty((len(ctx), k), dtype=np.float32)
+        for r, c in enumerate(ctx):
+            if len(c) == 0:
+                s = bias.copy()
+            else:
+                s = (W[c] @ C.T).astype(np.float64)  # [len(c), V]
+                top = s.max(axis=0)
+                s = top + np.log(np.exp(s - top).mean(axis=0)) + bias  # log-mean-exp, stable
+                s[c] = -np.inf
+            s[~allowed] = -np.inf
+            ids, sc = _select_top_k(s[None, :], k)
+            out_ids[r], out_scores[r] = ids[0], sc[0]
+        return out_ids, out_scores
+
+    def _affinity_bias(self) -> np.ndarray:
+        """``a·log(count)``, float64 [V]: the popularity term of the affinity (see :meth:`recommend`)."""
+        cached = getattr(self, "_bias", None)
+        if cached is None:
+            alpha = float((self._config or {}).get("ns_exponent", 0.75))
+            counts = np.maximum(np.asarray(self.counts, dtype=np.float64), 1.0)
+            cached = self._bias = np.log(counts) * alpha
+        return cached
 
     def analogy(
         self,
@@ -899,11 +1042,23 @@ class Embeddings:
         store.save(self, path, overwrite=overwrite)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, *, mmap: bool = False, verify: bool = True) -> Embeddings:
-        """Load a folder written by :meth:`save` (see :func:`likewise.store.load`)."""
+    def load(
+        cls, path: str | os.PathLike, *, mmap: bool = False, verify: bool = True, index: bool = True
+    ) -> Embeddings:
+        """Load a folder written by :meth:`save` (see :func:`likewise.store.load`).
+
+        With ``index=True`` an approximate index saved beside the model (``path/index``, written by
+        ``likewise index``) is attached; one built on another space is ignored with a warning, and queries
+        then use exact search.
+        """
         from . import store
 
-        return store.load(path, mmap=mmap, verify=verify)
+        emb = store.load(path, mmap=mmap, verify=verify)
+        if index:
+            from .index import attach_saved_index
+
+            attach_saved_index(emb, path, verify=verify)
+        return emb
 
 
 def _normalise_rows(x: np.ndarray) -> np.ndarray:

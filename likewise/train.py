@@ -22,7 +22,7 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["EpochStats", "TrainConfig", "select_backend", "train"]
+__all__ = ["EpochStats", "TrainConfig", "select_backend", "train", "train_tables"]
 
 Mode = Literal["sequence", "basket"]
 Backend = Literal["auto", "cpu", "torch"]
@@ -340,21 +340,101 @@ def _train_corpus(
 
     backend = select_backend(config.backend)
     vocab = corpus.vocab
-    n_items, dim = len(vocab), config.dim
-    if n_items == 0:
+    if len(vocab) == 0:
         raise InputError(
             f"no item occurs at least min_count={config.min_count} times: the vocabulary is empty"
         )
-    ids, offsets = corpus.ids, corpus.offsets
+    t_start = time.perf_counter()
+    W, C, history, threads = _train_tables(
+        corpus.ids,
+        corpus.offsets,
+        np.asarray(vocab.counts, dtype=np.int64),
+        config,
+        None,
+        None,
+        callback,
+        progress,
+    )
+    meta = {
+        "backend": backend,
+        "threads": threads,
+        "history": history,
+        "train_seconds": time.perf_counter() - t_start,
+        "corpus": {"n_sequences": corpus.n_sequences, "n_tokens": corpus.n_tokens},
+    }
+    emb = Embeddings(W, vocab, config=config.to_dict(), meta=meta)
+    # The output table is kept: W[i] . C[j] estimates how much more often j goes with i than chance,
+    # which is what basket completion needs (cosine between input vectors finds substitutes instead).
+    emb.attach_context(C)
+    return emb
 
+
+def train_tables(
+    ids: np.ndarray,
+    offsets: np.ndarray,
+    counts: np.ndarray,
+    config: TrainConfig,
+    *,
+    W: np.ndarray | None = None,
+    C: np.ndarray | None = None,
+    callback: Callable[[EpochStats], None] | None = None,
+    progress: bool = False,
+) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
+    """Skip-gram with negative sampling on packed ids, from (and into) given tables.
+
+    The loop :func:`train` runs, for callers that hold ids rather than a corpus (order logs, updates).
+
+    Parameters
+    ----------
+    ids : ndarray of int32, shape (N,)
+        All sequences back to back; ids index the rows of the tables.
+    offsets : ndarray of int64, shape (S + 1,)
+        Sequence ``s`` is ``ids[offsets[s]:offsets[s+1]]``.
+    counts : ndarray of int64, shape (V,)
+        Count of each id (subsampling and the negative-sampling distribution).
+    config : TrainConfig
+        Hyper-parameters (``min_count`` and ``max_items`` are not used here).
+    W, C : ndarray of float32, shape (V, dim), optional
+        Starting input / output tables (copied, never trained in place). Default: word2vec's start,
+        small uniform noise for ``W`` and zeros for ``C``, from ``config.seed``.
+    callback : callable, optional
+        Called with an :class:`EpochStats` after every epoch.
+    progress : bool
+        Show a progress bar on stderr.
+
+    Returns
+    -------
+    W, C : ndarray of float32, shape (V, dim)
+        The trained input and output tables.
+    history : list of dict
+        One :class:`EpochStats` as a dict per epoch.
+    """
+    config = config.validate()
+    W, C, history, _ = _train_tables(ids, offsets, counts, config, W, C, callback, progress)
+    return W, C, history
+
+
+def _train_tables(ids, offsets, counts, config, W, C, callback, progress):
     # Deferred import: numba is only loaded when training actually happens.
     from . import kernels
 
+    counts = np.asarray(counts, dtype=np.int64)
+    n_items, dim = len(counts), config.dim
+    ids = np.ascontiguousarray(ids, dtype=np.int32)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     rng = np.random.default_rng(config.seed)
-    # word2vec's initialisation: input rows small uniform noise, output rows zero.
-    W = ((rng.random((n_items, dim), dtype=np.float32) - 0.5) / dim).astype(np.float32)
-    C = np.zeros((n_items, dim), dtype=np.float32)
-    counts = np.asarray(vocab.counts, dtype=np.int64)
+    if W is None:
+        # word2vec's initialisation: input rows small uniform noise, output rows zero.
+        W = ((rng.random((n_items, dim), dtype=np.float32) - 0.5) / dim).astype(np.float32)
+    if C is None:
+        C = np.zeros((n_items, dim), dtype=np.float32)
+    W = np.array(W, dtype=np.float32, order="C")  # copies: the caller's tables are never trained in place
+    C = np.array(C, dtype=np.float32, order="C")
+    if W.shape != (n_items, dim) or C.shape != (n_items, dim):
+        raise InputError(
+            f"starting tables have shapes {W.shape} and {C.shape}; expected ({n_items}, {dim}) "
+            "(one row per counted item, config.dim columns)"
+        )
     keep_prob = kernels.make_keep_prob(counts, config.sample)
     neg_cum = kernels.make_neg_cum(counts, config.ns_exponent)
     mode = 0 if config.mode == "sequence" else 1
@@ -371,10 +451,9 @@ def _train_corpus(
 
     n_tokens = int(offsets[-1])
     total_words = max(1, n_tokens * config.epochs)
-    blocks = _blocks(np.asarray(offsets), _BLOCK_TOKENS)
+    blocks = _blocks(offsets, _BLOCK_TOKENS)
     bar = _Progress(progress)
     history: list[dict[str, Any]] = []
-    t_start = time.perf_counter()
     for epoch in range(config.epochs):
         t0 = time.perf_counter()
         seen = kept = pairs = 0
@@ -425,11 +504,4 @@ def _train_corpus(
         history.append(dataclasses.asdict(stats))
         if callback is not None:
             callback(stats)
-    meta = {
-        "backend": backend,
-        "threads": threads,
-        "history": history,
-        "train_seconds": time.perf_counter() - t_start,
-        "corpus": {"n_sequences": corpus.n_sequences, "n_tokens": corpus.n_tokens},
-    }
-    return Embeddings(W, vocab, config=config.to_dict(), meta=meta)
+    return W, C, history, threads
