@@ -141,7 +141,7 @@ def _train_retail(args: argparse.Namespace) -> None:
     if not (args.basket_col and args.item_col):
         raise LikewiseError("an order log needs --basket-col and --item-col (e.g. order_id and product_id)")
     fields = "mode dim window negative ns_exponent sample min_count max_items epochs lr min_lr max_context"
-    fields += " threads seed deterministic backend"
+    fields += " neg_group threads seed deterministic backend"
     config = TrainConfig(**{f: getattr(args, f) for f in fields.split()})
     emb = train_from_log(
         args.input,
@@ -227,6 +227,13 @@ def cmd_info(args: argparse.Namespace) -> None:
         "bytes_float32": table_size(len(emb), emb.dim, "float32")["bytes"],
         "bytes_bf16": table_size(len(emb), emb.dim, "bf16")["bytes"],
         "fingerprint": emb.fingerprint,
+        "context_table": emb.context is not None,
+        "customers": len(emb.customers) if emb.customers is not None else 0,
+        "index": (
+            f"{emb.index.library}, recall@10 {emb.index.info.get('recall_at_10', float('nan')):.4f}"
+            if emb.index is not None
+            else "none (exact search)"
+        ),
         "config": cfg,
         "most_frequent": emb.keys[:5],
     }
