@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..errors import InputError, ItemIndexError
-from .sgns import _F_MAX, _INV_2_32, _U32, _int, _next32, _validate, chunk_bounds, chunk_states
+from .sgns import _F_MAX, _U32, _int, _next32, _subsample, _validate, chunk_bounds, chunk_states
 
 __all__ = ["train_sgns_batched_block", "train_sgns_batched_block_serial"]
 
@@ -202,23 +202,14 @@ def _train_chunk(
         a = offsets[s]
         b = offsets[s + 1]
         seen += b - a
-        n = 0
-        for t in range(a, b):
-            w = ids[t]
-            if w < 0 or w >= n_items:
-                out[0] = seen
-                out[1] = n_kept
-                out[2] = pairs
-                out[3] = 1
-                out[4] = w
-                return loss
-            p = keep_prob[w]
-            if p < np.float32(1.0):
-                state, x = _next32(state)
-                if np.float64(x) * _INV_2_32 >= np.float64(p):
-                    continue
-            kept[n] = w
-            n += 1
+        n, state, bad = _subsample(ids, a, b, keep_prob, kept, state)
+        if bad >= 0:
+            out[0] = seen
+            out[1] = n_kept
+            out[2] = pairs
+            out[3] = 1
+            out[4] = ids[bad]
+            return loss
         n_kept += n
         if n < 2:
             continue

@@ -347,6 +347,29 @@ def _next32(state):
 
 
 @njit(fastmath=True, nogil=True, cache=True, inline="always")
+def _subsample(ids, a, b, keep_prob, kept, state):
+    """Step 1 of the module docstring for ``ids[a:b]``: the kept ids go to ``kept[:n]``.
+
+    Returns ``(n, state, bad)``: ``bad`` is the position in ``ids`` of the first id outside
+    ``[0, V)`` (training must stop there), or -1.
+    """
+    n_items = keep_prob.shape[0]
+    n = 0
+    for t in range(a, b):
+        w = ids[t]
+        if w < 0 or w >= n_items:
+            return n, state, t
+        p = keep_prob[w]
+        if p < np.float32(1.0):
+            state, x = _next32(state)
+            if np.float64(x) * _INV_2_32 >= np.float64(p):
+                continue
+        kept[n] = w
+        n += 1
+    return n, state, -1
+
+
+@njit(fastmath=True, nogil=True, cache=True, inline="always")
 def _pair(centre, ctx, W, C, neg_cum, neg_total, negative, lr, neu1e, state):
     """Train one (centre, context) pair; return the advanced stream state and the pair's loss."""
     dim = W.shape[1]
@@ -436,23 +459,14 @@ def _train_chunk(
         a = offsets[s]
         b = offsets[s + 1]
         seen += b - a
-        n = 0
-        for t in range(a, b):
-            w = ids[t]
-            if w < 0 or w >= n_items:
-                out[0] = seen
-                out[1] = n_kept
-                out[2] = pairs
-                out[3] = 1
-                out[4] = w
-                return loss
-            p = keep_prob[w]
-            if p < np.float32(1.0):
-                state, x = _next32(state)
-                if np.float64(x) * _INV_2_32 >= np.float64(p):
-                    continue
-            kept[n] = w
-            n += 1
+        n, state, bad = _subsample(ids, a, b, keep_prob, kept, state)
+        if bad >= 0:
+            out[0] = seen
+            out[1] = n_kept
+            out[2] = pairs
+            out[3] = 1
+            out[4] = ids[bad]
+            return loss
         n_kept += n
         if n < 2:
             continue
