@@ -100,7 +100,8 @@ def label_purity(
     missing = next((q for q in queries if q not in labels), None)
     if missing is not None:
         raise InputError(f"item {missing!r} has no label: every queried item needs one")
-    res = emb.similar(queries, k=k)
+    # restrict=len(emb) searches every item exactly, even when an approximate index is attached.
+    res = emb.similar(queries, k=k, restrict=len(emb))
     own = np.array([labels[q] for q in queries], dtype=object)
     try:
         nb = np.array([[labels[x] for x in row] for row in res.keys], dtype=object)

@@ -747,9 +747,8 @@ def _affinity_table(emb: Embeddings) -> np.ndarray:
     cached = _SCORING.get(emb)
     if cached is not None and cached[0] is emb.context:  # rebuilt if another context table was attached
         return cached[1]
-    alpha = float((emb.config or {}).get("ns_exponent", 0.75))
-    logc = np.log(np.maximum(np.asarray(emb.counts, dtype=np.float64), 1.0)) * alpha
-    table = np.hstack([np.asarray(emb.context, dtype=np.float32), logc.astype(np.float32)[:, None]])
+    bias = emb._affinity_bias().astype(np.float32)  # the popularity term recommend() uses too
+    table = np.hstack([np.asarray(emb.context, dtype=np.float32), bias[:, None]])
     _SCORING[emb] = (emb.context, table)
     return table
 
