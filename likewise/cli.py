@@ -324,7 +324,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--window", type=_positive_int, default=5)
     m.add_argument("--negative", type=int, default=5)
     m.add_argument("--ns-exponent", type=float, default=0.75)
-    m.add_argument("--sample", type=float, default=1e-3)
+    m.add_argument(
+        "--sample", type=float, default=None, help="subsampling threshold (default: 1e-3 sequence, 0 basket)"
+    )
     m.add_argument("--max-context", type=_positive_int, default=50, help="basket mode: contexts per item")
     m.add_argument(
         "--neg-group",

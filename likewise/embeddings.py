@@ -930,12 +930,22 @@ class Embeddings:
         return out_ids, out_scores
 
     def _affinity_bias(self) -> np.ndarray:
-        """``a·log(count)``, float64 [V]: the popularity term of the affinity (see :meth:`recommend`)."""
+        """The popularity term of the affinity (see :meth:`recommend`), float64 [V].
+
+        ``a·log(count[j]) - log(keep[j])``: skip-gram fits ``vectors[i] · context[j]`` against noise drawn
+        from ``count ** a``, on a corpus where item ``j`` was kept with probability ``keep[j]`` (the
+        subsampling of the config's ``sample``); adding the noise log-probability and undoing the
+        subsampling turns it into ``log P(j | i)`` of the real baskets, up to a constant.
+        """
         cached = getattr(self, "_bias", None)
         if cached is None:
-            alpha = float((self._config or {}).get("ns_exponent", 0.75))
+            from .kernels.tables import make_keep_prob  # NumPy only
+
+            cfg = self._config or {}
+            alpha = float(cfg.get("ns_exponent", 0.75))
             counts = np.maximum(np.asarray(self.counts, dtype=np.float64), 1.0)
-            cached = self._bias = np.log(counts) * alpha
+            keep = make_keep_prob(counts, float(cfg.get("sample", 0.0) or 0.0)).astype(np.float64)
+            cached = self._bias = np.log(counts) * alpha - np.log(keep)
         return cached
 
     def analogy(

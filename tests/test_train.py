@@ -133,8 +133,18 @@ def test_empty_vocabulary_is_an_error():
 
 
 def test_config_round_trip():
-    cfg = TrainConfig(mode="basket", dim=12, seed=9)
+    cfg = TrainConfig(mode="basket", dim=12, seed=9, sample=1e-4)
     assert TrainConfig.from_dict({**cfg.to_dict(), "from_the_future": 1}) == cfg
+
+
+def test_sample_default_depends_on_mode():
+    """word2vec's 1e-3 for text; none for baskets, where a small catalogue makes every item frequent."""
+    assert TrainConfig().sample_value == 1e-3
+    assert TrainConfig(mode="basket").sample_value == 0.0
+    assert TrainConfig(mode="basket", sample=1e-4).sample_value == 1e-4
+    d = TrainConfig(mode="basket", dim=12).to_dict()
+    assert d["sample"] == 0.0  # saved resolved, so a saved space says what was used
+    assert TrainConfig.from_dict(d).to_dict() == d
 
 
 def test_blocks_cover_every_sequence_once():

@@ -446,7 +446,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     m.add_argument("--epochs", type=_positive_int, default=5)
     m.add_argument("--window", type=_positive_int, default=5)
     m.add_argument("--negative", type=int, default=5)
-    m.add_argument("--sample", type=float, default=1e-3)
+    m.add_argument(
+        "--sample", type=float, default=None, help="subsampling threshold (default: 1e-3 sequence, 0 basket)"
+    )
     m.add_argument("--min-count", type=_positive_int, default=5)
     m.add_argument("--lr", type=float, default=0.025)
     m.add_argument("--seed", type=int, default=0)

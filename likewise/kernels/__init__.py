@@ -1,20 +1,15 @@
 """Training kernels: pure functions of arrays and scalars, compiled with numba, each with a NumPy reference.
 
-Importing this package imports numba; ``import likewise`` does not import it.
+The tables (:mod:`.tables`) are plain NumPy and import without numba, so query code can use them; the
+kernels load numba on first use (``from likewise.kernels import train_sgns_batched_block``).
+``import likewise`` imports none of this.
 """
 
 from __future__ import annotations
 
-from .batched import train_sgns_batched_block, train_sgns_batched_block_serial
-from .reference import train_sgns_batched_block_reference, train_sgns_block_reference
-from .sgns import (
-    MAX_EXP,
-    MODE_BASKET,
-    MODE_SEQUENCE,
-    check_corpus,
-    train_sgns_block,
-    train_sgns_block_serial,
-)
+import importlib
+from typing import Any
+
 from .tables import NEG_CUM_DOMAIN, make_keep_prob, make_neg_cum
 
 __all__ = [
@@ -32,3 +27,24 @@ __all__ = [
     "train_sgns_block_reference",
     "train_sgns_block_serial",
 ]
+
+_WHERE = {
+    "MAX_EXP": "sgns",
+    "MODE_BASKET": "sgns",
+    "MODE_SEQUENCE": "sgns",
+    "check_corpus": "sgns",
+    "train_sgns_block": "sgns",
+    "train_sgns_block_serial": "sgns",
+    "train_sgns_batched_block": "batched",
+    "train_sgns_batched_block_serial": "batched",
+    "train_sgns_batched_block_reference": "reference",
+    "train_sgns_block_reference": "reference",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
