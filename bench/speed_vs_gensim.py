@@ -115,6 +115,7 @@ def work_gensim(a: argparse.Namespace) -> dict:
         "train_s": t2 - t1,
     }
     keys, vectors = list(model.wv.index_to_key), np.asarray(model.wv.vectors, dtype=np.float32)
+    out["peak_rss_mib"] = peak_rss_mib()  # training's peak, before the evaluation loads anything
     return out | _quality(a, keys, vectors)
 
 
@@ -155,6 +156,7 @@ def work_likewise(a: argparse.Namespace) -> dict:
             "prepare_s": t1 - t0,
             "train_s": t2 - t1,
         }
+        out["peak_rss_mib"] = peak_rss_mib()  # training's peak, before the evaluation loads anything
         return out | _quality(a, list(emb.keys), np.asarray(emb.vectors))
 
 
@@ -169,7 +171,6 @@ def _quality(a: argparse.Namespace, keys: list[str], vectors: np.ndarray) -> dic
 
 def worker(a: argparse.Namespace) -> None:
     res = work_gensim(a) if a.worker == "gensim" else work_likewise(a)
-    res["peak_rss_mib"] = peak_rss_mib()
     res["words_per_s"] = res["tokens"] * json.loads(a.params)["epochs"] / res["train_s"]
     print("RESULT " + json.dumps(res))
 
