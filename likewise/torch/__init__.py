@@ -1,8 +1,8 @@
 """PyTorch side of likewise (``pip install 'likewise[torch]'``): the embedding table as a network layer.
 
 * :class:`EmbeddingTable` -- ``nn.Embedding`` that checks ids before the lookup (a clear
-  :class:`~likewise.errors.ItemIndexError` instead of "index out of range in self" or a CUDA device-side
-  assert), optional sparse gradients, and export of its table to a saved likewise space.
+  :class:`~likewise.errors.ItemIndexError` instead of "index out of range in self" or a CUDA
+  device-side assert), optional sparse gradients, and export of its table to a saved likewise space.
 * :mod:`likewise.torch.nexttoken` -- the makemore MLP: the previous k items -> their vectors concatenated
   -> tanh hidden layer -> logits (tied or untied), trained with Adam on a seeded train/val split.
 

@@ -14,7 +14,7 @@ Read top to bottom:
 5. :func:`sample`, :func:`predict_next`, :func:`sweep_dims`.
 6. :func:`save_model` / :func:`load_model` -- plain files: the input table as a normal likewise space in
    ``space/`` (so ``likewise similar MODEL/space ITEM`` works), the other tensors as ``.npy`` and a JSON
-   manifest with sha256 checksums. Never a pickle.
+   manifest with sha256 checksums. Nothing is pickled.
 """
 
 from __future__ import annotations
