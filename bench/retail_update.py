@@ -22,6 +22,7 @@ import numpy as np
 from likewise import retail
 from likewise.baselines import fit_baselines
 from likewise.datasets import retail_orders, write_retail
+from likewise.evaluate import EmbeddingRecommender
 from likewise.update import update
 
 
@@ -37,7 +38,7 @@ def hit_rate(emb, test, rng_seed=0, k=10):
         j = int(rng.integers(len(items)))
         tgt.append(items.pop(j))
         ctx.append(items)
-    rec = retail.RetailRecommender(emb)
+    rec = EmbeddingRecommender(emb)
     index = emb.vocab.index
     ctx_ids = [np.array([index[x] for x in c if x in index], dtype=np.int64) for c in ctx]
     top = rec.recommend_ids(ctx_ids, k)

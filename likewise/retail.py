@@ -40,7 +40,6 @@ from .vocab import Vocab
 __all__ = [
     "CustomerTable",
     "OrderLog",
-    "RetailRecommender",
     "affinity_top_k",
     "also_bought",
     "build_customer_vectors",
@@ -50,7 +49,6 @@ __all__ = [
     "holdout_hit_rates",
     "lookalike",
     "lookalike_precision",
-    "mixture_top_k",
     "log_sequences",
     "parse_duration",
     "read_order_log",
@@ -793,7 +791,7 @@ def also_bought(emb: Embeddings, item: str | int, k: int = 10) -> Neighbours:
     if emb.context is None:
         return emb.similar(item, k=k)
     i = emb._id(item)
-    ids, scores = affinity_top_k(emb, emb.vectors[i : i + 1], k, np.zeros(1, np.int64), np.array([i]))
+    ids, scores = emb.affinity_top_k([np.array([i])], _k(k))
     return _product_result(emb, ids[0], scores[0])
 
 
@@ -822,18 +820,8 @@ def complete_basket(
     ids, _ = emb._ids(list(items), on_unknown=on_unknown)
     if len(ids) == 0:
         raise InputError(f"the basket has no product known to the space (given {list(items)[:5]!r})")
-    out, scores = mixture_top_k(emb, [ids], k)
+    out, scores = emb.affinity_top_k([ids], _k(k))
     return _product_result(emb, out[0], scores[0])
-
-
-def mixture_top_k(emb: Embeddings, contexts: Sequence[np.ndarray], k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Top-``k`` products for each context (an id array) by the mixture score of :func:`complete_basket`.
-
-    The same as :meth:`Embeddings.affinity_top_k` (kept here under its retail name).
-    """
-    if emb.context is None:
-        raise NotFittedError("this space has no context table; train it from an order log (train_from_log)")
-    return emb.affinity_top_k(contexts, _k(k))
 
 
 def for_customer(
@@ -853,32 +841,6 @@ def for_customer(
         return emb.similar_to_vector(table.vectors[r], k=k, exclude=exclude.tolist())
     out, scores = affinity_top_k(emb, table.vectors[r : r + 1], k, np.zeros(len(exclude), np.int64), exclude)
     return _product_result(emb, out[0], scores[0])
-
-
-class RetailRecommender:
-    """The model behind :func:`complete_basket` as a :class:`likewise.baselines.Recommender`.
-
-    ``recommend_ids(contexts, k)`` takes id arrays of the space and returns ``(n, k)`` int64 ids, never a
-    context's own product -- the same contract as the count baselines, so they can be compared.
-    """
-
-    def __init__(self, emb: Embeddings, name: str = "likewise") -> None:
-        self.emb = emb
-        self.name = name
-
-    def recommend_ids(self, contexts: Sequence[np.ndarray], k: int) -> np.ndarray:
-        """See :class:`likewise.baselines.Recommender`."""
-        if self.emb.context is not None:
-            return mixture_top_k(self.emb, contexts, k)[0]
-        vec = np.asarray(self.emb.vectors)
-        ctx = [np.asarray(c, dtype=np.int64).reshape(-1) for c in contexts]
-        q = np.stack([vec[c].mean(axis=0) if len(c) else np.zeros(vec.shape[1], np.float32) for c in ctx])
-        lens = np.fromiter((len(c) for c in ctx), dtype=np.int64, count=len(ctx))
-        ex_rows = np.repeat(np.arange(len(ctx), dtype=np.int64), lens)
-        ex_cols = np.concatenate(ctx) if ctx else np.zeros(0, np.int64)
-        from .embeddings import _normalise_rows
-
-        return top_k_search(self.emb.normed, _normalise_rows(q), _k(k), ex_rows, ex_cols)[0]
 
 
 def _customer_result(table: CustomerTable, rows: np.ndarray, scores: np.ndarray) -> Neighbours:
@@ -1052,6 +1014,7 @@ def holdout_hit_rates(
     ids. Returns ``{"complete": {method: hr, "n": ...}, "for_customer": {...}}``.
     """
     from .baselines import fit_baselines
+    from .evaluate import EmbeddingRecommender
 
     lut = np.array([emb.vocab.index.get(key, -1) for key in train.item_keys], dtype=np.int64)
     ids, offsets = _log_codes(train, lut, seed=seed)
@@ -1063,7 +1026,7 @@ def holdout_hit_rates(
             seed=seed,
         )
     )
-    models["likewise"] = RetailRecommender(emb)
+    models["likewise"] = EmbeddingRecommender(emb, "likewise")
     rng = np.random.default_rng(seed)
     t_ids, t_off = _log_codes(test, lut, seed=seed)
     ctx, tgt = [], []

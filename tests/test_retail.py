@@ -13,6 +13,7 @@ import likewise
 from likewise import retail
 from likewise.datasets import retail_orders, write_retail
 from likewise.errors import InputError, NotFittedError, SpaceMismatchError, UnknownItemError
+from likewise.evaluate import EmbeddingRecommender
 
 
 @pytest.fixture(scope="module")
@@ -263,13 +264,13 @@ def test_complete_basket(emb):
 def test_mixture_score_is_log_mean_exp_of_affinities(emb):
     # the basket score, recomputed by hand for a few candidates
     ids = np.array([3, 8, 20])
-    got_ids, got_scores = retail.mixture_top_k(emb, [ids], 5)
+    got_ids, got_scores = emb.affinity_top_k([ids], 5)
     W, C = np.asarray(emb.vectors, np.float64), np.asarray(emb.context, np.float64)
     alpha = emb.config["ns_exponent"]
     for j, s in zip(got_ids[0], got_scores[0], strict=True):
         want = np.log(np.mean(np.exp(W[ids] @ C[j]))) + alpha * np.log(emb.counts[j])
         assert s == pytest.approx(want, abs=1e-4)
-    rec = retail.RetailRecommender(emb).recommend_ids([ids, np.array([0]), np.array([], dtype=np.int64)], 5)
+    rec = EmbeddingRecommender(emb).recommend_ids([ids, np.array([0]), np.array([], dtype=np.int64)], 5)
     assert np.array_equal(rec[0], got_ids[0]) and not np.isin(rec[1], [0]).any()
     assert np.array_equal(rec[2], np.argsort(-emb.counts, kind="stable")[:5])  # empty: most popular
 
