@@ -41,7 +41,19 @@ import numpy as np
 from numba import njit, prange
 
 from ..errors import InputError, ItemIndexError
-from .sgns import _F_MAX, _U32, _int, _next32, _subsample, _validate, chunk_bounds, chunk_states
+from .sgns import (
+    _F_MAX,
+    _U32,
+    _int,
+    _longest,
+    _lr_at,
+    _next32,
+    _stop,
+    _subsample,
+    _validate,
+    chunk_bounds,
+    chunk_states,
+)
 
 __all__ = ["train_sgns_batched_block", "train_sgns_batched_block_serial"]
 
@@ -181,9 +193,7 @@ def _train_chunk(
     """Train sequences ``[s0, s1)`` from stream ``state``; write (seen, kept, pairs, error, bad id) to out."""
     n_items = W.shape[0]
     dim = W.shape[1]
-    longest = 0
-    for s in range(s0, s1):
-        longest = max(longest, offsets[s + 1] - offsets[s])
+    longest = _longest(offsets, s0, s1)
     kept = np.empty(longest, dtype=np.int32)
     ctx_all = np.empty(max(2 * window, max_context, longest) + 1, dtype=np.int32)
     tg = np.empty(negative + 1, dtype=np.int32)
@@ -204,17 +214,12 @@ def _train_chunk(
         seen += b - a
         n, state, bad = _subsample(ids, a, b, keep_prob, kept, state)
         if bad >= 0:
-            out[0] = seen
-            out[1] = n_kept
-            out[2] = pairs
-            out[3] = 1
-            out[4] = ids[bad]
+            _stop(out, seen, n_kept, pairs, ids[bad])
             return loss
         n_kept += n
         if n < 2:
             continue
-        progress = (words_before + (a - base)) / total_words
-        lr = np.float32(max(min_lr, lr0 - (lr0 - min_lr) * progress))
+        lr = _lr_at(a, base, words_before, total_words, lr0, min_lr)
         for i in range(n):
             centre = kept[i]
             if mode == 1 and n - 1 > max_context:

@@ -36,6 +36,11 @@ class _Stream:
         """Uniform float in ``[0, 1)``."""
         return self.next32() / 2**32
 
+    def negatives(self, neg_cum: np.ndarray, count: int) -> list[int]:
+        """``count`` draws from the negative-sampling table: the first ``t`` with ``neg_cum[t] > r``."""
+        total = int(neg_cum[-1])
+        return [int(np.searchsorted(neg_cum, self.below(total), side="right")) for _ in range(count)]
+
 
 def _sampled_others(rng: _Stream, i: int, n: int, count: int) -> Iterator[int]:
     """``count`` positions drawn uniformly among ``[0, n)`` without ``i``, lazily: each draw happens
@@ -45,14 +50,36 @@ def _sampled_others(rng: _Stream, i: int, n: int, count: int) -> Iterator[int]:
         yield j + (j >= i)
 
 
+def _sequences(p, ids, offsets, keep_prob, n_rows: int, counts: list[int]) -> Iterator[tuple]:
+    """The block's sequences in chunk order, each subsampled (step 1) with its chunk's stream.
+
+    Yields ``(rng, kept, lr)`` for every sequence that keeps at least 2 items; adds the tokens seen and
+    kept to ``counts[0]`` and ``counts[1]``.
+    """
+    bounds = chunk_bounds(offsets, p.seq_start, p.seq_end, p.n_chunks)
+    base = int(offsets[p.seq_start])
+    for k, state in enumerate(chunk_states(p.seed, p.seq_start, p.n_chunks)):
+        rng = _Stream(state)
+        for s in range(bounds[k], bounds[k + 1]):
+            a, b = int(offsets[s]), int(offsets[s + 1])
+            counts[0] += b - a
+            kept = []
+            for w in ids[a:b].tolist():
+                if not 0 <= w < n_rows:
+                    raise ItemIndexError(w, n_rows)
+                if keep_prob[w] >= 1 or rng.real() < float(keep_prob[w]):
+                    kept.append(w)
+            counts[1] += len(kept)
+            if len(kept) >= 2:
+                progress = (p.words_before + (a - base)) / p.total_words
+                yield rng, kept, np.float32(max(p.min_lr, p.lr0 - (p.lr0 - p.min_lr) * progress))
+
+
 def _pair(centre, ctx, W, C, neg_cum, negative, lr, rng) -> float:
     l1 = W[ctx]
     neu1e = np.zeros(W.shape[1], dtype=np.float32)
     targets = [(centre, 1)]
-    for _ in range(negative):
-        t = int(np.searchsorted(neg_cum, rng.below(int(neg_cum[-1])), side="right"))
-        if t != centre:
-            targets.append((t, 0))
+    targets += [(t, 0) for t in rng.negatives(neg_cum, negative) if t != centre]
     loss = 0.0
     for t, label in targets:  # drawing all negatives first is fine: updates consume no randomness
         f = np.clip(np.dot(l1, C[t]), np.float32(-MAX_EXP), np.float32(MAX_EXP))
@@ -108,38 +135,23 @@ def train_sgns_block_reference(
     )
     if p.seq_start == p.seq_end:
         return 0, 0, 0, 0.0
-    bounds = chunk_bounds(offsets, p.seq_start, p.seq_end, p.n_chunks)
-    seen = n_kept = pairs = 0
+    counts = [0, 0]
+    pairs = 0
     loss = 0.0
-    for k, state in enumerate(chunk_states(p.seed, p.seq_start, p.n_chunks)):
-        rng = _Stream(state)
-        for s in range(bounds[k], bounds[k + 1]):
-            a, b = int(offsets[s]), int(offsets[s + 1])
-            seen += b - a
-            kept = []
-            for w in ids[a:b].tolist():
-                if not 0 <= w < len(W):
-                    raise ItemIndexError(w, len(W))
-                if keep_prob[w] >= 1 or rng.real() < float(keep_prob[w]):
-                    kept.append(w)
-            n = len(kept)
-            n_kept += n
-            if n < 2:
-                continue
-            progress = (p.words_before + (a - int(offsets[p.seq_start]))) / p.total_words
-            lr = np.float32(max(p.min_lr, p.lr0 - (p.lr0 - p.min_lr) * progress))
-            for i in range(n):
-                if p.mode == MODE_SEQUENCE:
-                    reach = p.window - rng.below(p.window)
-                    contexts = [j for j in range(max(0, i - reach), min(n, i + reach + 1)) if j != i]
-                elif n - 1 <= p.max_context:
-                    contexts = [j for j in range(n) if j != i]
-                else:
-                    contexts = _sampled_others(rng, i, n, p.max_context)
-                for j in contexts:
-                    loss += _pair(kept[i], kept[j], W, C, neg_cum, p.negative, lr, rng)
-                    pairs += 1
-    return seen, n_kept, pairs, loss
+    for rng, kept, lr in _sequences(p, ids, offsets, keep_prob, len(W), counts):
+        n = len(kept)
+        for i in range(n):
+            if p.mode == MODE_SEQUENCE:
+                reach = p.window - rng.below(p.window)
+                contexts = [j for j in range(max(0, i - reach), min(n, i + reach + 1)) if j != i]
+            elif n - 1 <= p.max_context:
+                contexts = [j for j in range(n) if j != i]
+            else:
+                contexts = _sampled_others(rng, i, n, p.max_context)
+            for j in contexts:
+                loss += _pair(kept[i], kept[j], W, C, neg_cum, p.negative, lr, rng)
+                pairs += 1
+    return counts[0], counts[1], pairs, loss
 
 
 def _group_reference(centre, contexts, negatives, W, C, lr) -> float:
@@ -203,51 +215,29 @@ def train_sgns_batched_block_reference(
     group = validate_group(group)
     if p.seq_start == p.seq_end:
         return 0, 0, 0, 0.0
-    bounds = chunk_bounds(offsets, p.seq_start, p.seq_end, p.n_chunks)
-    seen = n_kept = pairs = 0
+    counts = [0, 0]
+    pairs = 0
     loss = 0.0
-
-    def negatives(rng: _Stream) -> list[int]:
-        return [
-            int(np.searchsorted(neg_cum, rng.below(int(neg_cum[-1])), side="right"))
-            for _ in range(p.negative)
-        ]
-
-    for k, state in enumerate(chunk_states(p.seed, p.seq_start, p.n_chunks)):
-        rng = _Stream(state)
-        for s in range(bounds[k], bounds[k + 1]):
-            a, b = int(offsets[s]), int(offsets[s + 1])
-            seen += b - a
-            kept = []
-            for w in ids[a:b].tolist():
-                if not 0 <= w < len(W):
-                    raise ItemIndexError(w, len(W))
-                if keep_prob[w] >= 1 or rng.real() < float(keep_prob[w]):
-                    kept.append(w)
-            n = len(kept)
-            n_kept += n
-            if n < 2:
+    for rng, kept, lr in _sequences(p, ids, offsets, keep_prob, len(W), counts):
+        n = len(kept)
+        for i in range(n):
+            if p.mode != MODE_SEQUENCE and n - 1 > p.max_context:
+                left = p.max_context
+                while left > 0:
+                    nb = min(group, left)
+                    ctx = [kept[j] for j in _sampled_others(rng, i, n, nb)]
+                    loss += _group_reference(kept[i], ctx, rng.negatives(neg_cum, p.negative), W, C, lr)
+                    pairs += nb
+                    left -= nb
                 continue
-            progress = (p.words_before + (a - int(offsets[p.seq_start]))) / p.total_words
-            lr = np.float32(max(p.min_lr, p.lr0 - (p.lr0 - p.min_lr) * progress))
-            for i in range(n):
-                if p.mode != MODE_SEQUENCE and n - 1 > p.max_context:
-                    left = p.max_context
-                    while left > 0:
-                        nb = min(group, left)
-                        ctx = [kept[j] for j in _sampled_others(rng, i, n, nb)]
-                        loss += _group_reference(kept[i], ctx, negatives(rng), W, C, lr)
-                        pairs += nb
-                        left -= nb
-                    continue
-                if p.mode == MODE_SEQUENCE:
-                    reach = p.window - rng.below(p.window)
-                    positions = range(max(0, i - reach), min(n, i + reach + 1))
-                else:
-                    positions = range(n)
-                ctx = [kept[j] for j in positions if j != i]
-                for start in range(0, len(ctx), group):
-                    part = ctx[start : start + group]
-                    loss += _group_reference(kept[i], part, negatives(rng), W, C, lr)
-                    pairs += len(part)
-    return seen, n_kept, pairs, loss
+            if p.mode == MODE_SEQUENCE:
+                reach = p.window - rng.below(p.window)
+                positions = range(max(0, i - reach), min(n, i + reach + 1))
+            else:
+                positions = range(n)
+            ctx = [kept[j] for j in positions if j != i]
+            for start in range(0, len(ctx), group):
+                part = ctx[start : start + group]
+                loss += _group_reference(kept[i], part, rng.negatives(neg_cum, p.negative), W, C, lr)
+                pairs += len(part)
+    return counts[0], counts[1], pairs, loss

@@ -346,6 +346,32 @@ def _next32(state):
     return state, state >> _U32
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _longest(offsets, s0, s1):
+    """Length of the longest sequence in ``[s0, s1)`` (sizes the scratch buffers)."""
+    longest = 0
+    for s in range(s0, s1):
+        longest = max(longest, offsets[s + 1] - offsets[s])
+    return longest
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _lr_at(a, base, words_before, total_words, lr0, min_lr):
+    """Step 2 of the module docstring: the float32 learning rate of the sequence starting at ``a``."""
+    progress = (words_before + (a - base)) / total_words
+    return np.float32(max(min_lr, lr0 - (lr0 - min_lr) * progress))
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _stop(out, seen, n_kept, pairs, bad_id):
+    """Record the counts so far and the id outside ``[0, V)`` that stopped the chunk."""
+    out[0] = seen
+    out[1] = n_kept
+    out[2] = pairs
+    out[3] = 1
+    out[4] = bad_id
+
+
 @njit(fastmath=True, nogil=True, cache=True, inline="always")
 def _subsample(ids, a, b, keep_prob, kept, state):
     """Step 1 of the module docstring for ``ids[a:b]``: the kept ids go to ``kept[:n]``.
@@ -443,9 +469,7 @@ def _train_chunk(
     is that id.
     """
     n_items = W.shape[0]
-    longest = 0
-    for s in range(s0, s1):
-        longest = max(longest, offsets[s + 1] - offsets[s])
+    longest = _longest(offsets, s0, s1)
     kept = np.empty(longest, dtype=np.int32)
     neu1e = np.empty(W.shape[1], dtype=np.float32)
     neg_total = np.uint64(neg_cum[n_items - 1])
@@ -461,17 +485,12 @@ def _train_chunk(
         seen += b - a
         n, state, bad = _subsample(ids, a, b, keep_prob, kept, state)
         if bad >= 0:
-            out[0] = seen
-            out[1] = n_kept
-            out[2] = pairs
-            out[3] = 1
-            out[4] = ids[bad]
+            _stop(out, seen, n_kept, pairs, ids[bad])
             return loss
         n_kept += n
         if n < 2:
             continue
-        progress = (words_before + (a - base)) / total_words
-        lr = np.float32(max(min_lr, lr0 - (lr0 - min_lr) * progress))
+        lr = _lr_at(a, base, words_before, total_words, lr0, min_lr)
         if mode == 0:
             for i in range(n):
                 state, x = _next32(state)
