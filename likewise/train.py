@@ -68,8 +68,9 @@ class TrainConfig:
         Basket mode: contexts per item; larger baskets are sampled so cost stays linear in basket size.
     neg_group : int
         Contexts of one item that share one set of negative samples and train together as small
-        matrix products (HogBatch, Ji et al. 2016). 1 is classic word2vec (a fresh set per pair);
-        larger is faster at equal quality (see ``bench/speed_vs_gensim.py``).
+        matrix products (HogBatch, Ji et al. 2016). 1 is classic word2vec: a fresh set per pair and
+        the exact sigmoid (the kernel of :mod:`likewise.kernels.sgns`). Larger is faster at equal
+        quality (see ``bench/speed_vs_gensim.py``).
     threads : int, optional
         Worker threads (default: all cores). Ignored when ``deterministic``.
     seed : int
@@ -452,15 +453,21 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress):
     neg_cum = kernels.make_neg_cum(counts, config.ns_exponent)
     mode = 0 if config.mode == "sequence" else 1
 
+    # neg_group=1 runs word2vec's own algorithm (per-pair updates, exact sigmoid: kernels/sgns.py);
+    # larger groups the batched kernel, which takes the group size after max_context.
+    classic = config.neg_group == 1
+    group_arg: tuple[int, ...] = () if classic else (config.neg_group,)
     if config.deterministic:
-        kernel, threads, n_chunks = kernels.train_sgns_batched_block_serial, 1, _DETERMINISTIC_CHUNKS
+        kernel = kernels.train_sgns_block_serial if classic else kernels.train_sgns_batched_block_serial
+        threads, n_chunks = 1, _DETERMINISTIC_CHUNKS
     else:
         import numba
 
         threads = config.threads or numba.config.NUMBA_NUM_THREADS
         threads = min(threads, numba.config.NUMBA_NUM_THREADS)
         numba.set_num_threads(threads)
-        kernel, n_chunks = kernels.train_sgns_batched_block, threads * _CHUNKS_PER_THREAD
+        kernel = kernels.train_sgns_block if classic else kernels.train_sgns_batched_block
+        n_chunks = threads * _CHUNKS_PER_THREAD
 
     n_tokens = int(offsets[-1])
     total_words = max(1, n_tokens * config.epochs)
@@ -488,7 +495,7 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress):
                 config.window,
                 config.negative,
                 config.max_context,
-                config.neg_group,
+                *group_arg,
                 config.lr,
                 config.min_lr,
                 words_before,

@@ -169,3 +169,19 @@ def test_progress_bar_reports_rate_and_loss(capsys):
 def test_progress_bar_is_off_when_not_a_terminal(capsys):
     train([["a", "b", "c"], ["b", "c", "d"]] * 50, mode="basket", dim=4, epochs=1, min_count=1)
     assert capsys.readouterr().err == ""  # pytest's stderr is not a terminal
+
+
+def test_neg_group_one_runs_the_classic_kernel(monkeypatch):
+    """neg_group=1 is word2vec's own per-pair algorithm (kernels/sgns.py), larger groups the batched one."""
+    import likewise.kernels as k
+
+    called = []
+    for name in ("train_sgns_block_serial", "train_sgns_batched_block_serial"):
+        real = getattr(k, name)
+        monkeypatch.setattr(k, name, lambda *a, _real=real, _name=name: called.append(_name) or _real(*a))
+    seqs = [["a", "b", "c", "d"], ["b", "c", "e"]] * 20
+    train(seqs, min_count=1, dim=4, epochs=1, neg_group=1, deterministic=True, progress=False)
+    assert set(called) == {"train_sgns_block_serial"}
+    called.clear()
+    train(seqs, min_count=1, dim=4, epochs=1, neg_group=4, deterministic=True, progress=False)
+    assert set(called) == {"train_sgns_batched_block_serial"}
