@@ -27,7 +27,6 @@ or a line break), or an empty one -- is refused when the split is written. Numpy
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -43,6 +42,7 @@ import numpy as np
 from .baselines import BASELINES, Recommender, VectorRecommender, fit_baselines
 from .embeddings import Embeddings, _normalise_rows, top_k_search
 from .errors import CorruptModelError, InputError
+from .store import file_sha256
 
 __all__ = [
     "METRICS",
@@ -619,14 +619,6 @@ def _key_checker(delimiter: str | None):
     return check
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def save_split(split: Split, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
     """Write a split folder (written to a temporary folder beside it, then renamed)."""
     final = Path(path)
@@ -653,7 +645,7 @@ def save_split(split: Split, path: str | os.PathLike, *, overwrite: bool = False
             for c, t in zip(split.contexts, split.targets, strict=True):
                 f.write(sep.join(check(k) for k in c) + "\t" + check(t) + "\n")
         files = {
-            n: {"sha256": _sha256(tmp / n), "bytes": (tmp / n).stat().st_size}
+            n: {"sha256": file_sha256(tmp / n), "bytes": (tmp / n).stat().st_size}
             for n in ("train.txt", "test.tsv")
         }
         manifest = {
@@ -698,7 +690,7 @@ def load_split(path: str | os.PathLike, *, verify: bool = True) -> Split:
         f = p / name
         if not f.is_file():
             raise CorruptModelError(f"split file {str(f)!r} is missing")
-        if verify and _sha256(f) != info["sha256"]:
+        if verify and file_sha256(f) != info["sha256"]:
             raise CorruptModelError(f"split file {str(f)!r} fails its sha256 checksum (changed or truncated)")
     sep = man.get("delimiter")
 

@@ -92,16 +92,27 @@ def _write_text(path: Path, text: str) -> None:
         os.fsync(f.fileno())
 
 
-def _is_space(path: Path) -> bool:
-    """True if ``path`` is a folder whose manifest says it is a likewise space (any version)."""
+def _has_format(path: Path, fmt: str) -> bool:
+    """True if ``path`` is a folder whose manifest names format ``fmt`` (any version)."""
     try:
         manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return isinstance(manifest, dict) and manifest.get("format") == FORMAT
+    return isinstance(manifest, dict) and manifest.get("format") == fmt
 
 
-def check_target(path: str | os.PathLike, *, overwrite: bool = False) -> Path:
+def _is_space(path: Path) -> bool:
+    """True if ``path`` is a folder whose manifest says it is a likewise space (any version)."""
+    return _has_format(path, FORMAT)
+
+
+def check_target(
+    path: str | os.PathLike,
+    *,
+    overwrite: bool = False,
+    fmt: str = FORMAT,
+    what: str = "saved likewise space",
+) -> Path:
     """Raise now if :func:`save` would refuse ``path`` (so a long training run is not wasted).
 
     Parameters
@@ -110,6 +121,9 @@ def check_target(path: str | os.PathLike, *, overwrite: bool = False) -> Path:
         Where a space is about to be saved.
     overwrite : bool
         Whether an existing saved space may be replaced.
+    fmt, what : str
+        The manifest format a folder must have to be replaced, and its name for messages (other
+        folder formats, such as the next-token model's, reuse this check).
 
     Returns
     -------
@@ -122,10 +136,10 @@ def check_target(path: str | os.PathLike, *, overwrite: bool = False) -> Path:
             raise InputError(
                 f"{str(target)!r} already exists; pass overwrite=True (--overwrite) to replace it"
             )
-        if not target.is_dir() or not _is_space(target):
+        if not target.is_dir() or not _has_format(target, fmt):
             raise InputError(
-                f"refusing to overwrite {str(target)!r}: it is not a saved likewise space "
-                f"(no {MANIFEST} with format {FORMAT!r})"
+                f"refusing to overwrite {str(target)!r}: it is not a {what} "
+                f"(no {MANIFEST} with format {fmt!r})"
             )
     return target
 

@@ -35,7 +35,7 @@ from .errors import InputError
 from .train import train_tables
 from .vocab import Vocab
 
-__all__ = ["train_tables", "update"]
+__all__ = ["update"]
 
 
 def _start_rows(

@@ -12,7 +12,8 @@ import likewise
 from likewise import retail
 from likewise.datasets import retail_orders, write_retail
 from likewise.errors import InputError
-from likewise.update import _start_rows, train_tables, update
+from likewise.train import train_tables
+from likewise.update import _start_rows, update
 
 
 @pytest.fixture(scope="module")

@@ -519,28 +519,11 @@ def predict_next(
 # --------------------------------------------------------------------------------------------------------
 
 
-def _is_model(path: Path) -> bool:
-    try:
-        manifest = json.loads((path / _MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(manifest, dict) and manifest.get("format") == FORMAT
-
-
 def check_model_target(path: str | os.PathLike, *, overwrite: bool = False) -> Path:
     """Raise now if :func:`save_model` would refuse ``path`` (call it before a long training run)."""
-    target = Path(path)
-    if target.exists() or target.is_symlink():
-        if not overwrite:
-            raise InputError(
-                f"{str(target)!r} already exists; pass overwrite=True (--overwrite) to replace it"
-            )
-        if not target.is_dir() or not _is_model(target):
-            raise InputError(
-                f"refusing to overwrite {str(target)!r}: it is not a saved next-token model "
-                f"(no {_MANIFEST} with format {FORMAT!r})"
-            )
-    return target
+    from ..store import check_target
+
+    return check_target(path, overwrite=overwrite, fmt=FORMAT, what="saved next-token model")
 
 
 def save_model(trained: TrainedNextToken, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
