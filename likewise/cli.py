@@ -74,7 +74,6 @@ def _neighbour_rows(pairs: Iterable[tuple[str, float]]) -> list[list[Any]]:
 
 
 def cmd_train(args: argparse.Namespace) -> None:
-    from .readers import InputSpec
     from .store import check_target
     from .train import TrainConfig, train
 
@@ -82,14 +81,7 @@ def cmd_train(args: argparse.Namespace) -> None:
 
     if args.user_col or args.time_col or args.sessions:
         return _train_retail(args)
-    spec = InputSpec(
-        paths=tuple(args.input),
-        format=args.format,
-        delimiter=args.delimiter,
-        basket_col=args.basket_col,
-        item_col=args.item_col,
-        order_col=args.order_col,
-    )
+    spec = _input_spec(args)
     config = TrainConfig(
         mode=args.mode,
         dim=args.dim,
@@ -262,6 +254,29 @@ def cmd_demo(args: argparse.Namespace) -> None:
 # --- parser ------------------------------------------------------------------------------------------
 
 
+def _add_input_options(g: Any) -> None:
+    """The reader options (format, delimiter, log columns) of every command that reads INPUT files."""
+    g.add_argument("--format", default="auto", choices=["auto", "text", "csv", "parquet", "jsonl"])
+    g.add_argument("--delimiter", default=None, help="item separator in text; field separator in CSV")
+    g.add_argument("--basket-col", default=None, help="log column naming the basket / order / session")
+    g.add_argument("--item-col", default=None, help="log column naming the item")
+    g.add_argument("--order-col", default=None, help="log column ordering items inside a basket")
+
+
+def _input_spec(args: argparse.Namespace):
+    """The :class:`~likewise.readers.InputSpec` of ``args.input`` and the options above."""
+    from .readers import InputSpec
+
+    return InputSpec(
+        paths=tuple(args.input),
+        format=args.format,
+        delimiter=args.delimiter,
+        basket_col=args.basket_col,
+        item_col=args.item_col,
+        order_col=args.order_col,
+    )
+
+
 def _positive_int(s: str) -> int:
     try:
         v = int(s)
@@ -293,11 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("-o", "--output", required=True, metavar="MODEL", help="folder to save the space in")
     t.add_argument("--overwrite", action="store_true", help="replace an existing saved space")
     g = t.add_argument_group("input")
-    g.add_argument("--format", default="auto", choices=["auto", "text", "csv", "parquet", "jsonl"])
-    g.add_argument("--delimiter", default=None, help="item separator in text; field separator in CSV")
-    g.add_argument("--basket-col", default=None, help="log column naming the basket / order / session")
-    g.add_argument("--item-col", default=None, help="log column naming the item")
-    g.add_argument("--order-col", default=None, help="log column ordering items inside a basket")
+    _add_input_options(g)
     o = t.add_argument_group("order log: products and customers (likewise.retail)")
     o.add_argument("--user-col", default=None, help="customer column: also build customer vectors")
     o.add_argument("--time-col", default=None, help="order time column (ISO 8601, timestamp or seconds)")

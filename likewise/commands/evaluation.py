@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from likewise.cli import _emit, _load, _positive_int, _table
+from likewise.cli import _add_input_options as _add_reader_options
+from likewise.cli import _emit, _input_spec, _load, _positive_int, _table
 
 _METRIC_NAMES = {"hr": "HR@{k}", "ndcg": "NDCG@{k}", "mrr": "MRR@{k}", "coverage": "coverage"}
 
@@ -33,27 +34,10 @@ def _render(args: argparse.Namespace, headers: list[str], rows: list[list[Any]])
     return _md_table(headers, rows) if getattr(args, "markdown", False) else _table(headers, rows)
 
 
-def _spec(args: argparse.Namespace):
-    from likewise.readers import InputSpec
-
-    return InputSpec(
-        paths=tuple(args.input),
-        format=args.format,
-        delimiter=args.delimiter,
-        basket_col=args.basket_col,
-        item_col=args.item_col,
-        order_col=args.order_col,
-    )
-
-
 def _add_input_options(p: argparse.ArgumentParser) -> None:
     """The input options of ``likewise train``."""
     g = p.add_argument_group("input")
-    g.add_argument("--format", default="auto", choices=["auto", "text", "csv", "parquet", "jsonl"])
-    g.add_argument("--delimiter", default=None, help="item separator in text; field separator in CSV")
-    g.add_argument("--basket-col", default=None, help="log column naming the basket / order / session")
-    g.add_argument("--item-col", default=None, help="log column naming the item")
-    g.add_argument("--order-col", default=None, help="log column ordering items inside a basket")
+    _add_reader_options(g)
     g.add_argument("--cache-dir", default=None, help="where compiled corpora are cached")
 
 
@@ -64,7 +48,7 @@ def _read_sequences(args: argparse.Namespace) -> tuple[list[list[str]], dict[str
     from likewise.corpus import build_corpus
     from likewise.readers import input_format, resolve_files
 
-    spec = _spec(args)
+    spec = _input_spec(args)
     fmt = input_format(spec, resolve_files(spec))
     corpus = build_corpus(spec, min_count=1, cache_dir=args.cache_dir)
     keys = np.array(corpus.vocab.keys, dtype=object)
