@@ -449,6 +449,9 @@ class Embeddings:
         self._fingerprint = fingerprint
         self._normed: np.ndarray | None = None
         self._index: Any = None  # an attached likewise.index.AnnIndex, used by queries without restrict
+        self._customers: Any = None  # an attached likewise.retail.CustomerTable
+        self._context: np.ndarray | None = None  # skip-gram's output table, when kept
+        self._bias: np.ndarray | None = None  # cache of _affinity_bias()
 
     # ---- properties ------------------------------------------------------------------------------------
 
@@ -544,7 +547,7 @@ class Embeddings:
     @property
     def customers(self) -> Any:
         """The customer table (:class:`likewise.retail.CustomerTable`) saved with this space, or None."""
-        return getattr(self, "_customers", None)
+        return self._customers
 
     def attach_customers(self, table: Any) -> None:
         """Attach a customer table built in this space (None detaches it); saved with the space.
@@ -566,7 +569,7 @@ class Embeddings:
         Spaces trained from an order log keep it: ``vectors[i] @ context[j]`` scores how much more
         often ``j`` goes with ``i`` than chance (complements), and an update continues from it.
         """
-        return getattr(self, "_context", None)
+        return self._context
 
     def attach_context(self, table: Any) -> None:
         """Keep the output table (float32 [V, D], same shape as :attr:`vectors`); saved with the space."""
@@ -937,7 +940,7 @@ class Embeddings:
         subsampling of the config's ``sample``); adding the noise log-probability and undoing the
         subsampling turns it into ``log P(j | i)`` of the real baskets, up to a constant.
         """
-        cached = getattr(self, "_bias", None)
+        cached = self._bias
         if cached is None:
             from .kernels.tables import make_keep_prob  # NumPy only
 
