@@ -226,7 +226,7 @@ class AnnIndex:
         Everything is written into a temporary folder beside the target, then renamed into place; an
         existing index is replaced only with ``overwrite=True``.
         """
-        from .store import file_sha256
+        from .store import file_sha256, publish
 
         target = Path(folder)
         if target.exists() and not overwrite:
@@ -244,13 +244,7 @@ class AnnIndex:
                 _GRAPH: {"sha256": file_sha256(tmp / _GRAPH), "bytes": (tmp / _GRAPH).stat().st_size}
             }
             (tmp / _MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-            if target.exists():
-                old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
-                os.replace(target, old)
-                os.replace(tmp, target)
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                os.replace(tmp, target)
+            publish(tmp, target)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise

@@ -206,28 +206,38 @@ def save(emb: Embeddings, path: str | os.PathLike, *, overwrite: bool = False) -
             manifest["customers"] = _write_customers(emb.customers, tmp, files)
         _write_text(tmp / MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
         _fsync_dir(tmp)
-        if target.exists():
-            # Rename the old space aside, the new one in, then delete the old: at every instant the target
-            # name holds either the complete old space or the complete new one (or, briefly, nothing).
-            aside = parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
-            os.rename(target, aside)
-            try:
-                os.rename(tmp, target)
-            except BaseException:
-                os.rename(aside, target)
-                raise
-            _fsync_dir(parent)
-            if aside.is_symlink():  # the target was a link to a space: drop the link, keep what it pointed at
-                aside.unlink()
-            else:
-                shutil.rmtree(aside, ignore_errors=True)
-        else:
-            os.rename(tmp, target)
-            _fsync_dir(parent)
+        publish(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return target
+
+
+def publish(tmp: Path, target: Path) -> None:
+    """Move the finished folder ``tmp`` to ``target`` (same file system), replacing what is there.
+
+    The old folder is renamed aside, the new one in, then the old one deleted: at every instant
+    ``target`` holds either the complete old folder or the complete new one (or, briefly, nothing); if
+    the second rename fails the old folder is put back. A ``target`` that is a symlink is replaced
+    itself, and what it pointed at is kept.
+    """
+    parent = target.parent
+    if target.exists() or target.is_symlink():
+        aside = parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
+        os.rename(target, aside)
+        try:
+            os.rename(tmp, target)
+        except BaseException:
+            os.rename(aside, target)
+            raise
+        _fsync_dir(parent)
+        if aside.is_symlink():
+            aside.unlink()
+        else:
+            shutil.rmtree(aside, ignore_errors=True)
+    else:
+        os.rename(tmp, target)
+        _fsync_dir(parent)
 
 
 def read_manifest(path: str | os.PathLike) -> dict[str, Any]:

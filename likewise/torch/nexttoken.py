@@ -542,7 +542,7 @@ def save_model(trained: TrainedNextToken, path: str | os.PathLike, *, overwrite:
         The folder written.
     """
     from .. import __version__
-    from ..store import _fsync_dir, _write_npy, _write_text, file_sha256
+    from ..store import _fsync_dir, _write_npy, _write_text, file_sha256, publish
 
     target = check_model_target(path, overwrite=overwrite)
     parent = target.parent
@@ -575,18 +575,7 @@ def save_model(trained: TrainedNextToken, path: str | os.PathLike, *, overwrite:
         }
         _write_text(tmp / _MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
         _fsync_dir(tmp)
-        if target.exists():
-            aside = parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
-            os.rename(target, aside)
-            try:
-                os.rename(tmp, target)
-            except BaseException:
-                os.rename(aside, target)
-                raise
-            shutil.rmtree(aside, ignore_errors=True)
-        else:
-            os.rename(tmp, target)
-        _fsync_dir(parent)
+        publish(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
