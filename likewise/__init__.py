@@ -24,7 +24,8 @@ from .errors import (
     SpaceMismatchError,
     UnknownItemError,
 )
-from .train import EpochStats, TrainConfig, train
+from .train import EpochStats, TrainConfig
+from .train import train as _train_items
 from .vocab import Vocab
 
 if TYPE_CHECKING:
@@ -77,3 +78,49 @@ def __getattr__(name: str) -> Any:
 def load(path: str, *, mmap: bool = False, verify: bool = True) -> Embeddings:
     """Load a saved space (see :meth:`Embeddings.load`)."""
     return Embeddings.load(path, mmap=mmap, verify=verify)
+
+
+def train(
+    data: Any,
+    config: TrainConfig | None = None,
+    *,
+    basket_col: str | None = None,
+    item_col: str | None = None,
+    order_col: str | None = None,
+    user_col: str | None = None,
+    time_col: str | None = None,
+    quantity_col: str | None = None,
+    sessions: str | int | None = None,
+    **kwargs: Any,
+) -> Embeddings:
+    """Train item vectors; with ``user_col`` / ``time_col`` / ``quantity_col`` / ``sessions`` also customers.
+
+    ``data`` is what :func:`likewise.train.train` takes (sequences, a path, an
+    :class:`InputSpec`, a corpus, or a pyarrow Table / pandas / polars DataFrame with ``basket_col``
+    and ``item_col``). The order-log columns route to :func:`likewise.retail.train_from_log`, as
+    ``likewise train --user-col`` does, and the space gets customer vectors (``emb.customers``).
+    Other keywords (``dim=``, ``epochs=``, ``callback=``, ``progress=``, ...) pass through.
+    """
+    if user_col is None and time_col is None and quantity_col is None and sessions is None:
+        return _train_items(
+            data, config, basket_col=basket_col, item_col=item_col, order_col=order_col, **kwargs
+        )
+    import tempfile
+    from pathlib import Path
+
+    from . import retail
+    from .readers import is_table, write_table
+
+    if not (basket_col and item_col):
+        raise InputError("an order log needs basket_col= and item_col= (e.g. 'order_id' and 'product_id')")
+    if order_col is not None:
+        raise InputError("with an order log, name the order time with time_col=, not order_col=")
+    for name in ("callback", "cache_dir"):
+        if name in kwargs:
+            raise InputError(f"{name}= is not supported when training from an order log with customers")
+    cols = {"basket_col": basket_col, "item_col": item_col, "user_col": user_col}
+    cols |= {"time_col": time_col, "quantity_col": quantity_col}
+    with tempfile.TemporaryDirectory(prefix="likewise-table-") as tmp:
+        if is_table(data):
+            data = write_table(data, Path(tmp) / "log.parquet", [c for c in cols.values() if c])
+        return retail.train_from_log(data, config, sessions=sessions, **cols, **kwargs)

@@ -70,6 +70,22 @@ def _neighbour_rows(pairs: Iterable[tuple[str, float]]) -> list[list[Any]]:
     return [[i + 1, k, float(s)] for i, (k, s) in enumerate(pairs)]
 
 
+def _epochs(text: str) -> int | str:
+    """``--epochs``: a positive int or ``auto``."""
+    return "auto" if text == "auto" else _positive_int(text)
+
+
+def _show_defaults(parser: argparse.ArgumentParser) -> None:
+    """Append '(default: X)' to every option's help, so ``--help`` shows each default a run uses."""
+    for action in parser._actions:
+        if not action.option_strings or action.default is None or action.default is False:
+            continue
+        if action.default == argparse.SUPPRESS:
+            continue
+        if "%(default)" not in (action.help or ""):
+            action.help = ((action.help or "").rstrip() + " (default: %(default)s)").lstrip()
+
+
 # --- subcommands -------------------------------------------------------------------------------------
 
 
@@ -79,7 +95,7 @@ def cmd_train(args: argparse.Namespace) -> None:
 
     check_target(args.output, overwrite=args.overwrite)  # fail before training, not after
 
-    if args.user_col or args.time_col or args.sessions:
+    if args.user_col or args.time_col or args.sessions or args.quantity_col:
         return _train_retail(args)
     spec = _input_spec(args)
     config = TrainConfig(
@@ -113,16 +129,45 @@ def cmd_train(args: argparse.Namespace) -> None:
         "dim": emb.dim,
         "tokens": emb.meta["corpus"]["n_tokens"],
         "sequences": emb.meta["corpus"]["n_sequences"],
-        "epochs": config.epochs,
+        "epochs": emb.config["epochs"],
         "seconds": secs,
         "items_per_s": items / secs if secs else None,
         "pairs_per_s": pairs / secs if secs else None,
         "final_loss": hist[-1]["loss"],
         "fingerprint": emb.fingerprint,
     }
-    if not args.quiet or args.json:
-        text = _table(["", "value"], [[k, v if v is not None else "-"] for k, v in summary.items()])
-        _emit(args, summary, text)
+    _emit_train_summary(args, emb, summary)
+
+
+def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, Any]) -> None:
+    """The summary table, then what the user did not choose: mode, subsampling, dropped keys."""
+    from .vocab import Dropped
+
+    meta, cfg = emb.meta, emb.config
+    dropped = Dropped.from_dict(meta["dropped"]) if meta.get("dropped") else None
+    summary = summary | {
+        "mode": cfg.get("mode"),
+        "mode_reason": meta.get("mode_reason"),
+        "sample": cfg.get("sample"),
+        "sample_reason": meta.get("sample_reason"),
+        "tokens_kept": meta.get("kept_share"),
+        "epochs_reason": meta.get("epochs_reason"),
+        "dropped": dropped.to_dict() if dropped is not None else None,
+    }
+    if args.quiet and not args.json:
+        return
+    rows = [[k, v if v is not None else "-"] for k, v in summary.items() if k not in _NOTES]
+    notes = [
+        f"mode: {summary['mode']}: {summary['mode_reason']}",
+        f"subsampling: sample={summary['sample']:.3g}: {summary['sample_reason']}; "
+        f"{summary['tokens_kept']:.1%} of tokens kept",
+        f"epochs: {summary['epochs']}: {summary['epochs_reason']}",
+        dropped.summary(emb.vocab.what) if dropped is not None else "dropped: not recorded",
+    ]
+    _emit(args, summary, _table(["", "value"], rows) + "\n" + "\n".join(notes))
+
+
+_NOTES = ("mode", "mode_reason", "sample", "sample_reason", "tokens_kept", "epochs_reason", "dropped")
 
 
 def _train_retail(args: argparse.Namespace) -> None:
@@ -158,13 +203,12 @@ def _train_retail(args: argparse.Namespace) -> None:
         "dim": emb.dim,
         "lines": emb.meta["retail"]["lines"],
         "sequences": emb.meta["corpus"]["n_sequences"],
-        "epochs": config.epochs,
+        "epochs": emb.config["epochs"],
         "seconds": emb.meta["read_seconds"] + emb.meta["train_seconds"],
         "final_loss": hist[-1]["loss"],
         "fingerprint": emb.fingerprint,
     }
-    if not args.quiet or args.json:
-        _emit(args, summary, _table(["", "value"], [[k, v] for k, v in summary.items()]))
+    _emit_train_summary(args, emb, summary)
 
 
 def cmd_similar(args: argparse.Namespace) -> None:
@@ -326,17 +370,31 @@ def build_parser() -> argparse.ArgumentParser:
         default=0.0,
         help="customer vectors: weigh each product by count ** -P (0 = off)",
     )
-    g.add_argument("--min-count", type=_positive_int, default=5)
-    g.add_argument("--max-items", type=_positive_int, default=None)
+    g.add_argument(
+        "--min-count", type=_positive_int, default=5, help="drop items seen fewer times (reported)"
+    )
+    g.add_argument(
+        "--max-items", type=_positive_int, default=None, help="keep the N most frequent (default: all)"
+    )
     g.add_argument("--cache-dir", default=None, help="where compiled corpora are cached")
     m = t.add_argument_group("model")
-    m.add_argument("--mode", default="sequence", choices=["sequence", "basket"])
+    m.add_argument(
+        "--mode",
+        default="auto",
+        choices=["auto", "sequence", "basket"],
+        help="auto: basket for a log read by --basket-col with no ordering column or --sessions, "
+        "else sequence",
+    )
     m.add_argument("--dim", type=_positive_int, default=100)
     m.add_argument("--window", type=_positive_int, default=5)
     m.add_argument("--negative", type=int, default=5)
     m.add_argument("--ns-exponent", type=float, default=0.75)
     m.add_argument(
-        "--sample", type=float, default=None, help="subsampling threshold (default: 1e-3 sequence, 0 basket)"
+        "--sample",
+        type=float,
+        default=None,
+        help="subsampling threshold (default: 0 in basket mode; in sequence mode 1e-3, raised to 1/V for "
+        "V items and until half the tokens stay)",
     )
     m.add_argument("--max-context", type=_positive_int, default=50, help="basket mode: contexts per item")
     m.add_argument(
@@ -345,7 +403,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=16,
         help="contexts sharing one set of negatives (1 = word2vec)",
     )
-    m.add_argument("--epochs", type=_positive_int, default=5)
+    m.add_argument(
+        "--epochs",
+        type=_epochs,
+        default="auto",
+        help="passes, or auto: planned from the data's size, stopped early on a held-out slice",
+    )
     m.add_argument("--lr", type=float, default=0.025)
     m.add_argument("--min-lr", type=float, default=0.0001)
     r = t.add_argument_group("run")
@@ -354,6 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--deterministic", action="store_true", help="one thread, bit-identical runs")
     r.add_argument("--backend", default="auto", choices=["auto", "cpu", "torch"])
     r.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+    _show_defaults(t)
     t.set_defaults(func=cmd_train)
 
     s = sub.add_parser("similar", parents=[common], help="nearest items to each ITEM")

@@ -43,7 +43,7 @@ import numpy as np
 from . import readers
 from .errors import CorruptModelError, InputError, ItemIndexError
 from .readers import InputSpec
-from .vocab import Vocab
+from .vocab import Dropped, Vocab
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Corpus", "build_corpus", "cache_key", "corpus_from_sequences"]
 
@@ -188,6 +188,11 @@ class Corpus:
         if verify:
             _verify_checksums(path, manifest, {"ids.npy": ids, "offsets.npy": offsets})
         vocab = Vocab(keys, counts, what=manifest.get("what", "item"))
+        if manifest.get("dropped_keys"):
+            try:
+                vocab.dropped = Dropped.from_dict(manifest["dropped_keys"])
+            except InputError as e:
+                raise CorruptModelError(f"corpus {path}: {e}") from None
         return cls(ids, offsets, vocab, path, manifest)
 
 
@@ -307,6 +312,7 @@ class _CorpusWriter:
             "input_tokens": self.input_tokens,
             "dropped_tokens": self.dropped_tokens,
             "dropped_sequences": self.dropped_sequences,
+            "dropped_keys": vocab.dropped.to_dict() if vocab.dropped is not None else None,
             "sha256": {"ids.npy": self.ids.sha.hexdigest(), "offsets.npy": self.offsets.sha.hexdigest()},
         }
         (self.folder / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")

@@ -66,13 +66,20 @@ class UnknownItemError(LikewiseError, KeyError):
         The unknown key.
     suggestions : sequence of str
         Close keys that do exist (may be empty).
+    note : str, optional
+        Why the key is missing when that is known (e.g. dropped below ``min_count``).
     """
 
-    def __init__(self, key: object, suggestions: Sequence[str] = (), what: str = "item") -> None:
+    def __init__(
+        self, key: object, suggestions: Sequence[str] = (), what: str = "item", note: str | None = None
+    ) -> None:
         self.key = key
         self.suggestions = list(suggestions)
+        self.note = note
         msg = f"unknown {what} {key!r}"
-        if self.suggestions:
+        if note:
+            msg += f": {note}"
+        elif self.suggestions:
             msg += " — did you mean " + " or ".join(repr(s) for s in self.suggestions) + "?"
         super().__init__(msg)
 

@@ -90,12 +90,15 @@ __all__ = [
     "GROUP_MEMORY_BUDGET",
     "InputSpec",
     "LogScan",
+    "as_arrow_table",
     "detect_format",
+    "is_table",
     "iter_log_groups",
     "iter_text_chunks",
     "iter_text_sequences",
     "resolve_files",
     "scan_log",
+    "write_table",
 ]
 
 FORMATS = ("auto", "text", "csv", "parquet", "jsonl")
@@ -841,3 +844,57 @@ def _log(msg: str) -> None:
     import sys
 
     print(f"likewise: {msg}", file=sys.stderr, flush=True)
+
+
+# --- in-memory tables ----------------------------------------------------------------------------------
+
+
+def is_table(obj: object) -> bool:
+    """True for a pyarrow Table or RecordBatch or a pandas / polars DataFrame (without importing either)."""
+    if isinstance(obj, pa.Table | pa.RecordBatch):
+        return True
+    module = type(obj).__module__.split(".")[0]
+    return module in ("pandas", "polars") and type(obj).__name__ == "DataFrame"
+
+
+def as_arrow_table(obj: object) -> pa.Table:
+    """A pyarrow Table from a pyarrow Table / RecordBatch or a pandas / polars DataFrame.
+
+    Raises
+    ------
+    InputError
+        ``obj`` is none of those.
+    """
+    if isinstance(obj, pa.Table):
+        return obj
+    if isinstance(obj, pa.RecordBatch):
+        return pa.Table.from_batches([obj])
+    module = type(obj).__module__.split(".")[0]
+    if module == "polars" and hasattr(obj, "to_arrow"):
+        return obj.to_arrow()
+    if module == "pandas":
+        return pa.Table.from_pandas(obj, preserve_index=False)
+    raise InputError(
+        "expected a pyarrow Table or a pandas / polars DataFrame, "
+        f"got {type(obj).__module__}.{type(obj).__name__}"
+    )
+
+
+def write_table(obj: object, path: str | Path, columns: list[str]) -> Path:
+    """Write the named ``columns`` of a table (see :func:`as_arrow_table`) to a Parquet file.
+
+    Training reads logs from files, so an in-memory table goes through the same reader, checks and
+    error messages as a file would. Raises :class:`InputError` naming a missing column.
+    """
+    import pyarrow.parquet as pq
+
+    table = as_arrow_table(obj)
+    missing = [c for c in columns if c not in table.column_names]
+    if missing:
+        raise InputError(
+            f"column {missing[0]!r} is not in the table; "
+            f"its columns are {', '.join(map(repr, table.column_names))}"
+        )
+    path = Path(path)
+    pq.write_table(table.select(columns), path)
+    return path

@@ -686,15 +686,27 @@ def fit_order_log(
 ) -> Embeddings:
     """Train product vectors (and the context table) on an :class:`OrderLog`; attach customer vectors.
 
-    Parameters are those of :func:`train_from_log`; the default config is ``TrainConfig(mode="basket")``.
+    Parameters are those of :func:`train_from_log`. With the default ``mode="auto"`` orders train as
+    baskets and ``sessions`` as sequences; ``meta["mode_reason"]`` says which was used.
     """
-    from .train import TrainConfig, train_tables
+    from .train import TrainConfig, resolve_sample, run_notes, train_tables
 
     known = {f.name for f in dataclasses.fields(TrainConfig)}
     unknown = sorted(set(overrides) - known)
     if unknown:
         raise InputError(f"unknown training parameter {unknown[0]!r}; known: {', '.join(sorted(known))}")
-    config = dataclasses.replace(config or TrainConfig(mode="basket"), **overrides).validate()
+    config = dataclasses.replace(config or TrainConfig(), **overrides).validate()
+    mode_reason = "set by the caller"
+    if config.mode == "auto":
+        # Sessions chain a customer's orders in time: their order is the signal. A single order's
+        # lines carry no order worth learning, whatever the time column says.
+        mode = "sequence" if sessions is not None else "basket"
+        mode_reason = (
+            f"customer sessions (--sessions {sessions}) are ordered in time"
+            if sessions is not None
+            else f"one basket per {log.columns.get('basket_col') or 'order'}; line order is not used"
+        )
+        config = dataclasses.replace(config, mode=mode)
     counts = np.bincount(log.item, minlength=len(log.item_keys))
     vocab = Vocab.from_counts(
         dict(zip(log.item_keys, counts.tolist(), strict=True)),
@@ -707,8 +719,14 @@ def fit_order_log(
     lut = np.array([vocab.index.get(k, -1) for k in log.item_keys], dtype=np.int64)
     t0 = time.perf_counter()
     ids, offsets = _log_codes(log, lut, sessions=sessions, seed=config.seed)
-    W, C, history = train_tables(ids, offsets, vocab.counts, config)
+    sample, sample_reason = resolve_sample(vocab.counts, config.sample, config.mode)
+    config = dataclasses.replace(config, sample=sample)
+    notes: dict[str, Any] = {}
+    W, C, history = train_tables(ids, offsets, vocab.counts, config, notes=notes)
+    config = dataclasses.replace(config, epochs=notes.pop("epochs"))
     meta = {
+        **run_notes(history, mode_reason, sample_reason, vocab),
+        **notes,
         "backend": "cpu",
         "history": history,
         "train_seconds": time.perf_counter() - t0,

@@ -35,7 +35,7 @@ import numpy as np
 
 from .embeddings import Embeddings
 from .errors import CorruptModelError, InputError
-from .vocab import Vocab
+from .vocab import Dropped, Vocab
 
 __all__ = [
     "FORMAT",
@@ -376,6 +376,11 @@ def _read_v1(folder: Path, manifest: dict, mmap: bool, verify: bool) -> Embeddin
         raise CorruptModelError(f"keys.json in {str(folder)!r}: {e}") from None
     config = manifest.get("config") or {}
     meta = manifest.get("meta") or {}
+    if meta.get("dropped"):  # what min_count / max_items removed: lets a miss say why
+        try:
+            vocab.dropped = Dropped.from_dict(meta["dropped"])
+        except InputError as e:
+            raise CorruptModelError(f"{str(folder / MANIFEST)!r}: {e}") from None
     if verify:  # checksums passed: these are the bytes that were validated when saved
         emb = Embeddings._trusted(vectors, vocab, config, fingerprint, meta)
     else:

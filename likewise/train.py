@@ -7,12 +7,13 @@ around it: initialisation, the learning-rate schedule's bookkeeping, threads, pr
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +23,20 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["EpochStats", "TrainConfig", "select_backend", "train", "train_tables"]
+__all__ = [
+    "EpochStats",
+    "TrainConfig",
+    "infer_mode",
+    "kept_share",
+    "plan_epochs",
+    "resolve_sample",
+    "select_backend",
+    "train",
+    "train_tables",
+    "validation_completion",
+]
 
-Mode = Literal["sequence", "basket"]
+Mode = Literal["auto", "sequence", "basket"]
 Backend = Literal["auto", "cpu", "torch"]
 
 # Work is cut into blocks of about this many tokens: progress is reported between blocks, and the
@@ -41,9 +53,12 @@ class TrainConfig:
 
     Parameters
     ----------
-    mode : {"sequence", "basket"}
+    mode : {"auto", "sequence", "basket"}
         ``sequence``: contexts come from a shrinking window over ordered items (sentences, sessions).
         ``basket``: every item's context is the rest of its basket; order is ignored.
+        ``auto`` (default): what the input says (:func:`infer_mode`): a log read by ``basket_col``
+        with no ordering column, or in-memory sets, train as baskets; text, ordered logs and lists
+        as sequences. The saved config records the mode used and ``meta["mode_reason"]`` why.
     dim : int
         Vector size.
     window : int
@@ -53,15 +68,22 @@ class TrainConfig:
     ns_exponent : float
         Negatives are drawn from unigram counts raised to this power (word2vec: 0.75).
     sample : float, optional
-        Frequent-item subsampling threshold (word2vec's ``sample``); 0 disables it. Default (None):
-        1e-3 in sequence mode (word2vec's default for text) and 0 in basket mode, where catalogues are
-        small enough that every item is "frequent" and subsampling would drop most of what is bought
+        Frequent-item subsampling threshold (word2vec's ``sample``); 0 disables it. Default (None)
+        adapts to the data (:func:`resolve_sample`): 0 in basket mode, where catalogues are small
+        enough that every item is "frequent" and subsampling would drop most of what is bought
         together (on the generated shop of ``bench/retail_evidence.py`` basket-completion HR@10 fell
-        from 0.590 to 0.569 with 1e-3). :attr:`sample_value` is the value used.
+        from 0.590 to 0.569 with 1e-3); in sequence mode word2vec's 1e-3, raised to the mean item
+        frequency ``1 / V`` for small vocabularies and further if fewer than half the tokens would
+        stay. The saved config records the value used.
     min_count, max_items : int
         Vocabulary trimming, applied when the corpus is compiled.
-    epochs : int
-        Passes over the corpus.
+    epochs : int or "auto"
+        Passes over the corpus. ``"auto"`` (default): up to :func:`plan_epochs` passes (5 for 5 M
+        tokens or more, more for smaller data, at most 50), stopped early when leave-one-out
+        completion (MRR@10, scored as ``recommend`` scores) on a held-out slice of the sequences
+        (5 %, at least 100 or 10 %, at most 2,000) has not improved for 3 passes after the fifth;
+        the best pass's tables are kept. The saved config records the passes used and
+        ``meta["epochs_reason"]`` why.
     lr, min_lr : float
         Learning rate, decayed linearly from ``lr`` to ``min_lr`` over all epochs.
     max_context : int
@@ -82,7 +104,7 @@ class TrainConfig:
         Where to train. ``auto`` picks the numba CPU kernel.
     """
 
-    mode: Mode = "sequence"
+    mode: Mode = "auto"
     dim: int = 100
     window: int = 5
     negative: int = 5
@@ -90,7 +112,7 @@ class TrainConfig:
     sample: float | None = None
     min_count: int = 5
     max_items: int | None = None
-    epochs: int = 5
+    epochs: int | Literal["auto"] = "auto"
     lr: float = 0.025
     min_lr: float = 0.0001
     max_context: int = 50
@@ -102,12 +124,11 @@ class TrainConfig:
 
     def validate(self) -> TrainConfig:
         """Raise :class:`InputError` naming the first bad parameter; return ``self``."""
-        if self.mode not in ("sequence", "basket"):
-            raise InputError(f"mode == {self.mode!r}, must be 'sequence' or 'basket'")
+        if self.mode not in ("auto", "sequence", "basket"):
+            raise InputError(f"mode == {self.mode!r}, must be 'auto', 'sequence' or 'basket'")
         ints = (
             ("dim", 1),
             ("window", 1),
-            ("epochs", 1),
             ("min_count", 1),
             ("max_context", 1),
             ("neg_group", 1),
@@ -115,6 +136,8 @@ class TrainConfig:
         )
         for name, lo in ints:
             _check_int(name, getattr(self, name), lo)
+        if self.epochs != "auto":
+            _check_int("epochs", self.epochs, 1, "or 'auto'")
         if self.max_items is not None:
             _check_int("max_items", self.max_items, 1, "or None")
         if self.threads is not None:
@@ -136,18 +159,9 @@ class TrainConfig:
         select_backend(self.backend)
         return self
 
-    @property
-    def sample_value(self) -> float:
-        """The subsampling threshold used: ``sample``, or the mode's default when it is None."""
-        if self.sample is None:
-            return 1e-3 if self.mode == "sequence" else 0.0
-        return float(self.sample)
-
     def to_dict(self) -> dict[str, Any]:
-        """The config as a JSON-able dict (stored in the saved space), with ``sample`` resolved."""
-        d = dataclasses.asdict(self)
-        d["sample"] = self.sample_value
-        return d
+        """The config as a JSON-able dict (stored in the saved space)."""
+        return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TrainConfig:
@@ -192,6 +206,199 @@ class EpochStats:
     def pairs_per_s(self) -> float:
         """Pairs trained per second of wall time."""
         return self.pairs / self.seconds if self.seconds > 0 else float("inf")
+
+
+# word2vec's threshold for text; the floor on the share of tokens the default may thin away.
+_SAMPLE_TEXT = 1e-3
+_MIN_KEPT_SHARE = 0.5
+
+
+def kept_share(counts: np.ndarray, sample: float) -> float:
+    """Expected share of tokens that subsampling at ``sample`` keeps (word2vec's formula)."""
+    from .kernels.tables import make_keep_prob
+
+    c = np.asarray(counts, dtype=np.float64)
+    total = c.sum()
+    if total <= 0 or sample == 0:
+        return 1.0
+    return float((make_keep_prob(c, sample).astype(np.float64) * c).sum() / total)
+
+
+def resolve_sample(counts: np.ndarray, sample: float | None, mode: str) -> tuple[float, str]:
+    """The subsampling threshold to train with, and why.
+
+    Parameters
+    ----------
+    counts : ndarray of int, shape (V,)
+        Count of each item.
+    sample : float or None
+        The user's value; None asks for the default.
+    mode : {"sequence", "basket"}
+        The resolved context mode.
+
+    Returns
+    -------
+    sample : float
+        An explicit ``sample`` as given. Otherwise 0 in basket mode; in sequence mode word2vec's
+        1e-3, raised to the mean frequency ``1 / V`` (so an item no more frequent than average is
+        never thinned: in a catalogue of 15 items 1e-3 would drop 86 % of the data) and further, by
+        bisection, until at least half the tokens stay. Large text vocabularies keep 1e-3.
+    reason : str
+        One line for the training summary.
+    """
+    if sample is not None:
+        return float(sample), "set by the caller"
+    if mode == "basket":
+        return 0.0, "off in basket mode, where every item of a basket is context for the rest"
+    c = np.asarray(counts, dtype=np.float64)
+    c = c[c > 0]
+    if len(c) == 0:
+        return _SAMPLE_TEXT, "word2vec's default"
+    t, reason = _SAMPLE_TEXT, "word2vec's default for text"
+    if 1.0 / len(c) > t:
+        t = 1.0 / len(c)
+        reason = f"1e-3 raised to 1/{len(c):,}, the mean item frequency (a small vocabulary)"
+    if kept_share(c, t) < _MIN_KEPT_SHARE:
+        lo, hi = t, 1.0
+        while kept_share(c, hi) < _MIN_KEPT_SHARE:  # a single item: nothing but 'off' keeps half
+            hi *= 2.0
+            if hi > 1e6:
+                return 0.0, "off: no threshold keeps half the tokens"
+        for _ in range(40):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if kept_share(c, mid) >= _MIN_KEPT_SHARE else (mid, hi)
+        t = hi
+        reason = f"raised to {t:.3g} so that at least half the tokens stay"
+    return t, reason
+
+
+# Epochs "auto": passes planned from the data's size, and the held-out slice that stops them early.
+_EPOCHS_AT_SCALE, _EPOCHS_MAX, _SCALE_TOKENS = 5, 50, 5_000_000
+_VAL_SHARE, _VAL_MAX_SEQUENCES, _VAL_MIN_SEQUENCES, _VAL_MAX_QUERY_ITEMS = 0.05, 2_000, 40, 20_000
+_PATIENCE, _MIN_GAIN = 3, 1e-3
+
+
+def plan_epochs(n_tokens: int) -> int:
+    """Passes that ``epochs="auto"`` plans for a corpus of ``n_tokens``.
+
+    ``5 * sqrt(5e6 / n_tokens)``, within 5..50: word2vec's 5 where data is plentiful (a large text
+    corpus), more passes as data gets scarce (a catalogue's baskets), so that the number of updates
+    grows with the square root of the data rather than linearly.
+    """
+    n = max(int(n_tokens), 1)
+    return int(min(_EPOCHS_MAX, max(_EPOCHS_AT_SCALE, math.ceil(5 * math.sqrt(_SCALE_TOKENS / n)))))
+
+
+def _split_validation(
+    ids: np.ndarray, offsets: np.ndarray, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Hold out a seeded slice of the sequences with >= 2 items: (train ids, offsets, val ids, offsets)."""
+    lengths = np.diff(offsets)
+    usable = np.flatnonzero(lengths >= 2)
+    n_seq = int(len(offsets) - 1)
+    # 5 %, but at least 100 (or 10 %) so a small data set's stopping signal is not noise.
+    n_val = min(_VAL_MAX_SEQUENCES, max(n_seq * _VAL_SHARE, min(100, n_seq * 0.1)), len(usable) // 2)
+    if len(usable) < _VAL_MIN_SEQUENCES or n_val < 1:
+        return None
+    rng = np.random.default_rng([seed, 7_919])
+    val = np.zeros(len(lengths), dtype=bool)
+    val[rng.choice(usable, size=int(n_val), replace=False)] = True
+    token_val = np.repeat(val, lengths)
+
+    def pack(mask: np.ndarray, tok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        off = np.zeros(int(mask.sum()) + 1, dtype=np.int64)
+        np.cumsum(lengths[mask], out=off[1:])
+        return np.ascontiguousarray(ids[tok], dtype=np.int32), off
+
+    tr_ids, tr_off = pack(~val, ~token_val)
+    va_ids, va_off = pack(val, token_val)
+    return tr_ids, tr_off, va_ids, va_off
+
+
+def _validation_queries(
+    ids: np.ndarray, offsets: np.ndarray, seed: int
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """Leave-one-out completion cases from held-out sequences: (query ids per case, hidden id per case)."""
+    rng = np.random.default_rng([seed, 104_729])
+    queries, hidden = [], []
+    budget = _VAL_MAX_QUERY_ITEMS
+    for s in range(len(offsets) - 1):
+        seq = np.asarray(ids[offsets[s] : offsets[s + 1]], dtype=np.int64)
+        h = int(rng.integers(len(seq)))
+        rest = np.unique(np.delete(seq, h))
+        rest = rest[rest != seq[h]]
+        if len(rest) == 0:
+            continue
+        if len(rest) > budget:
+            break
+        budget -= len(rest)
+        queries.append(rest)
+        hidden.append(int(seq[h]))
+    return queries, np.asarray(hidden, dtype=np.int64)
+
+
+def validation_completion(
+    W: np.ndarray,
+    C: np.ndarray,
+    bias: np.ndarray,
+    queries: Sequence[np.ndarray],
+    hidden: np.ndarray,
+    k: int = 10,
+) -> tuple[float, float]:
+    """MRR@k and HR@k of leave-one-out completion, scored as :meth:`Embeddings.recommend` scores.
+
+    The score of item ``j`` for a query basket ``B`` is ``log mean_{i in B} exp(W[i] . C[j]) + bias[j]``
+    (skip-gram's estimate of ``log P(j | B)``); the query's own items are excluded.
+
+    Returns
+    -------
+    mrr, hr : float
+    """
+    rr = hits = 0.0
+    for q, h in zip(queries, hidden.tolist(), strict=True):
+        s = W[q].astype(np.float64) @ C.T.astype(np.float64)
+        m = s.max(axis=0)
+        score = m + np.log(np.exp(s - m).mean(axis=0)) + bias
+        score[q] = -np.inf
+        rank = int(np.count_nonzero(score > score[h]))  # 0 = best
+        if rank < k:
+            hits += 1
+            rr += 1.0 / (rank + 1)
+    n = max(len(hidden), 1)
+    return rr / n, hits / n
+
+
+def infer_mode(data: Any) -> tuple[str, str]:
+    """The context mode the input asks for, and why (see :class:`TrainConfig`'s ``mode="auto"``).
+
+    Parameters
+    ----------
+    data : Corpus, InputSpec, path or iterable
+        What :func:`train` was given (a corpus is judged by the description it was compiled from).
+
+    Returns
+    -------
+    mode : {"sequence", "basket"}
+    reason : str
+    """
+    from .corpus import Corpus
+    from .readers import InputSpec
+
+    if isinstance(data, InputSpec):
+        desc = {"basket_col": data.basket_col, "order_col": data.order_col, "format": data.format}
+    elif isinstance(data, Corpus):
+        desc = (getattr(data, "manifest", None) or {}).get("input") or {}
+        if desc.get("source") == "sequences" and "mode_hint" in desc:
+            return desc["mode_hint"], desc.get("mode_reason", "")
+    elif isinstance(data, str | os.PathLike):
+        return "sequence", "text input: one ordered sequence per line"
+    else:
+        return "sequence", "in-memory lists keep their order (pass sets, or mode='basket', for baskets)"
+    if desc.get("basket_col") and desc.get("format") != "text":
+        if desc.get("order_col"):
+            return "sequence", f"a log ordered by {desc['order_col']!r} inside each basket"
+        return "basket", f"a log grouped by {desc['basket_col']!r} with no ordering column"
+    return "sequence", "text input: one ordered sequence per line"
 
 
 def select_backend(name: str) -> str:
@@ -300,6 +507,9 @@ def train(
     data: Any,
     config: TrainConfig | None = None,
     *,
+    basket_col: str | None = None,
+    item_col: str | None = None,
+    order_col: str | None = None,
     callback: Callable[[EpochStats], None] | None = None,
     progress: bool | None = None,
     cache_dir: str | Path | None = None,
@@ -309,11 +519,15 @@ def train(
 
     Parameters
     ----------
-    data : Corpus, InputSpec, path or iterable of sequences of str
+    data : Corpus, InputSpec, path, table or iterable of sequences of str
         What to learn from. Paths and specs are compiled (and cached) with
-        :func:`likewise.corpus.build_corpus`; iterables are compiled into a temporary folder.
+        :func:`likewise.corpus.build_corpus`; iterables are compiled into a temporary folder; a
+        pyarrow Table or a pandas / polars DataFrame is a log with one row per (basket, item), read
+        through the same reader as a file (``basket_col`` and ``item_col`` name its columns).
     config : TrainConfig, optional
         Hyper-parameters; keyword ``overrides`` replace single fields (``train(data, dim=32)``).
+    basket_col, item_col, order_col : str, optional
+        The columns of a table, or of a CSV / Parquet / JSONL log given as a path.
     callback : callable, optional
         Called with an :class:`EpochStats` after every epoch.
     progress : bool, optional
@@ -324,8 +538,12 @@ def train(
     Returns
     -------
     Embeddings
-        The input vectors, the vocabulary and counts, the config, and per-epoch history in ``meta``.
+        The input vectors, the vocabulary and counts, the config as trained (mode and ``sample``
+        resolved), and in ``meta``: per-epoch history, why the mode and ``sample`` were chosen, the
+        share of tokens subsampling kept, and the keys ``min_count`` / ``max_items`` dropped.
     """
+    from .readers import InputSpec, is_table, write_table
+
     known = {f.name for f in dataclasses.fields(TrainConfig)}
     unknown = sorted(set(overrides) - known)
     if unknown:
@@ -334,6 +552,31 @@ def train(
         )
     config = dataclasses.replace(config or TrainConfig(), **overrides).validate()
     with ExitStack() as stack:
+        cols = {"basket_col": basket_col, "item_col": item_col, "order_col": order_col}
+        if is_table(data):
+            if not (basket_col and item_col):
+                raise InputError(
+                    "training on a table needs basket_col= and item_col= (e.g. 'order_id', 'product')"
+                )
+            tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="likewise-table-")))
+            path = write_table(data, tmp / "log.parquet", [c for c in cols.values() if c])
+            data = InputSpec(paths=(str(path),), format="parquet", **cols)
+            cache_dir = tmp / "cache"  # a table has no file to key a cache on: compile it once, here
+        elif any(cols.values()):
+            if not isinstance(data, str | os.PathLike):
+                raise InputError(
+                    "basket_col / item_col / order_col name the columns of a table or a log file; "
+                    f"got {type(data).__name__}"
+                )
+            data = InputSpec(paths=(os.fspath(data),), **cols)
+        mode_reason = "set by the caller"
+        if config.mode == "auto":
+            data, first = _peek(data)
+            if isinstance(first, set | frozenset):
+                mode, mode_reason = "basket", "in-memory sets: each one a basket"
+            else:
+                mode, mode_reason = infer_mode(data)
+            config = dataclasses.replace(config, mode=mode)
         show = sys.stderr.isatty() if progress is None else progress
         corpus = _as_corpus(data, config, cache_dir, stack, show)
         if corpus is data:
@@ -344,11 +587,32 @@ def train(
                 min_count=built.get("min_count", config.min_count),
                 max_items=built.get("max_items", config.max_items),
             )
-        return _train_corpus(corpus, config, callback, show)
+        return _train_corpus(corpus, config, callback, show, mode_reason)
+
+
+def _peek(data: Any) -> tuple[Any, Any]:
+    """``data`` (re-chained if it is a one-shot iterator) and its first element (None if none)."""
+    from .corpus import Corpus
+    from .readers import InputSpec
+
+    if isinstance(data, Corpus | InputSpec | str | os.PathLike) or not isinstance(data, Iterable):
+        return data, None
+    if isinstance(data, list | tuple):
+        return data, data[0] if data else None
+    it = iter(data)
+    try:
+        first = next(it)
+    except StopIteration:
+        return iter(()), None
+    return itertools.chain([first], it), first
 
 
 def _train_corpus(
-    corpus: Any, config: TrainConfig, callback: Callable[[EpochStats], None] | None, progress: bool
+    corpus: Any,
+    config: TrainConfig,
+    callback: Callable[[EpochStats], None] | None,
+    progress: bool,
+    mode_reason: str = "set by the caller",
 ):
     from .embeddings import Embeddings
 
@@ -358,29 +622,43 @@ def _train_corpus(
         raise InputError(
             f"no item occurs at least min_count={config.min_count} times: the vocabulary is empty"
         )
+    counts = np.asarray(vocab.counts, dtype=np.int64)
+    sample, sample_reason = resolve_sample(counts, config.sample, config.mode)
+    config = dataclasses.replace(config, sample=sample)
     t_start = time.perf_counter()
+    notes: dict[str, Any] = {}
     W, C, history, threads = _train_tables(
-        corpus.ids,
-        corpus.offsets,
-        np.asarray(vocab.counts, dtype=np.int64),
-        config,
-        None,
-        None,
-        callback,
-        progress,
+        corpus.ids, corpus.offsets, counts, config, None, None, callback, progress, notes
     )
+    config = dataclasses.replace(config, epochs=notes.pop("epochs"))
     meta = {
         "backend": backend,
         "threads": threads,
         "history": history,
         "train_seconds": time.perf_counter() - t_start,
         "corpus": {"n_sequences": corpus.n_sequences, "n_tokens": corpus.n_tokens},
+        **run_notes(history, mode_reason, sample_reason, vocab),
+        **notes,
     }
     emb = Embeddings(W, vocab, config=config.to_dict(), meta=meta)
     # The output table is kept: W[i] . C[j] estimates how much more often j goes with i than chance,
     # which is what basket completion needs (cosine between input vectors finds substitutes instead).
     emb.attach_context(C)
     return emb
+
+
+def run_notes(history: list[dict[str, Any]], mode_reason: str, sample_reason: str, vocab: Any) -> dict:
+    """What a training summary must say about choices the user may not have made: the ``meta`` keys
+    ``mode_reason``, ``sample_reason``, ``kept_share`` (tokens subsampling kept) and ``dropped``."""
+    read = sum(h["items"] for h in history)
+    kept = sum(h["items_trained"] for h in history)
+    dropped = getattr(vocab, "dropped", None)
+    return {
+        "mode_reason": mode_reason,
+        "sample_reason": sample_reason,
+        "kept_share": kept / read if read else 1.0,
+        "dropped": dropped.to_dict() if dropped is not None else None,
+    }
 
 
 def train_tables(
@@ -393,6 +671,7 @@ def train_tables(
     C: np.ndarray | None = None,
     callback: Callable[[EpochStats], None] | None = None,
     progress: bool = False,
+    notes: dict[str, Any] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
     """Skip-gram with negative sampling on packed ids, from (and into) given tables.
 
@@ -415,6 +694,10 @@ def train_tables(
         Called with an :class:`EpochStats` after every epoch.
     progress : bool
         Show a progress bar on stderr.
+    notes : dict, optional
+        Filled with what the caller should record: ``epochs`` (the passes whose tables are returned,
+        which ``epochs="auto"`` decides), ``epochs_reason`` and, when stopped early,
+        ``validation_loss`` (one per pass).
 
     Returns
     -------
@@ -424,11 +707,12 @@ def train_tables(
         One :class:`EpochStats` as a dict per epoch.
     """
     config = config.validate()
-    W, C, history, _ = _train_tables(ids, offsets, counts, config, W, C, callback, progress)
+    notes = {} if notes is None else notes
+    W, C, history, _ = _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes)
     return W, C, history
 
 
-def _train_tables(ids, offsets, counts, config, W, C, callback, progress):
+def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes):
     # Deferred import: numba is only loaded when training actually happens.
     from . import kernels
 
@@ -449,7 +733,11 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress):
             f"starting tables have shapes {W.shape} and {C.shape}; expected ({n_items}, {dim}) "
             "(one row per counted item, config.dim columns)"
         )
-    keep_prob = kernels.make_keep_prob(counts, config.sample_value)
+    if config.mode not in ("sequence", "basket"):
+        raise InputError(
+            f"mode == {config.mode!r}: packed ids need 'sequence' or 'basket' (resolve 'auto' first)"
+        )
+    keep_prob = kernels.make_keep_prob(counts, resolve_sample(counts, config.sample, config.mode)[0])
     neg_cum = kernels.make_neg_cum(counts, config.ns_exponent)
     mode = 0 if config.mode == "sequence" else 1
 
@@ -469,12 +757,32 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress):
         kernel = kernels.train_sgns_block if classic else kernels.train_sgns_batched_block
         n_chunks = threads * _CHUNKS_PER_THREAD
 
+    # epochs="auto": plan the passes from the data's size; stop on a held-out slice when it pays.
+    val = None
+    if config.epochs == "auto":
+        epochs = plan_epochs(int(offsets[-1]))
+        split = _split_validation(ids, offsets, config.seed) if epochs > _EPOCHS_AT_SCALE else None
+        if split is not None:
+            ids, offsets, va_ids, va_off = split
+            keep = np.asarray(keep_prob, dtype=np.float64)
+            bias = config.ns_exponent * np.log(np.maximum(counts, 1)) - np.log(np.maximum(keep, 1e-12))
+            val = (bias, *_validation_queries(va_ids, va_off, config.seed))
+        notes["epochs_reason"] = (
+            f"auto: up to {epochs} passes for {int(offsets[-1]) + (len(va_ids) if val else 0):,} tokens"
+            + (f", stopped on MRR@10 of {len(val[2]):,} held-out baskets / sequences" if val else "")
+        )
+    else:
+        epochs = int(config.epochs)
+        notes["epochs_reason"] = "set by the caller"
+    best = (-1.0, 0, None)  # (held-out MRR@10, epoch, tables) of the best pass so far
+    val_history: list[float] = []
+
     n_tokens = int(offsets[-1])
-    total_words = max(1, n_tokens * config.epochs)
+    total_words = max(1, n_tokens * epochs)
     blocks = _blocks(offsets, _BLOCK_TOKENS)
     bar = _Progress(progress)
     history: list[dict[str, Any]] = []
-    for epoch in range(config.epochs):
+    for epoch in range(epochs):
         t0 = time.perf_counter()
         seen = kept = pairs = 0
         loss = 0.0
@@ -507,12 +815,12 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress):
             kept += int(r[1])
             pairs += int(r[2])
             loss += float(r[3])
-            bar.update(epoch + 1, config.epochs, seen, n_tokens, t0, loss / max(pairs, 1))
+            bar.update(epoch + 1, epochs, seen, n_tokens, t0, loss / max(pairs, 1))
         seconds = time.perf_counter() - t0
-        progress_end = min(1.0, (epoch + 1) / config.epochs)
+        progress_end = min(1.0, (epoch + 1) / epochs)
         stats = EpochStats(
             epoch=epoch + 1,
-            epochs=config.epochs,
+            epochs=epochs,
             items=seen,
             items_trained=kept,
             pairs=pairs,
@@ -520,8 +828,23 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress):
             seconds=seconds,
             lr=max(config.min_lr, config.lr - (config.lr - config.min_lr) * progress_end),
         )
-        bar.update(epoch + 1, config.epochs, seen, n_tokens, t0, stats.loss, force=True)
+        bar.update(epoch + 1, epochs, seen, n_tokens, t0, stats.loss, force=True)
         history.append(dataclasses.asdict(stats))
         if callback is not None:
             callback(stats)
+        if val is not None:
+            mrr, hr = validation_completion(W, C, *val)
+            val_history.append(mrr)
+            history[-1]["validation_mrr"], history[-1]["validation_hr"] = mrr, hr
+            if mrr > best[0] * (1 + _MIN_GAIN) or epoch + 1 <= _EPOCHS_AT_SCALE:
+                best = (mrr, epoch + 1, (W.copy(), C.copy()))  # never fewer passes than word2vec's 5
+            elif epoch + 1 - best[1] >= _PATIENCE:
+                break
+    if val is not None and best[2] is not None:
+        W, C = best[2]  # the best pass's tables (the passes after it are kept in history)
+        notes["epochs_reason"] += (
+            f"; best held-out MRR@10 {best[0]:.4f} after pass {best[1]} of {len(val_history)}"
+        )
+        notes["validation_mrr"] = val_history
+    notes["epochs"] = best[1] if best[2] is not None else len(history)
     return W, C, history, threads

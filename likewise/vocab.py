@@ -9,13 +9,14 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 
 from .errors import InputError, ItemIndexError, UnknownItemError
 
-__all__ = ["Vocab"]
+__all__ = ["Dropped", "Vocab"]
 
 OnUnknown = Literal["raise", "skip"]
 
@@ -40,6 +41,8 @@ class Vocab:
         if len(self.index) != len(self.keys):
             dup = next(k for k, n in Counter(self.keys).items() if n > 1)
             raise InputError(f"duplicate {what} key {dup!r}: vocabulary keys must be unique")
+        # What trimming removed (set by from_counts, or restored from a saved space): explains misses.
+        self.dropped: Dropped | None = None
         if counts is None:
             self.counts = np.zeros(len(self.keys), dtype=np.int64)
         else:
@@ -70,11 +73,14 @@ class Vocab:
             raise InputError(f"min_count == {min_count}, must be >= 1")
         if max_items is not None and max_items < 1:
             raise InputError(f"max_items == {max_items}, must be >= 1 or None")
-        kept = [(k, int(c)) for k, c in counts.items() if c >= min_count]
-        kept.sort(key=lambda kc: (-kc[1], kc[0]))
-        if max_items is not None:
-            kept = kept[:max_items]
-        return cls([k for k, _ in kept], [c for _, c in kept], what=what)
+        ranked = sorted(((k, int(c)) for k, c in counts.items()), key=lambda kc: (-kc[1], kc[0]))
+        kept = [kc for kc in ranked if kc[1] >= min_count]
+        below = [kc for kc in ranked if kc[1] < min_count]
+        past = kept[max_items:] if max_items is not None else []
+        kept = kept[:max_items] if max_items is not None else kept
+        vocab = cls([k for k, _ in kept], [c for _, c in kept], what=what)
+        vocab.dropped = Dropped.build(below, past, min_count=min_count, max_items=max_items)
+        return vocab
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -106,7 +112,14 @@ class Vocab:
         try:
             return self.index[key]
         except KeyError:
-            raise UnknownItemError(key, self.suggest(key), what=self.what) from None
+            raise self.unknown(key) from None
+
+    def unknown(self, key: object) -> UnknownItemError:
+        """The error for a missing ``key``: why it was dropped when it was, else close keys."""
+        note = self.dropped.explain(key) if self.dropped is not None and isinstance(key, str) else None
+        if note is not None:
+            return UnknownItemError(key, (), what=self.what, note=note)
+        return UnknownItemError(key, self.suggest(str(key)), what=self.what)
 
     def ids(self, keys: Iterable[str], on_unknown: OnUnknown = "raise") -> np.ndarray:
         """Ids of ``keys`` as int32; ``on_unknown="skip"`` drops keys not in the vocabulary."""
@@ -117,7 +130,7 @@ class Vocab:
             i = self.index.get(k)
             if i is None:
                 if on_unknown == "raise":
-                    raise UnknownItemError(k, self.suggest(k), what=self.what)
+                    raise self.unknown(k)
                 continue
             out.append(i)
         return np.asarray(out, dtype=np.int32)
@@ -139,3 +152,141 @@ class Vocab:
         if not 0 <= i < len(self):
             raise ItemIndexError(i, len(self), what=f"{self.what} id")
         return self.keys[i]
+
+
+# The dropped keys kept for explanations: the most frequent ones (those a user is likeliest to ask for).
+MAX_DROPPED_KEYS = 10_000
+
+
+@dataclass
+class Dropped:
+    """What vocabulary trimming removed: totals, and the most frequent dropped keys with their counts.
+
+    Parameters
+    ----------
+    min_count, max_items
+        The trimming rules that were applied.
+    below_min_count, past_max_items : int
+        How many distinct keys each rule removed.
+    tokens : int
+        Occurrences removed in all (they are taken out of their sequences before training).
+    keys, counts, reasons
+        Up to :data:`MAX_DROPPED_KEYS` dropped keys, most frequent first, with their counts and the
+        rule that removed each (``"min_count"`` or ``"max_items"``).
+    """
+
+    min_count: int
+    max_items: int | None
+    below_min_count: int = 0
+    past_max_items: int = 0
+    tokens: int = 0
+    keys: list[str] = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+
+    @classmethod
+    def build(
+        cls,
+        below: list[tuple[str, int]],
+        past: list[tuple[str, int]],
+        *,
+        min_count: int,
+        max_items: int | None,
+    ) -> Dropped:
+        """From the (key, count) pairs each rule removed, both sorted by descending count."""
+        tagged = [(k, c, "max_items") for k, c in past] + [(k, c, "min_count") for k, c in below]
+        tagged.sort(key=lambda t: (-t[1], t[0]))
+        tagged = tagged[:MAX_DROPPED_KEYS]
+        return cls(
+            min_count=int(min_count),
+            max_items=None if max_items is None else int(max_items),
+            below_min_count=len(below),
+            past_max_items=len(past),
+            tokens=int(sum(c for _, c in below) + sum(c for _, c in past)),
+            keys=[t[0] for t in tagged],
+            counts=[int(t[1]) for t in tagged],
+            reasons=[t[2] for t in tagged],
+        )
+
+    @property
+    def n_keys(self) -> int:
+        """Distinct keys dropped."""
+        return self.below_min_count + self.past_max_items
+
+    @property
+    def truncated(self) -> bool:
+        """True when more keys were dropped than are listed."""
+        return self.n_keys > len(self.keys)
+
+    def explain(self, key: str) -> str | None:
+        """Why ``key`` is not in the vocabulary, or None when it was never seen (or is not listed)."""
+        i = self._lookup().get(key)
+        if i is None:
+            return None
+        n, why = self.counts[i], self.reasons[i]
+        times = "once" if n == 1 else f"{n} times"
+        if why == "min_count":
+            return (
+                f"it was seen {times}, below min_count={self.min_count}, and dropped before training; "
+                f"train with min_count={n} (--min-count {n}) to keep it"
+            )
+        return (
+            f"it was seen {times} but max_items={self.max_items} kept only the most frequent "
+            f"{self.max_items}; train with a larger max_items (--max-items) to keep it"
+        )
+
+    def _lookup(self) -> dict[str, int]:
+        cached = self.__dict__.get("_index")
+        if cached is None or len(cached) != len(self.keys):
+            cached = self.__dict__["_index"] = {k: i for i, k in enumerate(self.keys)}
+        return cached
+
+    def summary(self, what: str = "item", n: int = 5) -> str:
+        """One line: how many keys and occurrences were dropped, by which rule, with examples."""
+        if self.n_keys == 0:
+            return f"no {what} dropped"
+        parts = []
+        if self.below_min_count:
+            parts.append(f"{self.below_min_count:,} below min_count={self.min_count}")
+        if self.past_max_items:
+            parts.append(f"{self.past_max_items:,} past max_items={self.max_items}")
+        plural = what if self.n_keys == 1 else what + "s"
+        shown = ", ".join(f"{k!r} ({c})" for k, c in zip(self.keys[:n], self.counts[:n], strict=True))
+        more = ", ..." if self.n_keys > n else ""
+        return (
+            f"{self.n_keys:,} {plural} dropped ({'; '.join(parts)}; {self.tokens:,} occurrences): "
+            f"{shown}{more}"
+        )
+
+    def to_dict(self) -> dict:
+        """JSON-able form (stored in a saved space's manifest)."""
+        return {
+            "min_count": self.min_count,
+            "max_items": self.max_items,
+            "below_min_count": self.below_min_count,
+            "past_max_items": self.past_max_items,
+            "tokens": self.tokens,
+            "keys": list(self.keys),
+            "counts": list(self.counts),
+            "reasons": list(self.reasons),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> Dropped:
+        """Rebuild from :meth:`to_dict`'s output; raises :class:`InputError` when malformed."""
+        try:
+            out = cls(
+                min_count=int(d["min_count"]),
+                max_items=None if d.get("max_items") is None else int(d["max_items"]),
+                below_min_count=int(d.get("below_min_count", 0)),
+                past_max_items=int(d.get("past_max_items", 0)),
+                tokens=int(d.get("tokens", 0)),
+                keys=[str(k) for k in d.get("keys", [])],
+                counts=[int(c) for c in d.get("counts", [])],
+                reasons=[str(r) for r in d.get("reasons", [])],
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise InputError(f"malformed record of dropped keys: {e}") from None
+        if not len(out.keys) == len(out.counts) == len(out.reasons):
+            raise InputError("malformed record of dropped keys: keys, counts and reasons differ in length")
+        return out

@@ -8,7 +8,7 @@ import pytest
 from likewise.datasets import planted_baskets
 from likewise.errors import InputError
 from likewise.evaluate import label_purity
-from likewise.train import EpochStats, TrainConfig, _blocks, train
+from likewise.train import EpochStats, TrainConfig, _blocks, kept_share, resolve_sample, train
 
 
 @pytest.fixture(scope="module")
@@ -137,13 +137,23 @@ def test_config_round_trip():
     assert TrainConfig.from_dict({**cfg.to_dict(), "from_the_future": 1}) == cfg
 
 
-def test_sample_default_depends_on_mode():
-    """word2vec's 1e-3 for text; none for baskets, where a small catalogue makes every item frequent."""
-    assert TrainConfig().sample_value == 1e-3
-    assert TrainConfig(mode="basket").sample_value == 0.0
-    assert TrainConfig(mode="basket", sample=1e-4).sample_value == 1e-4
-    d = TrainConfig(mode="basket", dim=12).to_dict()
-    assert d["sample"] == 0.0  # saved resolved, so a saved space says what was used
+def test_sample_default_depends_on_mode_and_data():
+    """word2vec's 1e-3 for a long-tailed text vocabulary; none for baskets; never below the mean frequency."""
+    zipf = (1e6 / np.arange(1, 50_001)).astype(np.int64) + 1
+    assert resolve_sample(zipf, None, "sequence")[0] == 1e-3
+    assert resolve_sample(zipf, None, "basket")[0] == 0.0
+    assert resolve_sample(zipf, 1e-4, "basket") == (1e-4, "set by the caller")
+    flat = np.full(15, 100)
+    t, why = resolve_sample(flat, None, "sequence")
+    assert t == pytest.approx(1 / 15) and "1/15" in why
+    assert kept_share(flat, t) == 1.0  # a uniform catalogue keeps everything
+    assert kept_share(flat, 1e-3) < 0.2  # what the text default would have done
+    # One item far more frequent than all the rest together: raised until half the tokens stay.
+    skewed = np.array([1_000_000] + [1] * 2000)
+    assert kept_share(skewed, 1e-3) < 0.1
+    t, why = resolve_sample(skewed, None, "sequence")
+    assert kept_share(skewed, t) >= 0.5 and "half" in why
+    d = TrainConfig(mode="basket", dim=12, sample=0.0).to_dict()
     assert TrainConfig.from_dict(d).to_dict() == d
 
 
