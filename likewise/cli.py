@@ -193,6 +193,7 @@ def _train_retail(args: argparse.Namespace) -> None:
         popularity_power=args.popularity_power,
         format=args.format,
         delimiter=args.delimiter,
+        progress=False if args.quiet else None,
     )
     emb.save(args.output, overwrite=args.overwrite)
     hist = emb.meta["history"]

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import sys
 import time
 import weakref
 from collections.abc import Sequence
@@ -669,6 +670,7 @@ def train_from_log(
         sessions=sessions,
         half_life_days=half_life_days,
         popularity_power=popularity_power,
+        progress=progress,
         **overrides,
     )
     emb.meta["read_seconds"] = time.perf_counter() - t0 - emb.meta["train_seconds"]
@@ -682,6 +684,7 @@ def fit_order_log(
     sessions: str | int | None = None,
     half_life_days: float | None = None,
     popularity_power: float = 0.0,
+    progress: bool | None = None,
     **overrides: Any,
 ) -> Embeddings:
     """Train product vectors (and the context table) on an :class:`OrderLog`; attach customer vectors.
@@ -722,7 +725,8 @@ def fit_order_log(
     sample, sample_reason = resolve_sample(vocab.counts, config.sample, config.mode)
     config = dataclasses.replace(config, sample=sample)
     notes: dict[str, Any] = {}
-    W, C, history = train_tables(ids, offsets, vocab.counts, config, notes=notes)
+    show = sys.stderr.isatty() if progress is None else progress
+    W, C, history = train_tables(ids, offsets, vocab.counts, config, notes=notes, progress=show)
     config = dataclasses.replace(config, epochs=notes.pop("epochs"))
     meta = {
         **run_notes(history, mode_reason, sample_reason, vocab),

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ._progress import bar as progress_bar
 from .errors import InputError
 
 __all__ = [
@@ -421,40 +422,6 @@ def select_backend(name: str) -> str:
     raise InputError(f"backend == {name!r}, must be 'auto', 'cpu' or 'torch'")
 
 
-class _Progress:
-    """A one-line progress bar on stderr (``train`` decides whether it is shown)."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self._last = 0.0
-
-    def update(
-        self, epoch: int, epochs: int, done: int, total: int, t0: float, loss: float, force: bool = False
-    ) -> None:
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if not force and now - self._last < 0.2:
-            return
-        self._last = now
-        frac = done / total if total else 1.0
-        bar = "#" * int(frac * 24)
-        rate = done / max(now - t0, 1e-9)
-        sys.stderr.write(
-            f"\repoch {epoch}/{epochs} [{bar:<24}] {frac:6.1%} {_si(rate)} items/s loss {loss:.4f} "
-        )
-        if force:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-
-def _si(x: float) -> str:
-    for unit, div in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if x >= div:
-            return f"{x / div:.2f}{unit}"
-    return f"{x:.0f}"
-
-
 def _as_corpus(
     data: Any, config: TrainConfig, cache_dir: str | Path | None, stack: ExitStack, progress: bool
 ):
@@ -780,9 +747,9 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes)
     n_tokens = int(offsets[-1])
     total_words = max(1, n_tokens * epochs)
     blocks = _blocks(offsets, _BLOCK_TOKENS)
-    bar = _Progress(progress)
     history: list[dict[str, Any]] = []
     for epoch in range(epochs):
+        bar = progress_bar(n_tokens, f"epoch {epoch + 1}/{epochs}", "items", enabled=progress)
         t0 = time.perf_counter()
         seen = kept = pairs = 0
         loss = 0.0
@@ -815,7 +782,8 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes)
             kept += int(r[1])
             pairs += int(r[2])
             loss += float(r[3])
-            bar.update(epoch + 1, epochs, seen, n_tokens, t0, loss / max(pairs, 1))
+            lr_now = max(config.min_lr, config.lr - (config.lr - config.min_lr) * words_before / total_words)
+            bar.update(int(r[0]), loss=f"{loss / max(pairs, 1):.4f}", lr=f"{lr_now:.4g}")
         seconds = time.perf_counter() - t0
         progress_end = min(1.0, (epoch + 1) / epochs)
         stats = EpochStats(
@@ -828,12 +796,14 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes)
             seconds=seconds,
             lr=max(config.min_lr, config.lr - (config.lr - config.min_lr) * progress_end),
         )
-        bar.update(epoch + 1, epochs, seen, n_tokens, t0, stats.loss, force=True)
+        bar.close()
         history.append(dataclasses.asdict(stats))
         if callback is not None:
             callback(stats)
         if val is not None:
             mrr, hr = validation_completion(W, C, *val)
+            if progress:
+                print(f"  held-out MRR@10 {mrr:.4f}, HR@10 {hr:.4f}", file=sys.stderr)
             val_history.append(mrr)
             history[-1]["validation_mrr"], history[-1]["validation_hr"] = mrr, hr
             if mrr > best[0] * (1 + _MIN_GAIN) or epoch + 1 <= _EPOCHS_AT_SCALE:

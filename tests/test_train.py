@@ -167,13 +167,31 @@ def test_blocks_cover_every_sequence_once():
 
 
 def test_progress_bar_reports_rate_and_loss(capsys):
-    """Forced on (as on a terminal): one line per epoch with items/s and the mean loss per pair."""
+    """Forced on (as on a terminal): a tqdm bar per epoch with items/s, the mean loss per pair and lr."""
+    pytest.importorskip("tqdm")
     train([["a", "b", "c"], ["b", "c", "d"]] * 50, mode="basket", dim=4, epochs=2, min_count=1, progress=True)
     err = capsys.readouterr().err
-    finals = [line for line in err.split("\n") if "100.0%" in line]
+    finals = [line.split("\r")[-1] for line in err.split("\n") if "100%" in line]
     assert len(finals) == 2, err
-    assert finals[0].split("\r")[-1].startswith("epoch 1/2 [") and "items/s loss" in finals[0]
-    assert finals[1].split("\r")[-1].startswith("epoch 2/2 [")
+    assert finals[0].startswith("epoch 1/2: 100%") and "items/s" in finals[0] and "loss=" in finals[0]
+    assert finals[1].startswith("epoch 2/2: 100%") and "lr=" in finals[1]
+
+
+def test_progress_without_tqdm_is_one_line_per_epoch(capsys, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_tqdm(name, *a, **k):
+        if name.startswith("tqdm"):
+            raise ImportError("no tqdm")
+        return real_import(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", no_tqdm)
+    train([["a", "b", "c"], ["b", "c", "d"]] * 50, mode="basket", dim=4, epochs=2, min_count=1, progress=True)
+    lines = capsys.readouterr().err.strip().split("\n")
+    assert [line.split(":")[0] for line in lines] == ["epoch 1/2", "epoch 2/2"]
+    assert "300/300 items loss=" in lines[0]
 
 
 def test_progress_bar_is_off_when_not_a_terminal(capsys):
