@@ -1,19 +1,26 @@
 # Two entry points, both self-contained on a fresh machine (python3 with venv is all they assume):
-#   make demo   set up .venv and run the seed demo on generated baskets
-#   make test   set up .venv and run the linters and the tests
+#   make demo   set up .venv with what the demo needs (core + plot + progress) and run the seed demo
+#   make test   set up .venv with the dev extra and run the linters and the tests
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench-smoke clean
+.PHONY: demo test lint dist bench-smoke clean
 
-$(BIN)/.installed: pyproject.toml
+$(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+
+# The demo's install: the core and the plot / progress extras only (no torch, gensim or Playwright).
+$(BIN)/.installed-demo: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[plot,progress]'
 	touch $@
 
-demo: $(BIN)/.installed
+$(BIN)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@ $(BIN)/.installed-demo
+
+demo: $(BIN)/.installed-demo
 	$(BIN)/likewise demo -o demo_out
 
 lint: $(BIN)/.installed
@@ -23,5 +30,14 @@ lint: $(BIN)/.installed
 test: lint
 	$(BIN)/python -m pytest -q
 
+# What a user installs: build the sdist and the wheel, install the wheel into a fresh venv, run the demo.
+dist: $(BIN)/.installed
+	rm -rf dist build/dist-venv
+	$(BIN)/python -m build --sdist --wheel --outdir dist . >/dev/null
+	$(PY) -m venv build/dist-venv
+	build/dist-venv/bin/python -m pip install -q "$$(ls dist/likewise-*.whl)[plot]"
+	cd build && dist-venv/bin/likewise demo -o dist-demo --quiet && test -s dist-demo/map.png
+	@echo "dist: $$(ls dist) install and run the demo"
+
 clean:
-	rm -rf $(VENV) demo_out .pytest_cache
+	rm -rf $(VENV) demo_out .pytest_cache dist build
