@@ -22,12 +22,16 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from .errors import InputError, ItemIndexError, NotFittedError, SpaceMismatchError
+from .errors import InputError, ItemIndexError, MissingDependencyError, NotFittedError, SpaceMismatchError
 from .vocab import OnUnknown, Vocab
+
+if TYPE_CHECKING:  # pyarrow and pandas are imported inside the methods that need them
+    import pandas as pd
+    import pyarrow as pa
 
 __all__ = ["Embeddings", "Neighbours", "SpaceVector", "compute_fingerprint", "top_k_search"]
 
@@ -521,6 +525,45 @@ class Embeddings:
         if _is_item(item):
             return 0 <= int(item) < len(self)  # type: ignore[arg-type]
         return False
+
+    def __getitem__(self, item: Item | Sequence[Item]) -> SpaceVector:
+        """``emb["tent"]``, ``emb[7]``: the raw vector of an item; ``emb[["tent", "tarp"]]``: a stack of them.
+
+        Parameters
+        ----------
+        item : str, int, or sequence of them
+            A key or an id (as in :meth:`vector`), or a batch of them (as in :meth:`vectors_of`).
+
+        Returns
+        -------
+        SpaceVector
+            float32 [D] for one item, float32 [n, D] for a batch; tagged with this space's fingerprint.
+
+        Raises
+        ------
+        UnknownItemError
+            An unknown key (a ``KeyError``, with close suggestions).
+        ItemIndexError
+            An id outside ``[0, V)`` (an ``IndexError``).
+        InputError
+            Anything else (a slice, a float, a dict ...).
+
+        Notes
+        -----
+        The mapping protocol is consistent: ``x in emb`` is True exactly for the keys and ids ``emb[x]``
+        accepts, ``len(emb)`` is V and iterating yields the keys in id order.
+        """
+        if _is_item(item):
+            return self.vector(item)  # type: ignore[arg-type]
+        if _is_batch(item):
+            return self.vectors_of(item)  # type: ignore[arg-type]
+        raise InputError(
+            f"emb[...] takes a str key, an int id or a sequence of them, got {type(item).__name__} {item!r}"
+        )
+
+    def __iter__(self) -> Iterator[str]:
+        """The keys in id order (as a dict iterates its keys; without this, ``__getitem__`` would be used)."""
+        return iter(self._vocab.keys)
 
     def __repr__(self) -> str:
         return (
@@ -1046,6 +1089,159 @@ class Embeddings:
             return np.einsum("ij,ij->i", va, vb).astype(np.float32)
         raise InputError("a and b must both be single items or both be sequences of items")
 
+    def most_similar(
+        self,
+        positive: Any = None,
+        negative: Any = None,
+        topn: int = 10,
+        *,
+        restrict: Restrict = None,
+    ) -> list[tuple[str, float]]:
+        """gensim's ``KeyedVectors.most_similar``: the items nearest to ``mean(positive) - mean(negative)``.
+
+        The query is the weighted mean of the terms' unit vectors (weight +1 for each positive term and
+        -1 for each negative one), normalised; items are ranked by cosine to it and the items named in
+        ``positive`` and ``negative`` are never returned. ``most_similar(positive=["king", "woman"],
+        negative=["man"])`` is :meth:`analogy` ``("man", "king", "woman")``; ``most_similar("tent")`` is
+        :meth:`similar` ``("tent")``.
+
+        Parameters
+        ----------
+        positive, negative : term, sequence of terms, or None
+            A term is a str key or an int id, a ``(key, weight)`` pair (the weight replaces the default
+            +1 or -1, in either list, as in gensim), or a raw 1-D vector of length D (added as given, not
+            normalised, and not excluded from the result, as in gensim; a :class:`SpaceVector` of another
+            space raises :class:`SpaceMismatchError`). A single key, id or 1-D vector needs no list.
+        topn : int
+            Results wanted, >= 1; fewer when fewer candidates are left. (gensim's ``topn=None``, the raw
+            score array, has no equivalent: use :meth:`similar_to_vector` or :attr:`normed`.)
+        restrict : None, int or collection of keys
+            As in :meth:`similar`; an int ``N`` is gensim's ``restrict_vocab=N``.
+
+        Returns
+        -------
+        list of (str, float)
+            ``(key, cosine)`` pairs, best first, ties by lower id.
+
+        Raises
+        ------
+        UnknownItemError
+            An unknown key.
+        InputError
+            No term at all, or a malformed term or ``topn``.
+        """
+        terms = [(t, 1.0) for t in self._terms(positive, "positive")]
+        terms += [(t, -1.0) for t in self._terms(negative, "negative")]
+        if not terms:
+            raise InputError("most_similar needs at least one positive or negative term")
+        topn = _check_k(topn)
+        query = np.zeros(self.dim, dtype=np.float64)
+        total = 0.0
+        exclude: list[int] = []
+        normed = self.normed
+        for term, default in terms:
+            weight = default
+            if isinstance(term, tuple):
+                if len(term) != 2 or not isinstance(term[1], int | float | np.integer | np.floating):
+                    raise InputError(f"a weighted term must be a (key, weight) pair, got {term!r}")
+                term, weight = term[0], float(term[1])
+            if _is_item(term):
+                i = self._id(term)
+                exclude.append(i)
+                query += weight * normed[i]
+            elif isinstance(term, np.ndarray) and term.ndim == 1:
+                self._query_matrix(term)  # validates the space, dtype, length and finiteness
+                query += weight * np.asarray(term, dtype=np.float64)
+            else:
+                raise InputError(
+                    f"a most_similar term must be a str key, an int id, a (key, weight) pair or a 1-D "
+                    f"vector, got {type(term).__name__} {term!r}"
+                )
+            total += abs(weight)
+        if total > 0:
+            query /= total
+        found = self.similar_to_vector(query, topn, restrict=restrict, exclude=exclude)
+        return list(found)
+
+    @staticmethod
+    def _terms(value: Any, name: str) -> list[Any]:
+        """``positive`` or ``negative`` of :meth:`most_similar` as a list (gensim's ``_ensure_list``)."""
+        if value is None:
+            return []
+        if _is_item(value) or (isinstance(value, np.ndarray) and value.ndim == 1):
+            return [value]
+        if isinstance(value, np.ndarray) and value.ndim == 2:
+            return list(value)
+        if _is_batch(value):
+            return list(value)
+        raise InputError(
+            f"{name} must be a term or a sequence of terms (keys, ids, (key, weight) pairs or vectors), "
+            f"got {type(value).__name__} {value!r}"
+        )
+
+    # ---- export ----------------------------------------------------------------------------------------
+
+    def to_arrow(self, *, norm: bool = False) -> pa.Table:
+        """The space as a pyarrow Table, one row per item in id order.
+
+        Parameters
+        ----------
+        norm : bool
+            Export the unit-length vectors instead of the raw ones.
+
+        Returns
+        -------
+        pyarrow.Table
+            Columns ``key`` (string), ``id`` (int64), ``count`` (int64) and ``vector``
+            (``fixed_size_list<float32>[D]``); the schema metadata holds ``likewise.fingerprint`` and
+            ``likewise.what``. The vector column shares memory with the space where pyarrow allows.
+        """
+        return _items_table(
+            self.keys,
+            self.counts,
+            self.normed if norm else self._vectors,
+            {"likewise.fingerprint": self.fingerprint, "likewise.what": self._vocab.what},
+        )
+
+    def to_pandas(self, *, norm: bool = False) -> pd.DataFrame:
+        """The space as a pandas DataFrame: the columns of :meth:`to_arrow`, one row per item.
+
+        Parameters
+        ----------
+        norm : bool
+            Export the unit-length vectors instead of the raw ones.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``key``, ``id`` (int64), ``count`` (int64) and ``vector``, whose cells are float32
+            arrays of length D (rows of one writable copy of the table); ``df.attrs["fingerprint"]`` is
+            the space's fingerprint.
+
+        Raises
+        ------
+        MissingDependencyError
+            pandas is not installed (an ``ImportError``; it is not a dependency of likewise).
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            err = MissingDependencyError("pandas", "pandas", "Embeddings.to_pandas()")
+            err.msg = "pandas is needed for Embeddings.to_pandas(): pip install pandas"
+            err.args = (err.msg,)
+            raise err from None
+        vectors = np.array(self.normed if norm else self._vectors, dtype=np.float32)  # a writable copy
+        df = pd.DataFrame(
+            {
+                "key": self.keys,
+                "id": np.arange(len(self), dtype=np.int64),
+                "count": np.asarray(self.counts, dtype=np.int64),
+                "vector": list(vectors),
+            }
+        )
+        df.attrs["fingerprint"] = self.fingerprint
+        return df
+
     # ---- persistence -----------------------------------------------------------------------------------
 
     def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> None:
@@ -1088,3 +1284,21 @@ def _normalise_rows(x: np.ndarray) -> np.ndarray:
         norms[norms == 0] = 1.0
         out[start : start + step] = block / norms[:, None]
     return out
+
+
+def _items_table(keys: Sequence[str], counts: Any, vectors: np.ndarray, metadata: dict[str, str]) -> pa.Table:
+    """A pyarrow Table ``key, id, count, vector`` (``fixed_size_list<float32>[D]``) of one row per item."""
+    import pyarrow as pa
+
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    n, dim = vectors.shape
+    flat = pa.array(vectors.reshape(-1), type=pa.float32())
+    table = pa.table(
+        {
+            "key": pa.array(list(keys), type=pa.string()),
+            "id": pa.array(np.arange(n, dtype=np.int64)),
+            "count": pa.array(np.asarray(counts, dtype=np.int64)),
+            "vector": pa.FixedSizeListArray.from_arrays(flat, dim),
+        }
+    )
+    return table.replace_schema_metadata(metadata)
