@@ -1,0 +1,519 @@
+"""What a user gets from likewise's defaults, beside counting baselines and implicit's ALS.
+
+``python bench/defaults_vs_baselines.py --seeds 1,2,3 --sizes full --json defaults.json``
+
+Two labelled basket data sets, each drawn afresh for every seed:
+
+* ``retail`` -- the generated shop of :func:`likewise.datasets.retail_orders` (8 departments, Zipf
+  popularity, complements, customer tastes); one basket per order, labelled by department (8) and by
+  aisle (24; departments are nearly separable, so every vector set scores about 1.0 on them).
+* ``zipf-groups`` -- written here, shaped differently: a long-tailed catalogue (3,000 items with one
+  Zipf popularity over the whole catalogue) in 30 latent groups of unequal size, baskets of 1 to 40
+  items (lognormal), most of them drawn from one group with a little noise, some from two groups and
+  some mostly noise. The label is the group.
+
+Each data set is split by :func:`likewise.evaluate.split_sequences` (20 % of the baskets with two or
+more distinct items held out, one item of each hidden: leave-one-out completion, the rest is the query),
+as ``likewise split`` / ``likewise eval --holdout`` do. Every row ranks the same catalogue (the items of
+the training baskets) for the same cases:
+
+* ``likewise`` -- the DEFAULT training, exactly what a user gets: the training baskets written as a CSV
+  ``order_id,product`` and ``likewise.train(InputSpec(paths=(csv,), basket_col="order_id",
+  item_col="product"), seed=s)``; no mode, dim, epochs, sample or min_count is passed, so the script
+  measures whatever the defaults are today. Completion is ``emb.recommend(baskets, k=10)`` (a batch
+  of queries; unknown items skipped). A case whose hidden item the default vocabulary dropped
+  (``min_count``), or whose query is left with no known item, counts as a miss.
+* ``popular``, ``cocount``, ``ppmi``, ``ppmi-svd`` -- :func:`likewise.baselines.fit_baselines` on the
+  training baskets, scored by :func:`likewise.evaluate.ranking_metrics` (what ``eval --holdout`` runs);
+  ``ppmi-svd`` has the model's dimension.
+* ``als`` -- ``implicit.als.AlternatingLeastSquares(factors=64, random_state=s)``, its other parameters
+  default, fitted on the training baskets as a binary basket x item matrix; a query is a new user whose
+  factors are recomputed (``recommend(..., recalculate_user=True, filter_already_liked_items=True)``).
+  Skipped, and said so, when ``implicit`` is not installed (``pip install implicit``).
+
+Metrics: HR@10 and NDCG@10 of the completion, and kNN-10 label accuracy of the item vectors
+(:func:`likewise.evaluate.evaluate_labels`: majority label of the 10 nearest items by cosine). The
+vectors are the model's; PPMI-SVD's ``U sqrt(S)``; the rows of the co-count and PPMI matrices; ALS's
+``item_factors``; ``popular`` has none (n/a). kNN is measured on one item set for every row, the items
+of the default model's vocabulary (the ``vocab`` line says what share of the catalogue that is).
+
+Each table shows mean +- sd over the seeds (the data seed, the split seed and every training seed are
+all the seed), the winner per metric, and the margin of the default over the best other row with the
+margin in units of the seed-to-seed sd (pooled sd of the two rows, ``sqrt((sd_a**2 + sd_b**2) / 2)``)
+and of the sd of the per-seed differences ("paired": the rows share each seed's data, so most of the
+seed-to-seed spread is the data's and cancels in the difference).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import likewise
+from likewise.baselines import fit_baselines
+from likewise.datasets import retail_orders
+from likewise.embeddings import Embeddings
+from likewise.evaluate import evaluate_labels, holdout_cases, ranking_metrics, split_sequences
+from likewise.vocab import Vocab
+
+try:  # optional: the ALS row is skipped without it
+    import implicit  # noqa: F401
+    from implicit.als import AlternatingLeastSquares
+
+    HAS_IMPLICIT, IMPLICIT_WHY = True, ""
+except ImportError as e:  # pragma: no cover - depends on the environment
+    AlternatingLeastSquares = None
+    HAS_IMPLICIT, IMPLICIT_WHY = False, f"implicit is not importable ({e}); pip install implicit"
+
+K = 10
+TEST_FRACTION = 0.2
+METHODS = ("likewise", "popular", "cocount", "ppmi", "ppmi-svd", "als")
+COMPLETION = {"hr": "HR@10", "ndcg": "NDCG@10"}
+
+# Sizes: "full" keeps the whole run (2 data sets x 3 seeds) to a few minutes on 2 cores; "small" is the
+# smoke test's (seconds).
+SIZES: dict[str, dict[str, dict[str, int]]] = {
+    "full": {
+        "retail": {"customers": 4_000, "products": 1_000},
+        "zipf-groups": {"items": 3_000, "groups": 30, "baskets": 30_000},
+    },
+    "small": {
+        "retail": {"customers": 300, "products": 150},
+        "zipf-groups": {"items": 300, "groups": 10, "baskets": 2_000},
+    },
+}
+
+
+@dataclass(frozen=True)
+class LabelledBaskets:
+    """Baskets of item keys, a label per item, and one line saying what they are."""
+
+    name: str
+    baskets: list[list[str]]
+    labels: dict[str, dict[str, str]]  # label level ("department", "group") -> item key -> label
+    about: str
+
+
+# --------------------------------------------------------------------------------------------------------
+# Data sets
+# --------------------------------------------------------------------------------------------------------
+
+
+def retail_set(seed: int, customers: int, products: int) -> LabelledBaskets:
+    """The generated shop's orders as baskets; label = department."""
+    data = retail_orders(customers, products, seed=seed)
+    return LabelledBaskets(
+        "retail",
+        data.orders(),
+        {level: data.product_labels(level) for level in ("department", "aisle")},
+        f"retail_orders({customers:,} customers, {products:,} products), labels: department (8), aisle (24)",
+    )
+
+
+def zipf_group_baskets(
+    seed: int,
+    items: int = 3_000,
+    groups: int = 30,
+    baskets: int = 30_000,
+    zipf: float = 1.0,
+    max_size: int = 40,
+) -> LabelledBaskets:
+    """A long-tailed catalogue in latent groups, baskets of very different sizes and purity.
+
+    * Group sizes are unequal (a Dirichlet share of the catalogue, at least 5 items each); every item
+      belongs to one group (its label). Popularity is one Zipf law ``1 / rank**zipf`` over the whole
+      catalogue, ranks shuffled, so a few items are everywhere and most are rare.
+    * Basket sizes are lognormal (median about 4), rounded and clipped to ``1..max_size``.
+    * 70 % of the baskets are focused (one group, each item replaced by a catalogue-wide popular draw with
+      probability 0.1), 20 % mix two groups (the same noise), 10 % are mostly noise (0.7). A group is
+      chosen in proportion to its total popularity, an item inside it by its popularity.
+    """
+    rng = np.random.default_rng(seed)
+    share = rng.dirichlet(np.full(groups, 2.0))
+    sizes = np.maximum(5, np.floor(share * (items - 5 * groups)).astype(np.int64) + 5)
+    sizes[-1] += items - sizes.sum()  # exactly `items` in all
+    group_of = np.repeat(np.arange(groups), sizes)
+    pop = 1.0 / rng.permutation(np.arange(1, items + 1)) ** zipf
+    start = np.r_[0, np.cumsum(sizes)]
+    in_group_cdf = [np.cumsum(pop[start[g] : start[g + 1]]) for g in range(groups)]
+    group_p = np.array([pop[start[g] : start[g + 1]].sum() for g in range(groups)])
+    group_p /= group_p.sum()
+    all_cdf = np.cumsum(pop)
+
+    n_items = np.clip(np.rint(rng.lognormal(np.log(4.0), 0.8, baskets)), 1, max_size).astype(np.int64)
+    kind = rng.choice(3, size=baskets, p=[0.7, 0.2, 0.1])  # focused, two groups, noisy
+    noise = np.array([0.1, 0.1, 0.7])[kind]
+    g1 = rng.choice(groups, size=baskets, p=group_p)
+    g2 = rng.choice(groups, size=baskets, p=group_p)
+    names = [f"g{g:02d}-i{i:04d}" for i, g in enumerate(group_of.tolist())]
+    out: list[list[str]] = []
+    for b in range(baskets):
+        n = int(n_items[b])
+        grp = np.where((kind[b] == 1) & (rng.random(n) < 0.5), g2[b], g1[b])
+        picks = np.empty(n, dtype=np.int64)
+        for j, g in enumerate(grp.tolist()):
+            cdf = in_group_cdf[g]
+            picks[j] = start[g] + min(int(np.searchsorted(cdf, rng.random() * cdf[-1])), len(cdf) - 1)
+        swap = rng.random(n) < noise[b]
+        if swap.any():
+            u = rng.random(int(swap.sum())) * all_cdf[-1]
+            picks[swap] = np.minimum(np.searchsorted(all_cdf, u), items - 1)
+        out.append([names[i] for i in dict.fromkeys(picks.tolist())])
+    labels = {"group": {names[i]: f"g{g:02d}" for i, g in enumerate(group_of.tolist())}}
+    return LabelledBaskets(
+        "zipf-groups",
+        out,
+        labels,
+        f"zipf_group_baskets({items:,} items in {groups} groups, {baskets:,} baskets of 1..{max_size}), "
+        f"label = group ({groups})",
+    )
+
+
+def make_data(name: str, seed: int, sizes: dict[str, dict[str, int]]) -> LabelledBaskets:
+    """One data set by name, drawn with ``seed``."""
+    if name == "retail":
+        return retail_set(seed, **sizes["retail"])
+    return zipf_group_baskets(seed, **sizes["zipf-groups"])
+
+
+# --------------------------------------------------------------------------------------------------------
+# Rows: the default model, ALS (the count baselines come from likewise.baselines as they are)
+# --------------------------------------------------------------------------------------------------------
+
+
+def train_default(train: Sequence[Sequence[str]], seed: int, tmp: Path) -> Embeddings:
+    """The default training on a CSV log ``order_id,product``: only the seed is given."""
+    path = tmp / "train.csv"
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["order_id", "product"])
+        for i, basket in enumerate(train):
+            for item in basket:
+                w.writerow([i + 1, item])
+    spec = likewise.InputSpec(paths=(str(path),), basket_col="order_id", item_col="product")
+    # cache_dir only keeps the compiled corpus out of ~/.cache; it is no training parameter
+    return likewise.train(spec, seed=seed, cache_dir=tmp / "cache")
+
+
+class DefaultModelRecommender:
+    """The model as a :class:`likewise.baselines.Recommender` over the training catalogue's ids.
+
+    Queries go through :meth:`Embeddings.recommend` (what a user calls), unknown items skipped; a query
+    with no known item, and a slot the model cannot fill, get id -1 (never a hit).
+    """
+
+    name = "likewise"
+
+    def __init__(self, emb: Embeddings, keys: Sequence[str]) -> None:
+        self.emb = emb
+        self.keys = list(keys)
+        self.index = {key: i for i, key in enumerate(self.keys)}
+        self.n_items = len(self.keys)
+        self.n_empty = 0
+
+    def recommend_ids(self, contexts: Sequence[np.ndarray], k: int) -> np.ndarray:
+        known = self.emb.vocab.index
+        queries = [[self.keys[i] for i in c.tolist() if self.keys[i] in known] for c in contexts]
+        rows = [r for r, q in enumerate(queries) if q]
+        self.n_empty = len(queries) - len(rows)
+        out = np.full((len(contexts), k), -1, dtype=np.int64)
+        if rows:
+            res = self.emb.recommend([queries[r] for r in rows], k=k)
+            for r, got in zip(rows, res.keys, strict=True):
+                out[r, : len(got)] = [self.index[x] for x in got]
+        return out
+
+
+class ALSRecommender:
+    """implicit's ALS on a binary basket x item matrix; each query is a new user (factors recomputed)."""
+
+    name = "als"
+
+    def __init__(self, train_ids: Sequence[np.ndarray], n_items: int, seed: int) -> None:
+        from scipy.sparse import csr_matrix
+
+        self.n_items = n_items
+        self.model = AlternatingLeastSquares(factors=64, random_state=seed)
+        self.model.fit(self._matrix(train_ids, csr_matrix), show_progress=False)
+        self._csr = csr_matrix
+
+    def _matrix(self, rows: Sequence[np.ndarray], csr_matrix: Any):
+        lens = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+        indptr = np.r_[0, np.cumsum(lens)]
+        cols = np.concatenate(rows) if len(rows) else np.zeros(0, np.int64)
+        data = np.ones(len(cols), dtype=np.float32)
+        m = csr_matrix((data, cols, indptr), shape=(len(rows), self.n_items))
+        m.sum_duplicates()
+        m.data[:] = 1.0
+        return m
+
+    @property
+    def item_vectors(self) -> np.ndarray:
+        f = self.model.item_factors
+        return np.asarray(f.to_numpy() if hasattr(f, "to_numpy") else f, dtype=np.float32)
+
+    def recommend_ids(self, contexts: Sequence[np.ndarray], k: int) -> np.ndarray:
+        # The batch form of recommend(userid=0, user_items=<the query's row>, N=k, ...): one new user per
+        # query, its factors recomputed from its row; the same answers, one call.
+        ctx = [np.unique(np.asarray(c, dtype=np.int64)) for c in contexts]
+        user_items = self._matrix(ctx, self._csr)
+        ids, _ = self.model.recommend(
+            np.arange(len(ctx)),
+            user_items,
+            N=k,
+            recalculate_user=True,
+            filter_already_liked_items=True,
+        )
+        return np.asarray(ids, dtype=np.int64).reshape(len(ctx), -1)
+
+
+def knn_accuracy(
+    vectors: np.ndarray | Embeddings, keys: Sequence[str], labels: dict[str, dict[str, str]]
+) -> dict[str, float]:
+    """kNN-10 majority-label accuracy of rows of ``vectors`` (cosine), per label level.
+
+    Computed by :func:`evaluate_labels` over ``keys`` (a space, or one built from the rows); the result's
+    keys are ``knn:<level>``.
+    """
+    if isinstance(vectors, Embeddings):
+        emb = vectors
+    else:
+        emb = Embeddings(np.ascontiguousarray(vectors, dtype=np.float32), Vocab(list(keys)))
+    return {
+        f"knn:{level}": float(evaluate_labels(emb, {k: lab[k] for k in keys}, k=K)["accuracy"])
+        for level, lab in labels.items()
+    }
+
+
+def metric_names(labels: dict[str, dict[str, str]]) -> dict[str, str]:
+    """Metric key -> column title, completion first, then one kNN column per label level."""
+    return {**COMPLETION, **{f"knn:{level}": f"kNN-10 {level}" for level in labels}}
+
+
+# --------------------------------------------------------------------------------------------------------
+# One data set, one seed
+# --------------------------------------------------------------------------------------------------------
+
+
+def run_once(name: str, seed: int, sizes: dict[str, dict[str, int]]) -> dict[str, Any]:
+    """Every row on one draw of one data set: ``{"rows": {method: {metric: value}}, ...}``."""
+    data = make_data(name, seed, sizes)
+    split = split_sequences(data.baskets, mode="basket", test_fraction=TEST_FRACTION, seed=seed)
+    keys = sorted({x for b in split.train for x in b})
+    index = {key: i for i, key in enumerate(keys)}
+    contexts, targets, dropped = holdout_cases(index, split)
+    train_ids = [np.asarray([index[x] for x in b], dtype=np.int64) for b in split.train if b]
+    rows: dict[str, dict[str, float | None]] = {}
+    secs: dict[str, float] = {}
+
+    with tempfile.TemporaryDirectory(prefix="likewise-bench-") as tmp:
+        t0 = time.perf_counter()
+        emb = train_default(split.train, seed, Path(tmp))
+        secs["likewise"] = time.perf_counter() - t0
+    model = DefaultModelRecommender(emb, keys)
+    m = ranking_metrics(model, contexts, targets, K, n_items=len(keys))
+    vocab_keys = list(emb.keys)  # the kNN item set of every row
+    rows["likewise"] = {"hr": m["hr"], "ndcg": m["ndcg"], **knn_accuracy(emb, vocab_keys, data.labels)}
+    vocab_rows = np.asarray([index[x] for x in vocab_keys], dtype=np.int64)
+
+    t0 = time.perf_counter()
+    base = fit_baselines(train_ids, len(keys), dim=emb.dim, seed=seed)
+    secs["baselines"] = time.perf_counter() - t0
+    for bname, rec in base.items():
+        m = ranking_metrics(rec, contexts, targets, K, n_items=len(keys))
+        if bname == "popular":
+            vec = None
+        elif bname == "ppmi-svd":
+            vec = rec.normed_[vocab_rows]
+        else:  # cocount, ppmi: rows of the (symmetric) count matrix, compared by cosine
+            vec = rec.matrix_.to_dense()[vocab_rows].astype(np.float32)
+        if vec is None:
+            knn: dict[str, float | None] = {
+                key: None for key in metric_names(data.labels) if key not in COMPLETION
+            }
+        else:
+            knn = knn_accuracy(vec, vocab_keys, data.labels)
+        rows[bname] = {"hr": m["hr"], "ndcg": m["ndcg"], **knn}
+
+    if HAS_IMPLICIT:
+        from threadpoolctl import threadpool_limits
+
+        t0 = time.perf_counter()
+        with threadpool_limits(1, "blas"):  # implicit's advice: its own threads, single-threaded BLAS
+            als = ALSRecommender(train_ids, len(keys), seed)
+            m = ranking_metrics(als, contexts, targets, K, n_items=len(keys))
+        secs["als"] = time.perf_counter() - t0
+        rows["als"] = {
+            "hr": m["hr"],
+            "ndcg": m["ndcg"],
+            **knn_accuracy(als.item_vectors[vocab_rows], vocab_keys, data.labels),
+        }
+
+    cfg = emb.config
+    target_known = float(np.isin(targets, vocab_rows).mean())
+    return {
+        "seed": seed,
+        "about": data.about,
+        "metrics": metric_names(data.labels),
+        "n_baskets": len(data.baskets),
+        "n_train": len(train_ids),
+        "n_cases": int(len(targets)),
+        "dropped_cases": dropped,
+        "catalogue": len(keys),
+        "model_vocab": len(vocab_keys),
+        "model_target_known": target_known,
+        "model_empty_queries": model.n_empty,
+        "model_config": {
+            k: cfg.get(k) for k in ("mode", "dim", "epochs", "sample", "min_count", "negative", "window")
+        },
+        "model_mode_reason": emb.meta.get("mode_reason"),
+        "seconds": secs,
+        "rows": rows,
+    }
+
+
+# --------------------------------------------------------------------------------------------------------
+# Summary and table
+# --------------------------------------------------------------------------------------------------------
+
+
+def _mean_sd(xs: Sequence[float]) -> tuple[float, float]:
+    a = np.asarray(xs, dtype=np.float64)
+    return float(a.mean()), float(a.std(ddof=1)) if len(a) > 1 else 0.0
+
+
+def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean, sd, winners and the default's margin over the best other row, per metric."""
+    methods = [m for m in METHODS if m in runs[0]["rows"]]
+    metrics = runs[0]["metrics"]
+    stats: dict[str, dict[str, dict[str, Any] | None]] = {}
+    for meth in methods:
+        stats[meth] = {}
+        for metric in metrics:
+            vals = [r["rows"][meth][metric] for r in runs]
+            if any(v is None for v in vals):
+                stats[meth][metric] = None
+                continue
+            mean, sd = _mean_sd(vals)
+            stats[meth][metric] = {"mean": mean, "sd": sd, "values": vals}
+    winners, margins = {}, {}
+    for metric in metrics:
+        have = {m: s[metric] for m, s in stats.items() if s[metric] is not None}
+        best = max(v["mean"] for v in have.values())
+        winners[metric] = " = ".join(m for m, v in have.items() if v["mean"] == best)
+        others = {m: v for m, v in have.items() if m != "likewise"}
+        rival = max(others, key=lambda m: others[m]["mean"])
+        me, them = have["likewise"], others[rival]
+        diff = me["mean"] - them["mean"]
+        pooled = math.sqrt((me["sd"] ** 2 + them["sd"] ** 2) / 2)
+        paired = [a - b for a, b in zip(me["values"], them["values"], strict=True)]
+        paired_sd = _mean_sd(paired)[1]
+        margins[metric] = {
+            "best_baseline": rival,
+            "margin": diff,
+            "pooled_sd": pooled,
+            "margin_in_sd": diff / pooled if pooled > 0 else None,
+            "paired_diff_sd": paired_sd,
+            "margin_in_paired_sd": diff / paired_sd if paired_sd > 0 else None,
+        }
+    return {"methods": methods, "metrics": metrics, "stats": stats, "winners": winners, "margins": margins}
+
+
+def format_table(name: str, runs: list[dict[str, Any]], summary: dict[str, Any]) -> str:
+    """The printed table of one data set."""
+    r0 = runs[0]
+    seeds = ",".join(str(r["seed"]) for r in runs)
+    mean = lambda key: float(np.mean([r[key] for r in runs]))  # noqa: E731
+    # the defaults as resolved per seed (they may adapt to the data): values joined by "/" when they differ
+    cfg = {
+        key: "/".join(dict.fromkeys(str(r["model_config"][key]) for r in runs)) for key in r0["model_config"]
+    }
+    names = summary["metrics"]
+    lines = [
+        f"== {name}: {r0['about']}; seeds {seeds}",
+        f"   {mean('n_baskets'):,.0f} baskets, {mean('n_train'):,.0f} train, {mean('n_cases'):,.0f} "
+        f"held-out cases; catalogue {mean('catalogue'):,.0f} items (means over seeds)",
+        "   likewise defaults: "
+        + " ".join(f"{key}={v}" for key, v in cfg.items())
+        + f" ({r0['model_mode_reason']})",
+        f"   vocab: {mean('model_vocab') / mean('catalogue'):.1%} of the catalogue; hidden item known to "
+        f"the model in {mean('model_target_known'):.1%} of cases; {mean('model_empty_queries'):.0f} "
+        "queries with no known item",
+        "",
+        f"{'method':<10}" + "".join(f"{names[m]:>20}" for m in names),
+        "-" * (10 + 20 * len(names)),
+    ]
+    for meth in summary["methods"]:
+        cells = []
+        for metric in names:
+            s = summary["stats"][meth][metric]
+            cells.append(f"{'n/a':>20}" if s is None else f"{s['mean']:>13.4f} ± {s['sd']:.4f}")
+        lines.append(f"{meth:<10}" + "".join(cells))
+    if "als" not in summary["methods"]:
+        lines.append(f"{'als':<10}  skipped: {IMPLICIT_WHY}")
+    lines.append(f"{'winner':<10}" + "".join(f" {summary['winners'][m]:>19}" for m in names))
+    parts = []
+    for metric, label in names.items():
+        g = summary["margins"][metric]
+        rel = "n/a sd" if g["margin_in_sd"] is None else f"{g['margin_in_sd']:+.1f} sd"
+        if g["margin_in_paired_sd"] is not None:
+            rel += f", paired {g['margin_in_paired_sd']:+.1f} sd"
+        parts.append(f"{label} {g['margin']:+.4f} vs {g['best_baseline']} ({rel})")
+    lines.append("likewise - best other: " + "; ".join(parts))
+    secs = {k: float(np.mean([r["seconds"][k] for r in runs])) for k in r0["seconds"]}
+    lines.append("seconds per seed: " + ", ".join(f"{k} {v:.1f}" for k, v in secs.items()))
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--seeds", default="1,2,3", help="comma-separated seeds (data, split and training)")
+    p.add_argument("--sizes", choices=sorted(SIZES), default="full")
+    p.add_argument("--datasets", default="retail,zipf-groups", help="comma-separated: retail, zipf-groups")
+    p.add_argument("--json", type=Path, default=None, help="write every number here")
+    args = p.parse_args(argv)
+    seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    names = [n.strip() for n in args.datasets.split(",") if n.strip()]
+    bad = [n for n in names if n not in SIZES[args.sizes]]
+    if bad or not seeds:
+        p.error(f"unknown data set {bad[0]!r}" if bad else "--seeds is empty")
+    if not HAS_IMPLICIT:
+        print(f"als row skipped: {IMPLICIT_WHY}", file=sys.stderr)
+    report: dict[str, Any] = {
+        "sizes": args.sizes,
+        "seeds": seeds,
+        "k": K,
+        "test_fraction": TEST_FRACTION,
+        "cpus": os.cpu_count(),
+        "likewise": likewise.__version__,
+        "datasets": {},
+    }
+    t_all = time.perf_counter()
+    for name in names:
+        runs = [run_once(name, s, SIZES[args.sizes]) for s in seeds]
+        summary = summarise(runs)
+        print(format_table(name, runs, summary), flush=True)
+        print()
+        report["datasets"][name] = {"runs": runs, "summary": summary}
+    report["seconds"] = time.perf_counter() - t_all
+    print(f"total {report['seconds']:.0f} s")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,63 @@
+"""Smoke cut of ``bench/defaults_vs_baselines.py``: both data sets, every row, at tiny sizes.
+
+It checks that the benchmark runs and reports a complete, sane table, not which row wins: the figures
+come from the full run (``--sizes full``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "bench" / "defaults_vs_baselines.py"
+HAS_IMPLICIT = importlib.util.find_spec("implicit") is not None
+
+
+def test_defaults_vs_baselines_smoke(tmp_path):
+    out = tmp_path / "report.json"
+    env = dict(os.environ, LIKEWISE_CACHE=str(tmp_path / "cache"))
+    cmd = [sys.executable, str(SCRIPT), "--sizes", "small", "--seeds", "1,2", "--json", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = proc.stdout
+
+    expected = ["likewise", "popular", "cocount", "ppmi", "ppmi-svd"] + (["als"] if HAS_IMPLICIT else [])
+    report = json.loads(out.read_text("utf-8"))
+    assert report["seeds"] == [1, 2]
+    assert set(report["datasets"]) == {"retail", "zipf-groups"}
+    for name, ds in report["datasets"].items():
+        assert f"== {name}:" in text
+        summary = ds["summary"]
+        assert summary["methods"] == expected
+        assert set(summary["metrics"]) >= {"hr", "ndcg"}
+        assert any(m.startswith("knn:") for m in summary["metrics"])
+        for method in expected:
+            for metric in summary["metrics"]:
+                s = summary["stats"][method][metric]
+                if method == "popular" and metric.startswith("knn:"):
+                    assert s is None  # popularity offers no item vectors
+                    continue
+                assert len(s["values"]) == 2
+                assert all(0.0 <= v <= 1.0 for v in s["values"]), (name, method, metric, s)
+                assert s["sd"] >= 0.0
+        # the default model answers at all: better than ranking by popularity alone
+        assert summary["stats"]["likewise"]["hr"]["mean"] > summary["stats"]["popular"]["hr"]["mean"]
+        assert set(summary["winners"]) == set(summary["metrics"])
+        assert all(g["best_baseline"] in expected[1:] for g in summary["margins"].values())
+        for run in ds["runs"]:
+            assert run["n_cases"] > 0 and run["model_config"]["mode"] == "basket"
+
+    lines = text.splitlines()
+    for method in expected:
+        row = re.compile(rf"{re.escape(method)} +\d\.\d{{4}} ± \d\.\d{{4}}")
+        assert sum(bool(row.match(ln)) for ln in lines) == 2, method  # one row per table
+    if not HAS_IMPLICIT:
+        assert sum(ln.startswith("als ") and "skipped" in ln for ln in lines) == 2
+    assert sum(ln.startswith("winner ") for ln in lines) == 2
+    assert sum(ln.startswith("likewise - best other: ") for ln in lines) == 2
