@@ -83,8 +83,8 @@ class TrainConfig:
         tokens or more, more for smaller data, at most 50), stopped early when leave-one-out
         completion (MRR@10, scored as ``recommend`` scores) on a held-out slice of the sequences
         (5 %, at least 100 or 10 %, at most 2,000) has not improved for 3 passes after the fifth;
-        the best pass's tables are kept. The saved config records the passes used and
-        ``meta["epochs_reason"]`` why.
+        then the best number of passes trains on all the data, the learning rate decayed to the end.
+        The saved config records the passes used and ``meta["epochs_reason"]`` why.
     lr, min_lr : float
         Learning rate, decayed linearly from ``lr`` to ``min_lr`` over all epochs.
     max_context : int
@@ -422,6 +422,11 @@ def select_backend(name: str) -> str:
     raise InputError(f"backend == {name!r}, must be 'auto', 'cpu' or 'torch'")
 
 
+def _lr_at(config: TrainConfig, done: float) -> float:
+    """The learning rate after ``done`` (0..1) of the planned work: linear decay from lr to min_lr."""
+    return max(config.min_lr, config.lr - (config.lr - config.min_lr) * done)
+
+
 def _as_corpus(
     data: Any, config: TrainConfig, cache_dir: str | Path | None, stack: ExitStack, progress: bool
 ):
@@ -730,91 +735,105 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes)
         epochs = plan_epochs(int(offsets[-1]))
         split = _split_validation(ids, offsets, config.seed) if epochs > _EPOCHS_AT_SCALE else None
         if split is not None:
-            ids, offsets, va_ids, va_off = split
+            tr_ids, tr_off, va_ids, va_off = split
             keep = np.asarray(keep_prob, dtype=np.float64)
             bias = config.ns_exponent * np.log(np.maximum(counts, 1)) - np.log(np.maximum(keep, 1e-12))
             val = (bias, *_validation_queries(va_ids, va_off, config.seed))
-        notes["epochs_reason"] = (
-            f"auto: up to {epochs} passes for {int(offsets[-1]) + (len(va_ids) if val else 0):,} tokens"
-            + (f", stopped on MRR@10 of {len(val[2]):,} held-out baskets / sequences" if val else "")
+        notes["epochs_reason"] = f"auto: up to {epochs} passes for {int(offsets[-1]):,} tokens" + (
+            f", stopped on MRR@10 of {len(val[2]):,} held-out baskets / sequences" if val else ""
         )
     else:
         epochs = int(config.epochs)
         notes["epochs_reason"] = "set by the caller"
-    best = (-1.0, 0, None)  # (held-out MRR@10, epoch, tables) of the best pass so far
-    val_history: list[float] = []
 
-    n_tokens = int(offsets[-1])
-    total_words = max(1, n_tokens * epochs)
-    blocks = _blocks(offsets, _BLOCK_TOKENS)
-    history: list[dict[str, Any]] = []
-    for epoch in range(epochs):
-        bar = progress_bar(n_tokens, f"epoch {epoch + 1}/{epochs}", "items", enabled=progress)
-        t0 = time.perf_counter()
-        seen = kept = pairs = 0
-        loss = 0.0
-        # Each epoch gets its own stream family; blocks and chunks derive theirs inside the kernel.
-        epoch_seed = (config.seed * 1_000_003 + epoch) % (2**63)
-        for s0, s1 in blocks:
-            words_before = epoch * n_tokens + int(offsets[s0])
-            r = kernel(
-                ids,
-                offsets,
-                s0,
-                s1,
-                W,
-                C,
-                keep_prob,
-                neg_cum,
-                mode,
-                config.window,
-                config.negative,
-                config.max_context,
-                *group_arg,
-                config.lr,
-                config.min_lr,
-                words_before,
-                total_words,
-                epoch_seed,
-                n_chunks,
+    def run(ids, offsets, W, C, epochs, val, label):
+        """``epochs`` passes over ``ids`` (the learning rate decays over all of them); with ``val``,
+        stop once held-out MRR@10 has not improved for a few passes. Returns the tables, the history,
+        the best pass (0 without ``val``) and the held-out MRR of each pass."""
+        best = (-1.0, 0)
+        val_history: list[float] = []
+        n_tokens = int(offsets[-1])
+        total_words = max(1, n_tokens * epochs)
+        blocks = _blocks(offsets, _BLOCK_TOKENS)
+        history: list[dict[str, Any]] = []
+        for epoch in range(epochs):
+            bar = progress_bar(n_tokens, f"{label}{epoch + 1}/{epochs}", "items", enabled=progress)
+            t0 = time.perf_counter()
+            seen = kept = pairs = 0
+            loss = 0.0
+            # Each epoch gets its own stream family; blocks and chunks derive theirs inside the kernel.
+            epoch_seed = (config.seed * 1_000_003 + epoch) % (2**63)
+            for s0, s1 in blocks:
+                words_before = epoch * n_tokens + int(offsets[s0])
+                r = kernel(
+                    ids,
+                    offsets,
+                    s0,
+                    s1,
+                    W,
+                    C,
+                    keep_prob,
+                    neg_cum,
+                    mode,
+                    config.window,
+                    config.negative,
+                    config.max_context,
+                    *group_arg,
+                    config.lr,
+                    config.min_lr,
+                    words_before,
+                    total_words,
+                    epoch_seed,
+                    n_chunks,
+                )
+                seen += int(r[0])
+                kept += int(r[1])
+                pairs += int(r[2])
+                loss += float(r[3])
+                lr_now = max(
+                    config.min_lr, config.lr - (config.lr - config.min_lr) * words_before / total_words
+                )
+                bar.update(int(r[0]), loss=f"{loss / max(pairs, 1):.4f}", lr=f"{lr_now:.4g}")
+            progress_end = min(1.0, (epoch + 1) / epochs)
+            stats = EpochStats(
+                epoch=epoch + 1,
+                epochs=epochs,
+                items=seen,
+                items_trained=kept,
+                pairs=pairs,
+                loss=loss / max(pairs, 1),
+                seconds=time.perf_counter() - t0,
+                lr=_lr_at(config, progress_end),
             )
-            seen += int(r[0])
-            kept += int(r[1])
-            pairs += int(r[2])
-            loss += float(r[3])
-            lr_now = max(config.min_lr, config.lr - (config.lr - config.min_lr) * words_before / total_words)
-            bar.update(int(r[0]), loss=f"{loss / max(pairs, 1):.4f}", lr=f"{lr_now:.4g}")
-        seconds = time.perf_counter() - t0
-        progress_end = min(1.0, (epoch + 1) / epochs)
-        stats = EpochStats(
-            epoch=epoch + 1,
-            epochs=epochs,
-            items=seen,
-            items_trained=kept,
-            pairs=pairs,
-            loss=loss / max(pairs, 1),
-            seconds=seconds,
-            lr=max(config.min_lr, config.lr - (config.lr - config.min_lr) * progress_end),
-        )
-        bar.close()
-        history.append(dataclasses.asdict(stats))
-        if callback is not None:
-            callback(stats)
-        if val is not None:
+            bar.close()
+            history.append(dataclasses.asdict(stats))
+            if val is None:
+                if callback is not None:
+                    callback(stats)
+                continue
             mrr, hr = validation_completion(W, C, *val)
             if progress:
                 print(f"  held-out MRR@10 {mrr:.4f}, HR@10 {hr:.4f}", file=sys.stderr)
             val_history.append(mrr)
-            history[-1]["validation_mrr"], history[-1]["validation_hr"] = mrr, hr
             if mrr > best[0] * (1 + _MIN_GAIN) or epoch + 1 <= _EPOCHS_AT_SCALE:
-                best = (mrr, epoch + 1, (W.copy(), C.copy()))  # never fewer passes than word2vec's 5
+                best = (mrr, epoch + 1)  # never fewer passes than word2vec's 5
             elif epoch + 1 - best[1] >= _PATIENCE:
                 break
-    if val is not None and best[2] is not None:
-        W, C = best[2]  # the best pass's tables (the passes after it are kept in history)
-        notes["epochs_reason"] += (
-            f"; best held-out MRR@10 {best[0]:.4f} after pass {best[1]} of {len(val_history)}"
-        )
-        notes["validation_mrr"] = val_history
-    notes["epochs"] = best[1] if best[2] is not None else len(history)
+        return W, C, history, best, val_history
+
+    if val is None:
+        W, C, history, _, _ = run(ids, offsets, W, C, epochs, None, "epoch ")
+        notes["epochs"] = len(history)
+        return W, C, history, threads
+    # The probe finds the number of passes on the training part; the real run then trains that many
+    # passes on everything, with the learning rate decayed to the end (a run stopped half-way would
+    # keep a learning rate that is still high).
+    _, _, _, best, val_history = run(tr_ids, tr_off, W.copy(), C.copy(), epochs, val, "probe ")
+    W, C, history, _, _ = run(ids, offsets, W, C, best[1], None, "epoch ")
+    notes["epochs_reason"] += (
+        f"; best held-out MRR@10 {best[0]:.4f} after pass {best[1]} of {len(val_history)}, "
+        f"then {best[1]} passes on all the data"
+    )
+    notes["validation_mrr"] = val_history
+    notes["epochs"] = best[1]
     return W, C, history, threads

@@ -141,9 +141,9 @@ def test_epochs_auto_plans_from_size_and_stops_on_held_out_completion():
     emb = likewise.train(table, basket_col="order_id", item_col="product", deterministic=True)
     assert isinstance(emb.config["epochs"], int) and 5 <= emb.config["epochs"] <= 50
     assert "stopped on MRR@10" in emb.meta["epochs_reason"]
-    run = len(emb.meta["history"])
-    assert len(emb.meta["validation_mrr"]) == run >= emb.config["epochs"]
-    assert all("validation_hr" in h for h in emb.meta["history"])
+    # The probe ran at least as many passes as the final run, which trains them all on everything.
+    assert len(emb.meta["validation_mrr"]) >= emb.config["epochs"] == len(emb.meta["history"])
+    assert "then" in emb.meta["epochs_reason"] and "passes on all the data" in emb.meta["epochs_reason"]
     fixed = likewise.train(table, basket_col="order_id", item_col="product", epochs=7)
     assert fixed.config["epochs"] == 7 and len(fixed.meta["history"]) == 7
     assert fixed.meta["epochs_reason"] == "set by the caller"
