@@ -177,6 +177,12 @@ def _train_retail(args: argparse.Namespace) -> None:
 
     if not (args.basket_col and args.item_col):
         raise LikewiseError("an order log needs --basket-col and --item-col (e.g. order_id and product_id)")
+    if args.quantity_col and not args.user_col:
+        raise LikewiseError(
+            f"--quantity-col {args.quantity_col} needs --user-col: quantities are checked (numbers >= 0) "
+            "for an order log with customers; they do not weigh product training, which counts each "
+            "product once per basket"
+        )
     fields = "mode dim window negative ns_exponent sample min_count max_items epochs lr min_lr max_context"
     fields += " neg_group threads seed deterministic backend"
     config = TrainConfig(**{f: getattr(args, f) for f in fields.split()})

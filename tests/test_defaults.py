@@ -172,3 +172,10 @@ def _baskets(rows: list[tuple[int, str]]) -> list[list[str]]:
     for o, p in rows:
         out.setdefault(o, []).append(p)
     return list(out.values())
+
+
+def test_quantity_col_without_user_col_is_a_clear_error(tmp_path, capsys):
+    orders = write_orders(seed_shop(1), tmp_path / "orders.csv")
+    args = ["train", str(orders), "--basket-col", "order_id", "--item-col", "product"]
+    assert main([*args, "-o", str(tmp_path / "m"), "--quantity-col", "qty"]) == 1
+    assert "--quantity-col qty needs --user-col" in capsys.readouterr().err

@@ -161,3 +161,28 @@ def test_sessions_and_update(shop, capsys):
     )
     assert got["parent"] == str(model) and got["new_products"] == 0 and got["customers"] == 600
     assert got["parent_fingerprint"] != got["fingerprint"]
+
+
+def test_seeds_file_with_header_columns_skip_unknown_and_min_score(shop, capsys, tmp_path):
+    d, model = shop
+    seeds = tmp_path / "seeds.csv"
+    seeds.write_text("name,cust\nann,C000001\nbob,C000002\nzed,NOPE-1\n")
+    base = ["lookalike", str(model), "--seeds-file", str(seeds), "-k", "20"]
+    assert main(base) == 1  # which column holds the ids?
+    assert "--seed-col" in capsys.readouterr().err
+    assert main([*base, "--seed-col", "cust"]) == 1  # an unknown seed is an error by default
+    assert "NOPE-1" in capsys.readouterr().err
+    got = _json(capsys, [*base, "--seed-col", "cust", "--skip-unknown"])
+    assert got["unknown_seeds"] == ["NOPE-1"] and len(got["results"]) == 20
+    scores = sorted(r["score"] for r in got["results"])
+    cut = scores[10]
+    capsys.readouterr()
+    assert main([*base, "--seed-col", "cust", "--skip-unknown", "--min-score", str(cut)]) == 0
+    out, err = capsys.readouterr()
+    assert "skipped 1 unknown seed customer(s): 'NOPE-1'" in err
+    printed = [ln for ln in out.splitlines()[3:] if ln.strip()]
+    assert len(printed) == sum(s >= cut for s in scores) and f"score >= {cut:g}" in out
+    tsv = tmp_path / "seeds.tsv"
+    tsv.write_text("customer_id\tx\nC000001\t1\n")
+    got = _json(capsys, ["lookalike", str(model), "--seeds-file", str(tsv), "-k", "5"])
+    assert len(got["results"]) == 5

@@ -48,27 +48,94 @@ def cmd_similar_customers(args: argparse.Namespace) -> None:
     _show(args, res, f"customers like {args.customer}", "customer")
 
 
+def _read_seeds(path: str, seed_col: str | None) -> list[str]:
+    """Seed customers from a file: a CSV / TSV with a header (column ``seed_col``, or ``customer_id``,
+    ``customer`` or the only column), or plain text with one id per line (an optional header line)."""
+    from pathlib import Path
+
+    from likewise.errors import InputError
+
+    with open(path, encoding="utf-8") as f:
+        first = f.readline()
+    delim = "\t" if path.endswith(".tsv") or "\t" in first else "," if "," in first else None
+    if delim is None and seed_col is None:
+        with open(path, encoding="utf-8") as f:
+            lines = [ln.strip() for ln in f if ln.strip()]
+        if lines and lines[0].lower() in ("customer_id", "customer", "seed", "user_id"):
+            lines = lines[1:]  # a header line
+        return lines
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    try:
+        table = pacsv.read_csv(
+            Path(path),
+            parse_options=pacsv.ParseOptions(delimiter=delim or ","),
+            convert_options=pacsv.ConvertOptions(strings_can_be_null=False),
+        )
+    except pa.ArrowInvalid as e:
+        raise InputError(
+            f"--seeds-file {path!r} is not a readable CSV/TSV: {str(e).splitlines()[0]}"
+        ) from None
+    cols = table.column_names
+    if seed_col is None:
+        seed_col = next((c for c in ("customer_id", "customer", "seed", "user_id") if c in cols), None)
+        if seed_col is None and len(cols) == 1:
+            seed_col = cols[0]
+    if seed_col is None or seed_col not in cols:
+        raise InputError(
+            f"--seeds-file {path!r} has columns {', '.join(map(repr, cols))}: "
+            f"name the seed column with --seed-col{'' if seed_col is None else f' (not {seed_col!r})'}"
+        )
+    return [str(v) for v in table.column(seed_col).to_pylist() if v is not None and str(v).strip()]
+
+
 def cmd_lookalike(args: argparse.Namespace) -> None:
+    import sys
+
     from likewise.errors import InputError
     from likewise.retail import lookalike, write_audience
 
     seeds = list(args.seeds)
     if args.seeds_file:
-        with open(args.seeds_file, encoding="utf-8") as f:
-            lines = [ln.strip() for ln in f if ln.strip()]
-        if lines and lines[0].lower() in ("customer_id", "customer"):
-            lines = lines[1:]  # a header line
-        seeds += [ln.split(",")[0] for ln in lines]
+        seeds += _read_seeds(args.seeds_file, args.seed_col)
+    elif args.seed_col:
+        raise InputError("--seed-col names a column of --seeds-file; give the file too")
     if not seeds:
         raise InputError("no seed customers: give them as arguments or with --seeds-file")
-    res = lookalike(_load(args.model), seeds, k=args.k, method=args.method)
+    emb = _load(args.model)
+    unknown: list[str] = []
+    if args.skip_unknown and emb.customers is not None:
+        known = emb.customers.vocab
+        unknown = [s for s in seeds if s not in known]
+        seeds = [s for s in seeds if s in known]
+        if unknown:
+            shown = ", ".join(repr(u) for u in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+            print(f"likewise: skipped {len(unknown)} unknown seed customer(s): {shown}", file=sys.stderr)
+        if not seeds:
+            raise InputError(f"none of the {len(unknown)} seed customers is in the model")
+    res = lookalike(emb, seeds, k=args.k, method=args.method)
     title = f"lookalike audience of {len(seeds)} seed customers ({args.method})"
     if args.output:
         n = write_audience(res, args.output, min_score=args.min_score)
-        payload = {"audience": args.output, "customers": n, "seeds": len(seeds), "method": args.method}
+        payload = {
+            "audience": args.output,
+            "customers": n,
+            "seeds": len(seeds),
+            "unknown_seeds": unknown,
+            "method": args.method,
+        }
         _emit(args, payload, f"{title}: wrote {n} customers to {args.output}")
         return
-    _show(args, res, title, "customer")
+    rows = [(k, s) for k, s in res if args.min_score is None or s >= args.min_score]
+    if args.min_score is not None:
+        title += f", score >= {args.min_score:g}"
+    payload = {
+        "query": title,
+        "unknown_seeds": unknown,
+        "results": [{"customer": k, "score": float(s)} for k, s in rows],
+    }
+    _emit(args, payload, f"{title}:\n" + _table(["#", "customer", "score"], _neighbour_rows(rows)))
 
 
 def cmd_update(args: argparse.Namespace) -> None:
@@ -128,11 +195,19 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p = sub.add_parser("lookalike", parents=[common], help="customers closest to a seed audience")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("seeds", nargs="*", metavar="SEED", help="seed customer ids")
-    p.add_argument("--seeds-file", default=None, help="a file of seed customer ids, one per line")
+    p.add_argument(
+        "--seeds-file",
+        default=None,
+        help="seed customers: a CSV/TSV with a header (see --seed-col), or one id per line",
+    )
+    p.add_argument("--seed-col", default=None, help="column of --seeds-file with the ids (customer_id)")
+    p.add_argument("--skip-unknown", action="store_true", help="report seeds not in the model and go on")
     p.add_argument("-k", type=_positive_int, default=100, help="audience size")
     p.add_argument("--method", default="centroid", choices=["centroid", "knn"])
     p.add_argument("-o", "--output", default=None, metavar="CSV", help="export the audience to CSV")
-    p.add_argument("--min-score", type=float, default=None, help="cut the exported audience at this score")
+    p.add_argument(
+        "--min-score", type=float, default=None, help="cut the audience (printed or exported) here"
+    )
     p.set_defaults(func=cmd_lookalike)
 
     p = sub.add_parser("update", parents=[common], help="continue a retail space with new orders")
