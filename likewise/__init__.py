@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .corpus import Corpus, build_corpus, corpus_from_sequences
     from .readers import InputSpec
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "Corpus",

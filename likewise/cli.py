@@ -340,7 +340,7 @@ def _positive_int(s: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``likewise`` command."""
-    from . import __version__
+    from ._version import __version__
 
     p = argparse.ArgumentParser(prog="likewise", description="Learn item vectors from what goes together.")
     p.add_argument("--version", action="version", version=f"likewise {__version__}")

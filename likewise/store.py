@@ -167,7 +167,7 @@ def save(emb: Embeddings, path: str | os.PathLike, *, overwrite: bool = False) -
     InputError
         ``path`` exists and ``overwrite`` is False, or it exists and is not a likewise space.
     """
-    from . import __version__
+    from ._version import __version__
 
     target = check_target(path, overwrite=overwrite)
     parent = target.parent

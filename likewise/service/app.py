@@ -535,7 +535,7 @@ def _plain(obj: Any) -> Any:
 
 
 def _version() -> str:
-    from .. import __version__
+    from .._version import __version__
 
     return __version__
 

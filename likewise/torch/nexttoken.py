@@ -541,7 +541,7 @@ def save_model(trained: TrainedNextToken, path: str | os.PathLike, *, overwrite:
     Path
         The folder written.
     """
-    from .. import __version__
+    from .._version import __version__
     from ..store import _fsync_dir, _write_npy, _write_text, file_sha256, publish
 
     target = check_model_target(path, overwrite=overwrite)
