@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from likewise.embeddings import _normalise_rows, top_k_search
+from likewise.search import normalise_rows, top_k_search
 
 
 def rss_mib() -> float:
@@ -39,7 +39,7 @@ def clustered(n: int, dim: int, clusters: int, noise: float, seed: int) -> np.nd
     centres = rng.standard_normal((clusters, dim), dtype=np.float32)
     which = rng.integers(0, clusters, n)
     x = centres[which] + noise * rng.standard_normal((n, dim), dtype=np.float32)
-    return _normalise_rows(x)
+    return normalise_rows(x)
 
 
 class Hnswlib:

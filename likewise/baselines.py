@@ -27,6 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .errors import InputError, ItemIndexError
+from .search import normalise_rows, top_k_excluding, top_k_search
 
 __all__ = [
     "BASELINES",
@@ -91,34 +92,6 @@ def _check_k(k: Any, n_items: int, contexts: list[np.ndarray]) -> int:
         raise InputError(f"k == {k!r}, must be an int >= 1")
     largest = max((len(c) for c in contexts), default=0)
     return int(min(k, n_items - largest))
-
-
-def top_k_excluding(scores: np.ndarray, contexts: Sequence[np.ndarray], k: int, row0: int = 0) -> np.ndarray:
-    """Top-``k`` columns of each row of ``scores`` (modified in place), context columns excluded.
-
-    Parameters
-    ----------
-    scores : ndarray, shape (b, V)
-        Scores of a block of contexts; overwritten with ``-inf`` at the context items.
-    contexts : sequence of ndarray of int64
-        All contexts; rows of ``scores`` are contexts ``row0 .. row0 + b``.
-    k : int
-        Already clamped so that enough items remain.
-
-    Returns
-    -------
-    ndarray of int64, shape (b, k)
-        Best first; equal scores ordered by ascending id.
-    """
-    from .embeddings import _select_top_k
-
-    b = scores.shape[0]
-    block = contexts[row0 : row0 + b]
-    lens = np.fromiter((len(c) for c in block), dtype=np.int64, count=b)
-    if lens.sum():
-        rows = np.repeat(np.arange(b), lens)
-        scores[rows, np.concatenate(block)] = -np.inf
-    return _select_top_k(scores, k)[0]
 
 
 def _blocks(n: int, n_items: int) -> Iterable[tuple[int, int]]:
@@ -513,16 +486,12 @@ class VectorRecommender:
     """
 
     def __init__(self, vectors: np.ndarray, name: str) -> None:
-        from .embeddings import _normalise_rows
-
         self.name = name
-        self.normed_ = _normalise_rows(np.asarray(vectors, dtype=np.float32))
+        self.normed_ = normalise_rows(np.asarray(vectors, dtype=np.float32))
         self.n_items = len(self.normed_)
 
     def recommend_ids(self, contexts: Sequence[np.ndarray], k: int) -> np.ndarray:
         """See :class:`Recommender`."""
-        from .embeddings import _normalise_rows, top_k_search
-
         ctx = _check_contexts(contexts, self.n_items)
         k = _check_k(k, self.n_items, ctx)
         queries = np.zeros((len(ctx), self.normed_.shape[1]), dtype=np.float32)
@@ -532,7 +501,7 @@ class VectorRecommender:
         lens = np.fromiter((len(c) for c in ctx), dtype=np.int64, count=len(ctx))
         ex_rows = np.repeat(np.arange(len(ctx), dtype=np.int64), lens)
         ex_cols = np.concatenate(ctx) if len(ctx) else np.zeros(0, np.int64)
-        rows, _ = top_k_search(self.normed_, _normalise_rows(queries), k, ex_rows, ex_cols)
+        rows, _ = top_k_search(self.normed_, normalise_rows(queries), k, ex_rows, ex_cols)
         return rows
 
 

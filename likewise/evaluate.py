@@ -39,10 +39,11 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ._fileio import file_sha256
 from .baselines import BASELINES, Recommender, VectorRecommender, fit_baselines
-from .embeddings import Embeddings, _normalise_rows, top_k_search
+from .embeddings import Embeddings
 from .errors import CorruptModelError, InputError
-from .store import file_sha256
+from .search import normalise_rows, top_k_search
 
 __all__ = [
     "METRICS",
@@ -276,7 +277,7 @@ def evaluate_analogies(
         for s in range(0, n, step):
             ia, ib, ic = (idx[s : s + step, j] for j in range(3))
             if method == "add":
-                queries = _normalise_rows(normed[ib] - normed[ia] + normed[ic])
+                queries = normalise_rows(normed[ib] - normed[ia] + normed[ic])
             else:
                 queries = np.stack([normed[ia], normed[ib], normed[ic]], axis=1)
             m = len(ia)
@@ -824,7 +825,7 @@ def heldout_loss(emb: Embeddings, contexts: Sequence[np.ndarray], targets: np.nd
     for a in range(0, len(t), step):
         block = contexts[a : a + step]
         q = np.stack([normed[np.asarray(c, dtype=np.int64)].sum(axis=0) for c in block])
-        scores = _normalise_rows(q) @ normed.T
+        scores = normalise_rows(q) @ normed.T
         tb = t[a : a + step]
         own = scores[np.arange(len(tb)), tb]
         for r, c in enumerate(block):

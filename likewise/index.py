@@ -226,7 +226,7 @@ class AnnIndex:
         Everything is written into a temporary folder beside the target, then renamed into place; an
         existing index is replaced only with ``overwrite=True``.
         """
-        from .store import file_sha256, publish
+        from ._fileio import file_sha256, publish
 
         target = Path(folder)
         if target.exists() and not overwrite:
@@ -262,7 +262,7 @@ class AnnIndex:
         verify : bool
             Check the graph file's sha256 against the manifest (its size is always checked).
         """
-        from .store import file_sha256
+        from ._fileio import file_sha256
 
         folder = Path(folder)
         try:
@@ -367,9 +367,9 @@ def measure_recall(
     ms_per_query : float
         Median time of one index query (one item at a time, one thread, exact rescoring included).
     """
-    from .embeddings import top_k_search
+    from .search import top_k_search
 
-    _check_index_for(emb, index)
+    check_index_for(emb, index)
     n = min(n_queries, len(emb))
     k = min(k, len(emb) - 1)
     if n < 1 or k < 1:
@@ -390,7 +390,7 @@ def measure_recall(
     return hits / truth.size, float(np.median(times) * 1000)
 
 
-def _check_index_for(emb: Embeddings, index: AnnIndex) -> None:
+def check_index_for(emb: Embeddings, index: AnnIndex) -> None:
     if index.fingerprint != emb.fingerprint:
         raise SpaceMismatchError(emb.fingerprint, index.fingerprint, what="index")
     if index.size != len(emb) or index.dim != emb.dim:
@@ -425,7 +425,7 @@ def ann_top_k(
     Returns
     -------
     (ids, scores) : ndarray of int64 [n, k], ndarray of float32 [n, k], or None
-        Best first, ties by lower id, as :func:`~likewise.embeddings.top_k_search` orders them.
+        Best first, ties by lower id, as :func:`~likewise.search.top_k_search` orders them.
     """
     n, size = len(queries), index.size
     ex_rows = np.asarray(ex_rows, dtype=np.int64)

@@ -26,7 +26,6 @@ import os
 import re
 import sys
 import time
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,8 +33,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .embeddings import Embeddings, Neighbours, top_k_search
+from ._check import check_k
+from .customers import CustomerTable
+from .embeddings import Embeddings
 from .errors import InputError, NotFittedError
+from .search import top_k_search
+from .space import Neighbours
 from .vocab import Vocab
 
 __all__ = [
@@ -412,103 +415,6 @@ def log_sequences(log: OrderLog, *, sessions: str | int | None = None, seed: int
 # ------------------------------------------------------------------------------------- customers
 
 
-class CustomerTable:
-    """Customer vectors in a product space, with each customer's bought products.
-
-    Parameters
-    ----------
-    vectors : ndarray of float32, shape [n, D]
-        One row per customer (a weighted mean of unit product vectors).
-    vocab : Vocab
-        Customer keys (``what="customer"``); counts are the number of lines of each customer.
-    bought_indptr : ndarray of int64, shape [n + 1]
-    bought_ids : ndarray of int32
-        Customer ``i`` bought the product ids ``bought_ids[bought_indptr[i]:bought_indptr[i + 1]]``
-        (sorted, unique).
-    fingerprint : str
-        The product space's fingerprint (customer vectors live in that space).
-    config : dict, optional
-        How the vectors were built (weights), saved with them.
-    """
-
-    def __init__(
-        self,
-        vectors: np.ndarray,
-        vocab: Vocab,
-        bought_indptr: np.ndarray,
-        bought_ids: np.ndarray,
-        *,
-        fingerprint: str,
-        config: dict[str, Any] | None = None,
-    ) -> None:
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        if vectors.ndim != 2 or vectors.shape[0] != len(vocab):
-            raise InputError(f"customer vectors have shape {vectors.shape}, expected ({len(vocab)}, dim)")
-        indptr = np.ascontiguousarray(bought_indptr, dtype=np.int64)
-        ids = np.ascontiguousarray(bought_ids, dtype=np.int32)
-        if indptr.shape != (len(vocab) + 1,) or indptr[0] != 0 or indptr[-1] != len(ids):
-            raise InputError(
-                f"bought_indptr must have {len(vocab) + 1} entries from 0 to {len(ids)}, got shape "
-                f"{indptr.shape}"
-            )
-        if np.any(np.diff(indptr) < 0):
-            raise InputError("bought_indptr must be non-decreasing")
-        view = vectors.view()
-        view.flags.writeable = False
-        self._vectors = view
-        self.vocab = vocab
-        self.bought_indptr = indptr
-        self.bought_ids = ids
-        self.fingerprint = fingerprint
-        self.config: dict[str, Any] = dict(config or {})
-        self._normed: np.ndarray | None = None
-
-    @property
-    def keys(self) -> list[str]:
-        """Customer keys in row order."""
-        return self.vocab.keys
-
-    @property
-    def vectors(self) -> np.ndarray:
-        """float32 [n, D], read-only."""
-        return self._vectors
-
-    @property
-    def dim(self) -> int:
-        """Number of dimensions (the product space's)."""
-        return int(self._vectors.shape[1])
-
-    @property
-    def normed(self) -> np.ndarray:
-        """Unit-length rows (cached)."""
-        if self._normed is None:
-            from .embeddings import _normalise_rows
-
-            self._normed = _normalise_rows(self._vectors)
-            self._normed.flags.writeable = False
-        return self._normed
-
-    def __len__(self) -> int:
-        return len(self.vocab)
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and key in self.vocab
-
-    def __repr__(self) -> str:
-        return f"CustomerTable({len(self)} customers × {self.dim} dims, fingerprint={self.fingerprint!r})"
-
-    def row(self, customer: str | int) -> int:
-        """Row of a customer key (or a row number, checked); unknown keys raise ``UnknownItemError``."""
-        if isinstance(customer, str):
-            return self.vocab.id(customer)
-        return int(self.vocab.check_ids([customer])[0])
-
-    def bought(self, customer: str | int) -> np.ndarray:
-        """Product ids the customer bought (sorted, unique)."""
-        r = self.row(customer)
-        return self.bought_ids[self.bought_indptr[r] : self.bought_indptr[r + 1]]
-
-
 def build_customer_vectors(
     emb: Embeddings,
     customers: Sequence[str] | np.ndarray | OrderLog,
@@ -759,20 +665,6 @@ def _table(emb: Embeddings) -> CustomerTable:
     return table
 
 
-_SCORING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _affinity_table(emb: Embeddings) -> np.ndarray:
-    """``[C | a·log(count)]``, float32 [V, D + 1], cached per space: one dot product gives the affinity."""
-    cached = _SCORING.get(emb)
-    if cached is not None and cached[0] is emb.context:  # rebuilt if another context table was attached
-        return cached[1]
-    bias = emb._affinity_bias().astype(np.float32)  # the popularity term recommend() uses too
-    table = np.hstack([np.asarray(emb.context, dtype=np.float32), bias[:, None]])
-    _SCORING[emb] = (emb.context, table)
-    return table
-
-
 def affinity_top_k(
     emb: Embeddings, queries: np.ndarray, k: int, ex_rows: np.ndarray, ex_ids: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -785,12 +677,9 @@ def affinity_top_k(
 
     Returns ``(ids [n, k], scores [n, k])``; ``(ex_rows, ex_ids)`` pairs are never returned.
     """
-    if emb.context is None:
-        raise NotFittedError("this space has no context table; train it from an order log (train_from_log)")
+    table = emb.affinity_table  # raises NotFittedError without a context table
     q = np.hstack([np.asarray(queries, dtype=np.float32), np.ones((len(queries), 1), dtype=np.float32)])
-    return top_k_search(
-        _affinity_table(emb), q, _k(k), np.asarray(ex_rows, np.int64), np.asarray(ex_ids, np.int64)
-    )
+    return top_k_search(table, q, check_k(k), np.asarray(ex_rows, np.int64), np.asarray(ex_ids, np.int64))
 
 
 def _product_result(emb: Embeddings, ids: np.ndarray, scores: np.ndarray) -> Neighbours:
@@ -812,8 +701,8 @@ def also_bought(emb: Embeddings, item: str | int, k: int = 10) -> Neighbours:
     """
     if emb.context is None:
         return emb.similar(item, k=k)
-    i = emb._id(item)
-    ids, scores = emb.affinity_top_k([np.array([i])], _k(k))
+    i = emb.id_of(item)
+    ids, scores = emb.affinity_top_k([np.array([i])], check_k(k))
     return _product_result(emb, ids[0], scores[0])
 
 
@@ -839,10 +728,10 @@ def complete_basket(
         raise InputError(f"items must be a list of products, got {items!r} (wrap one product in a list)")
     if emb.context is None:
         return emb.recommend(list(items), k=k, on_unknown=on_unknown)
-    ids, _ = emb._ids(list(items), on_unknown=on_unknown)
+    ids, _ = emb.ids_of(list(items), on_unknown=on_unknown)
     if len(ids) == 0:
         raise InputError(f"the basket has no product known to the space (given {list(items)[:5]!r})")
-    out, scores = emb.affinity_top_k([ids], _k(k))
+    out, scores = emb.affinity_top_k([ids], check_k(k))
     return _product_result(emb, out[0], scores[0])
 
 
@@ -875,15 +764,9 @@ def similar_customers(emb: Embeddings, customer: str | int, k: int = 10) -> Neig
     table = _table(emb)
     r = table.row(customer)
     rows, scores = top_k_search(
-        table.normed, table.normed[r : r + 1], _k(k), np.zeros(1, np.int64), np.array([r], np.int64)
+        table.normed, table.normed[r : r + 1], check_k(k), np.zeros(1, np.int64), np.array([r], np.int64)
     )
     return _customer_result(table, rows[0], scores[0])
-
-
-def _k(k: object) -> int:
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
-        raise InputError(f"k == {k!r}, must be an integer >= 1")
-    return int(k)
 
 
 def lookalike(
@@ -915,7 +798,7 @@ def lookalike(
         Customer keys and row numbers, best first.
     """
     table = _table(emb)
-    k = _k(k)
+    k = check_k(k)
     if isinstance(seeds, str) or len(seeds) == 0:
         raise InputError(f"seeds must be a non-empty list of customers, got {seeds!r}")
     rows = np.unique(np.array([table.row(s) for s in seeds], dtype=np.int64))
@@ -930,7 +813,7 @@ def lookalike(
         return _customer_result(table, out[0], scores[0])
     if method != "knn":
         raise InputError(f"method == {method!r}, must be 'centroid' or 'knn'")
-    m = _k(neighbours)
+    m = check_k(neighbours)
     q = table.normed[rows]
     ex_rows = np.repeat(np.arange(len(rows)), len(rows))
     ex_cols = np.tile(rows, len(rows))

@@ -1,4 +1,4 @@
-"""Native save/load of an :class:`~likewise.embeddings.Embeddings` space: a folder of plain files.
+"""The files of a saved space: a folder of plain arrays and a JSON manifest (no model class here).
 
 Layout (format ``"likewise.embeddings"``, version 1)::
 
@@ -16,24 +16,38 @@ half-written space under the target name. Loading checks the manifest, the size 
 (``verify=True``), and every shape against the manifest, raising
 :class:`~likewise.errors.CorruptModelError` with the path, the file and what was expected.
 
+:func:`save` takes any object with the attributes of an :class:`~likewise.embeddings.Embeddings`
+(``vectors``, ``counts``, ``keys``, ``vocab``, ``fingerprint``, ``config``, ``meta``, ``context``,
+``customers``); :func:`read_space` returns the checked parts as a :class:`SavedSpace`, from which
+``Embeddings.load`` builds the space. Writing goes through :func:`likewise._fileio.atomic_folder`.
+
 Adding a format version: bump ``FORMAT_VERSION``, keep a reader for each older version in ``_READERS``,
 and commit a fixture of the new version under ``tests/fixtures/``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
-import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .embeddings import Embeddings
+from ._fileio import (
+    MANIFEST,
+    MAX_MANIFEST_BYTES,
+    atomic_folder,
+    file_entry,
+    file_sha256,
+    write_npy,
+    write_text,
+)
+from ._fileio import (
+    check_target as _check_folder,
+)
 from .errors import CorruptModelError, InputError
 from .vocab import Dropped, Vocab
 
@@ -41,69 +55,17 @@ __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
     "SUPPORTED_VERSIONS",
+    "SavedSpace",
     "check_target",
     "file_sha256",
-    "load",
     "read_manifest",
+    "read_space",
     "save",
 ]
 
 FORMAT = "likewise.embeddings"
 FORMAT_VERSION = 1
 SUPPORTED_VERSIONS = (1,)
-MANIFEST = "manifest.json"
-_CHUNK = 1 << 20  # bytes per read when hashing
-
-
-def file_sha256(path: str | os.PathLike) -> str:
-    """Hex sha256 of a file, read in 1 MiB chunks (constant memory for any file size)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(_CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _fsync_dir(path: Path) -> None:
-    """Flush a directory entry (renames) to disk; a no-op where directories cannot be opened (Windows)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _write_npy(path: Path, arr: np.ndarray) -> None:
-    with open(path, "wb") as f:
-        np.save(f, arr, allow_pickle=False)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def _write_text(path: Path, text: str) -> None:
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def _has_format(path: Path, fmt: str) -> bool:
-    """True if ``path`` is a folder whose manifest names format ``fmt`` (any version)."""
-    try:
-        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(manifest, dict) and manifest.get("format") == fmt
-
-
-def _is_space(path: Path) -> bool:
-    """True if ``path`` is a folder whose manifest says it is a likewise space (any version)."""
-    return _has_format(path, FORMAT)
 
 
 def check_target(
@@ -130,27 +92,16 @@ def check_target(
     Path
         ``path`` as a :class:`~pathlib.Path`.
     """
-    target = Path(path)
-    if target.exists() or target.is_symlink():
-        if not overwrite:
-            raise InputError(
-                f"{str(target)!r} already exists; pass overwrite=True (--overwrite) to replace it"
-            )
-        if not target.is_dir() or not _has_format(target, fmt):
-            raise InputError(
-                f"refusing to overwrite {str(target)!r}: it is not a {what} "
-                f"(no {MANIFEST} with format {fmt!r})"
-            )
-    return target
+    return _check_folder(path, overwrite=overwrite, fmt=fmt, what=what)
 
 
-def save(emb: Embeddings, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
+def save(emb: Any, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
     """Save ``emb`` as a folder at ``path``.
 
     Parameters
     ----------
     emb : Embeddings
-        The space to save.
+        The space to save (any object with its attributes).
     path : str or path-like
         Target folder; its parent is created if needed.
     overwrite : bool
@@ -170,19 +121,11 @@ def save(emb: Embeddings, path: str | os.PathLike, *, overwrite: bool = False) -
     from ._version import __version__
 
     target = check_target(path, overwrite=overwrite)
-    parent = target.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    # os.mkdir (not tempfile.mkdtemp, which makes 0700 folders) so the saved space gets the umask's mode
-    tmp = parent / f".{target.name}.tmp-{uuid.uuid4().hex[:12]}"
-    tmp.mkdir()
-    try:
-        _write_npy(tmp / "vectors.npy", np.ascontiguousarray(emb.vectors, dtype="<f4"))
-        _write_npy(tmp / "counts.npy", np.ascontiguousarray(emb.counts, dtype="<i8"))
-        _write_text(tmp / "keys.json", json.dumps(emb.keys, ensure_ascii=False))
-        files = {
-            name: {"sha256": file_sha256(tmp / name), "bytes": (tmp / name).stat().st_size}
-            for name in ("vectors.npy", "counts.npy", "keys.json")
-        }
+    with atomic_folder(target) as tmp:
+        write_npy(tmp / "vectors.npy", np.ascontiguousarray(emb.vectors, dtype="<f4"))
+        write_npy(tmp / "counts.npy", np.ascontiguousarray(emb.counts, dtype="<i8"))
+        write_text(tmp / "keys.json", json.dumps(emb.keys, ensure_ascii=False))
+        files = {name: file_entry(tmp / name) for name in ("vectors.npy", "counts.npy", "keys.json")}
         manifest = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
@@ -198,46 +141,33 @@ def save(emb: Embeddings, path: str | os.PathLike, *, overwrite: bool = False) -
             "files": files,
         }
         if emb.context is not None:  # the optional output table (spaces trained from an order log)
-            ctx = tmp / "context.npy"
-            _write_npy(ctx, np.ascontiguousarray(emb.context, dtype="<f4"))
-            files["context.npy"] = {"sha256": file_sha256(ctx), "bytes": ctx.stat().st_size}
+            write_npy(tmp / "context.npy", np.ascontiguousarray(emb.context, dtype="<f4"))
+            files["context.npy"] = file_entry(tmp / "context.npy")
             manifest["context"] = "context.npy"
-        if emb.customers is not None:  # the optional customer table (likewise.retail)
+        if emb.customers is not None:  # the optional customer table (likewise.customers)
             manifest["customers"] = _write_customers(emb.customers, tmp, files)
-        _write_text(tmp / MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
-        _fsync_dir(tmp)
-        publish(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        write_text(tmp / MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return target
 
 
-def publish(tmp: Path, target: Path) -> None:
-    """Move the finished folder ``tmp`` to ``target`` (same file system), replacing what is there.
+@dataclass
+class SavedSpace:
+    """The checked contents of a saved space folder, as :func:`read_space` returns them.
 
-    The old folder is renamed aside, the new one in, then the old one deleted: at every instant
-    ``target`` holds either the complete old folder or the complete new one (or, briefly, nothing); if
-    the second rename fails the old folder is put back. A ``target`` that is a symlink is replaced
-    itself, and what it pointed at is kept.
+    ``verified`` is True when every file's sha256 matched the manifest (so the vectors need no
+    finiteness scan). ``customers`` holds the customer table's parts (``vectors``, ``vocab``,
+    ``bought_indptr``, ``bought_ids``, ``fingerprint``, ``config``) or is None.
     """
-    parent = target.parent
-    if target.exists() or target.is_symlink():
-        aside = parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
-        os.rename(target, aside)
-        try:
-            os.rename(tmp, target)
-        except BaseException:
-            os.rename(aside, target)
-            raise
-        _fsync_dir(parent)
-        if aside.is_symlink():
-            aside.unlink()
-        else:
-            shutil.rmtree(aside, ignore_errors=True)
-    else:
-        os.rename(tmp, target)
-        _fsync_dir(parent)
+
+    folder: Path
+    vectors: np.ndarray
+    vocab: Vocab
+    config: dict
+    meta: dict
+    fingerprint: str
+    verified: bool
+    context: np.ndarray | None = None
+    customers: dict[str, Any] | None = None
 
 
 def read_manifest(path: str | os.PathLike) -> dict[str, Any]:
@@ -257,6 +187,11 @@ def read_manifest(path: str | os.PathLike) -> dict[str, Any]:
         )
     mpath = folder / MANIFEST
     try:
+        if mpath.stat().st_size > MAX_MANIFEST_BYTES:
+            raise CorruptModelError(
+                f"{str(mpath)!r} is {mpath.stat().st_size} bytes, over the {MAX_MANIFEST_BYTES}-byte "
+                "limit for a manifest"
+            )
         text = mpath.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise CorruptModelError(
@@ -334,7 +269,7 @@ def _load_npy(fpath: Path, mmap: bool) -> np.ndarray:
         ) from None
 
 
-def _read_v1(folder: Path, manifest: dict, mmap: bool, verify: bool) -> Embeddings:
+def _read_v1(folder: Path, manifest: dict, mmap: bool, verify: bool) -> SavedSpace:
     size = _field(manifest, "size", int, folder)
     dim = _field(manifest, "dim", int, folder)
     fingerprint = _field(manifest, "fingerprint", str, folder)
@@ -374,20 +309,13 @@ def _read_v1(folder: Path, manifest: dict, mmap: bool, verify: bool) -> Embeddin
         vocab = Vocab(keys, counts, what=str(manifest.get("item_name") or "item"))
     except InputError as e:
         raise CorruptModelError(f"keys.json in {str(folder)!r}: {e}") from None
-    config = manifest.get("config") or {}
     meta = manifest.get("meta") or {}
     if meta.get("dropped"):  # what min_count / max_items removed: lets a miss say why
         try:
             vocab.dropped = Dropped.from_dict(meta["dropped"])
         except InputError as e:
             raise CorruptModelError(f"{str(folder / MANIFEST)!r}: {e}") from None
-    if verify:  # checksums passed: these are the bytes that were validated when saved
-        emb = Embeddings._trusted(vectors, vocab, config, fingerprint, meta)
-    else:
-        try:
-            emb = Embeddings(vectors, vocab, config=config, fingerprint=fingerprint, meta=meta)
-        except InputError as e:
-            raise CorruptModelError(f"{str(folder)!r}: {e}") from None
+    out = SavedSpace(folder, vectors, vocab, manifest.get("config") or {}, meta, fingerprint, verify)
     if "context" in manifest:
         if "context.npy" not in paths:
             raise CorruptModelError(f"{str(folder / MANIFEST)!r} names a context table but does not list it")
@@ -397,13 +325,13 @@ def _read_v1(folder: Path, manifest: dict, mmap: bool, verify: bool) -> Embeddin
                 f"context.npy in {str(folder)!r} holds {context.dtype} {context.shape}, "
                 f"expected float32 {(size, dim)}"
             )
-        emb.attach_context(context)
+        out.context = context
     if "customers" in manifest:
-        emb.attach_customers(_read_customers(folder, manifest, paths, mmap))
-    return emb
+        out.customers = _read_customers(folder, manifest, paths, mmap)
+    return out
 
 
-# The optional customer table (likewise.retail.CustomerTable): customer vectors in this space, their keys,
+# The optional customer table (likewise.customers.CustomerTable): customer vectors in this space, their keys,
 # and what each customer bought (CSR: indptr + product ids). Listed in "files" like the other arrays.
 _CUSTOMER_FILES = (
     "customer_vectors.npy",
@@ -415,19 +343,17 @@ _CUSTOMER_FILES = (
 
 
 def _write_customers(table: Any, tmp: Path, files: dict[str, Any]) -> dict[str, Any]:
-    _write_npy(tmp / "customer_vectors.npy", np.ascontiguousarray(table.vectors, dtype="<f4"))
-    _write_npy(tmp / "customer_counts.npy", np.ascontiguousarray(table.vocab.counts, dtype="<i8"))
-    _write_text(tmp / "customer_keys.json", json.dumps(table.keys, ensure_ascii=False))
-    _write_npy(tmp / "customer_bought_indptr.npy", np.ascontiguousarray(table.bought_indptr, dtype="<i8"))
-    _write_npy(tmp / "customer_bought_ids.npy", np.ascontiguousarray(table.bought_ids, dtype="<i4"))
+    write_npy(tmp / "customer_vectors.npy", np.ascontiguousarray(table.vectors, dtype="<f4"))
+    write_npy(tmp / "customer_counts.npy", np.ascontiguousarray(table.vocab.counts, dtype="<i8"))
+    write_text(tmp / "customer_keys.json", json.dumps(table.keys, ensure_ascii=False))
+    write_npy(tmp / "customer_bought_indptr.npy", np.ascontiguousarray(table.bought_indptr, dtype="<i8"))
+    write_npy(tmp / "customer_bought_ids.npy", np.ascontiguousarray(table.bought_ids, dtype="<i4"))
     for name in _CUSTOMER_FILES:
-        files[name] = {"sha256": file_sha256(tmp / name), "bytes": (tmp / name).stat().st_size}
+        files[name] = file_entry(tmp / name)
     return {"size": len(table), "fingerprint": table.fingerprint, "config": table.config}
 
 
-def _read_customers(folder: Path, manifest: dict, paths: dict[str, Path], mmap: bool) -> Any:
-    from .retail import CustomerTable
-
+def _read_customers(folder: Path, manifest: dict, paths: dict[str, Path], mmap: bool) -> dict[str, Any]:
     info = manifest["customers"]
     missing = [n for n in _CUSTOMER_FILES if n not in paths]
     if not isinstance(info, dict) or missing:
@@ -458,38 +384,38 @@ def _read_customers(folder: Path, manifest: dict, paths: dict[str, Path], mmap: 
             f"x {dim} float32 and product ids below {manifest.get('size')})"
         )
     try:
-        return CustomerTable(
-            vectors,
-            Vocab(keys, counts, what="customer"),
-            indptr,
-            bought,
-            fingerprint=str(info.get("fingerprint")),
-            config=info.get("config") or {},
-        )
+        vocab = Vocab(keys, counts, what="customer")
     except InputError as e:
         raise CorruptModelError(f"the customer table in {str(folder)!r}: {e}") from None
+    return {
+        "vectors": vectors,
+        "vocab": vocab,
+        "bought_indptr": indptr,
+        "bought_ids": bought,
+        "fingerprint": str(info.get("fingerprint")),
+        "config": info.get("config") or {},
+    }
 
 
 _READERS = {1: _read_v1}
 
 
-def load(path: str | os.PathLike, *, mmap: bool = False, verify: bool = True) -> Embeddings:
-    """Load a space saved by :func:`save`.
+def read_space(path: str | os.PathLike, *, mmap: bool = False, verify: bool = True) -> SavedSpace:
+    """Read and check a folder written by :func:`save` (``Embeddings.load`` builds the space from it).
 
     Parameters
     ----------
     path : str or path-like
         The folder.
     mmap : bool
-        Memory-map ``vectors.npy`` read-only instead of reading it into memory. (Queries build the
-        normalised copy in memory on first use.)
+        Memory-map ``vectors.npy`` (and the other large arrays) read-only instead of reading them.
     verify : bool
         Check each file's size and sha256 against the manifest (reads every file once). Shapes and dtypes
         are always checked.
 
     Returns
     -------
-    Embeddings
+    SavedSpace
 
     Raises
     ------

@@ -162,7 +162,7 @@ def test_validation_completion_ranks_as_recommend_does():
         queries.append(q)
         hidden.append(h)
         hits += h in emb.recommend([int(i) for i in q], k=10).ids.tolist()
-    bias = emb._affinity_bias()
+    bias = emb.affinity_bias
     _, hr = validation_completion(emb.vectors, emb.context, bias, queries, np.asarray(hidden))
     assert hr == pytest.approx(hits / len(hidden))
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from likewise import store
+from likewise._fileio import file_sha256
 from likewise.embeddings import Embeddings, compute_fingerprint
 from likewise.errors import CorruptModelError, InputError
 from likewise.vocab import Vocab
@@ -79,7 +80,7 @@ def test_manifest_contents(saved: tuple[Embeddings, Path]) -> None:
     assert m["created"].endswith("+00:00") and m["likewise_version"]
     assert set(m["files"]) == {"vectors.npy", "counts.npy", "keys.json"}
     for name, entry in m["files"].items():
-        assert entry["sha256"] == store.file_sha256(path / name)
+        assert entry["sha256"] == file_sha256(path / name)
         assert entry["bytes"] == (path / name).stat().st_size
 
 
@@ -150,7 +151,7 @@ def test_failed_save_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     def boom(path: Path, text: str) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(store, "_write_text", boom)
+    monkeypatch.setattr(store, "write_text", boom)
     with pytest.raises(OSError, match="disk full"):
         make_space().save(tmp_path / "space")
     assert list(tmp_path.iterdir()) == []

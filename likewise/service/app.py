@@ -467,7 +467,7 @@ def create_app(
         n = registry.map_sample if body.sample is None else body.sample
         if not 2 <= n <= lim.max_map:
             raise InputError(f"sample == {n!r}, must be between 2 and {lim.max_map}")
-        ids, _ = s.emb._ids([item_of(i) for i in body.items])
+        ids, _ = s.emb.ids_of([item_of(i) for i in body.items])
         xy = await run_in_threadpool(s.project, ids, n)
         keys = s.emb.keys
         return _json(

@@ -22,9 +22,7 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -541,22 +539,18 @@ def save_model(trained: TrainedNextToken, path: str | os.PathLike, *, overwrite:
     Path
         The folder written.
     """
+    from .._fileio import atomic_folder, file_sha256, write_npy, write_text
     from .._version import __version__
-    from ..store import _fsync_dir, _write_npy, _write_text, file_sha256, publish
 
     target = check_model_target(path, overwrite=overwrite)
-    parent = target.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = parent / f".{target.name}.tmp-{uuid.uuid4().hex[:12]}"
-    tmp.mkdir()
-    try:
+    with atomic_folder(target) as tmp:
         trained.to_embeddings().save(tmp / "space")
         tensors = {}
         for name, p in trained.model.state_dict().items():
             if name == "table.embedding.weight":
                 continue  # it is space/vectors.npy
             fname = f"{name}.npy"
-            _write_npy(tmp / fname, np.ascontiguousarray(p.detach().to("cpu", torch.float32).numpy(), "<f4"))
+            write_npy(tmp / fname, np.ascontiguousarray(p.detach().to("cpu", torch.float32).numpy(), "<f4"))
             tensors[name] = {"file": fname, "shape": list(p.shape), "sha256": file_sha256(tmp / fname)}
         manifest = {
             "format": FORMAT,
@@ -573,12 +567,7 @@ def save_model(trained: TrainedNextToken, path: str | os.PathLike, *, overwrite:
             "tensors": tensors,
             "likewise_version": __version__,
         }
-        _write_text(tmp / _MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
-        _fsync_dir(tmp)
-        publish(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        write_text(tmp / _MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return target
 
 
@@ -590,8 +579,8 @@ def load_model(path: str | os.PathLike, *, device: str | torch.device = "cpu") -
     CorruptModelError
         Missing files, a wrong format, a checksum or shape that does not match the manifest.
     """
+    from .._fileio import file_sha256
     from ..embeddings import Embeddings
-    from ..store import file_sha256
 
     folder = Path(path)
     try:

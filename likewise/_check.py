@@ -1,0 +1,65 @@
+"""Validators shared across the package (as scikit-learn's ``utils.validation``).
+
+Each raises :class:`~likewise.errors.InputError` naming the parameter, the value as given (``!r``) and
+what is allowed, so a message reads the same whichever module checked the value.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .errors import InputError
+
+__all__ = ["check_int", "check_k", "check_real", "is_batch", "is_item", "jsonable"]
+
+
+def check_int(name: str, v: Any, lo: int, more: str = "") -> None:
+    """Raise unless ``v`` is an int (not a bool) ``>= lo``; ``more`` is appended to the message."""
+    if isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer) or v < lo:
+        tail = f" {more}" if more else ""
+        raise InputError(f"{name} == {v!r}, must be an integer >= {lo}{tail}")
+
+
+def check_real(name: str, v: Any) -> float:
+    """``v`` as a float; raises unless it is a finite real number (not a bool)."""
+    if isinstance(v, bool | np.bool_) or not isinstance(v, int | float | np.integer | np.floating):
+        raise InputError(f"{name} == {v!r}, must be a number")
+    if not math.isfinite(v):
+        raise InputError(f"{name} == {v!r}, must be a finite number")
+    return float(v)
+
+
+def check_k(k: object) -> int:
+    """The number of results asked for, as an int ``>= 1``."""
+    if not isinstance(k, int | np.integer) or isinstance(k, bool | np.bool_) or k < 1:
+        raise InputError(f"k == {k!r}, must be an int >= 1")
+    return int(k)
+
+
+def is_item(x: object) -> bool:
+    """A single item: a str key or an int id (not a bool)."""
+    return isinstance(x, str | int | np.integer) and not isinstance(x, bool | np.bool_)
+
+
+def is_batch(x: object) -> bool:
+    """A sequence of things (list, tuple, range, 1-D or 2-D ndarray), not a str."""
+    if isinstance(x, np.ndarray):
+        return x.ndim >= 1
+    return isinstance(x, Sequence) and not isinstance(x, str | bytes)
+
+
+def jsonable(value: dict | None, name: str) -> dict:
+    """A deep copy of ``value`` as JSON would round-trip it; raises InputError if it cannot be."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InputError(f"{name} must be a dict (JSON object), got {type(value).__name__}")
+    try:
+        return json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError) as e:
+        raise InputError(f"{name} must be JSON-serialisable: {e}") from None
