@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .errors import LikewiseError
+from likewise.errors import LikewiseError
 
 __all__ = ["main"]
 
@@ -60,7 +60,7 @@ def _items(raw: Sequence[str]) -> list[str | int]:
 
 
 def _load(path: str):
-    from .embeddings import Embeddings
+    from likewise.embeddings import Embeddings
 
     return Embeddings.load(path, mmap=True)
 
@@ -90,8 +90,8 @@ def _show_defaults(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> None:
-    from .store import check_target
-    from .train import TrainConfig, train
+    from likewise.store import check_target
+    from likewise.train import TrainConfig, train
 
     check_target(args.output, overwrite=args.overwrite)  # fail before training, not after
 
@@ -141,7 +141,7 @@ def cmd_train(args: argparse.Namespace) -> None:
 
 def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, Any]) -> None:
     """The summary table, then what the user did not choose: mode, subsampling, dropped keys."""
-    from .vocab import Dropped
+    from likewise.vocab import Dropped
 
     meta, cfg = emb.meta, emb.config
     dropped = Dropped.from_dict(meta["dropped"]) if meta.get("dropped") else None
@@ -172,8 +172,8 @@ _NOTES = ("mode", "mode_reason", "sample", "sample_reason", "tokens_kept", "epoc
 
 def _train_retail(args: argparse.Namespace) -> None:
     """``train`` with --user-col / --time-col / --sessions: an order log -> products and customers."""
-    from .retail import train_from_log
-    from .train import TrainConfig
+    from likewise.retail import train_from_log
+    from likewise.train import TrainConfig
 
     if not (args.basket_col and args.item_col):
         raise LikewiseError("an order log needs --basket-col and --item-col (e.g. order_id and product_id)")
@@ -256,7 +256,7 @@ def cmd_analogy(args: argparse.Namespace) -> None:
 
 
 def cmd_info(args: argparse.Namespace) -> None:
-    from .commands.nn import table_size  # the same arithmetic as `likewise size`
+    from .nn import table_size  # the same arithmetic as `likewise size`
 
     emb = _load(args.model)
     cfg = emb.config or {}
@@ -287,7 +287,7 @@ def cmd_info(args: argparse.Namespace) -> None:
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
-    from .demo import run_demo
+    from likewise.demo import run_demo
 
     res = run_demo(args.output, seed=args.seed, progress=False if args.quiet else None)
     payload = {
@@ -316,7 +316,7 @@ def _add_input_options(g: Any) -> None:
 
 def _input_spec(args: argparse.Namespace):
     """The :class:`~likewise.readers.InputSpec` of ``args.input`` and the options above."""
-    from .readers import InputSpec
+    from likewise.readers import InputSpec
 
     return InputSpec(
         paths=tuple(args.input),
@@ -340,7 +340,7 @@ def _positive_int(s: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``likewise`` command."""
-    from ._version import __version__
+    from likewise._version import __version__
 
     p = argparse.ArgumentParser(prog="likewise", description="Learn item vectors from what goes together.")
     p.add_argument("--version", action="version", version=f"likewise {__version__}")
@@ -462,16 +462,12 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--quiet", action="store_true")
     d.set_defaults(func=cmd_demo)
 
-    # Further subcommands live one module per topic in likewise/commands/, each with
-    # ``register(sub, common)``; they import their heavy dependencies inside the command functions.
-    import importlib
-    import pkgutil
+    # Further subcommands live one module per group in this package, each with ``register(sub, common)``;
+    # they import their heavy dependencies inside the command functions.
+    from . import datasets, evaluation, nn, retail, serve, tune
 
-    from . import commands
-
-    for m in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        if not m.name.startswith("_"):
-            importlib.import_module(f"{commands.__name__}.{m.name}").register(sub, common)
+    for group in (datasets, evaluation, nn, retail, serve, tune):
+        group.register(sub, common)
     return p
 
 
