@@ -465,9 +465,11 @@ def build_parser() -> argparse.ArgumentParser:
     # Further subcommands live one module per group in this package, each with ``register(sub, common)``;
     # they import their heavy dependencies inside the command functions.
     from . import datasets, evaluation, nn, retail, serve, tune
+    from ._common import Commands
 
+    commands = Commands(sub, common)
     for group in (datasets, evaluation, nn, retail, serve, tune):
-        group.register(sub, common)
+        group.register(commands)
     return p
 
 

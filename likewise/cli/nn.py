@@ -11,7 +11,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from likewise.cli import _emit, _positive_int, _table
+from ._common import (
+    Commands,
+    emit,
+    emit_fields,
+    fields_table,
+    neighbour_payload,
+    neighbour_table,
+    positive_int,
+    text_table,
+)
 
 DTYPE_BYTES = {"float64": 8, "float32": 4, "bf16": 2, "float16": 2, "int8": 1}
 
@@ -60,7 +69,7 @@ def cmd_size(args: argparse.Namespace) -> None:
         ["MiB", f"{s['mib']:,.1f}"],
         ["GB", f"{s['gb']:,.2f}"],
     ]
-    _emit(args, s, _table(["", "value"], rows))
+    emit(args, s, fields_table(rows))
 
 
 # --- next-token model --------------------------------------------------------------------------------
@@ -154,11 +163,11 @@ def cmd_train_next(args: argparse.Namespace) -> None:
             **common,
         )
         payload = {"input": args.input, "items": items, "sequences": len(seqs), "runs": rows}
-        text = _table(
+        text = text_table(
             ["dim", "train_loss", "val_loss", "weights"],
             [[r["dim"], r["train_loss"], r["val_loss"], r["weights"]] for r in rows],
         )
-        _emit(args, payload, text)
+        emit(args, payload, text)
         return
 
     check_model_target(args.output, overwrite=args.overwrite)  # fail before training, not after
@@ -195,7 +204,7 @@ def cmd_train_next(args: argparse.Namespace) -> None:
         }
     if args.plot:
         summary["plot"] = _plot_table(trained, args.plot)
-    _emit(args, summary, _table(["", "value"], [[k, v] for k, v in summary.items()]))
+    emit_fields(args, summary)
 
 
 def _load_model(args: argparse.Namespace) -> Any:
@@ -212,7 +221,7 @@ def cmd_sample(args: argparse.Namespace) -> None:
     sep = "" if trained.meta.get("items_from") == "chars" else " "
     seqs = sample(trained, args.n, seed=args.seed, temperature=args.temperature, max_len=args.max_len)
     out = [sep.join(s) for s in seqs]
-    _emit(args, out, "\n".join(out))
+    emit(args, out, "\n".join(out))
 
 
 def cmd_predict_next(args: argparse.Namespace) -> None:
@@ -223,9 +232,7 @@ def cmd_predict_next(args: argparse.Namespace) -> None:
     if trained.meta.get("items_from") == "chars":
         items = [c for it in items for c in it]  # `predict-next names_model em` means the prefix e, m
     res = predict_next(trained, items, k=args.k, include_boundary=args.include_end)
-    payload = [{"item": k, "probability": p} for k, p in res]
-    text = _table(["#", "item", "probability"], [[i + 1, k, p] for i, (k, p) in enumerate(res)])
-    _emit(args, payload, text)
+    emit(args, neighbour_payload(res, score="probability"), neighbour_table(res, score="probability"))
 
 
 # --- parser --------------------------------------------------------------------------------------------
@@ -237,14 +244,14 @@ def _device_args(p: argparse.ArgumentParser) -> None:
     )
     # Tiny models are bound by per-op overhead: on a busy 2-core machine 2,000 steps of the names model
     # took 2.6 s with 1 thread and 44-50 s with 2 (docs/torch.md), so one thread is the default.
-    p.add_argument("--threads", type=_positive_int, default=1, help="torch CPU threads (default 1)")
+    p.add_argument("--threads", type=positive_int, default=1, help="torch CPU threads (default 1)")
 
 
-def register(sub: Any, common: argparse.ArgumentParser) -> None:
+def register(commands: Commands) -> None:
     """Add ``train-next``, ``sample``, ``predict-next`` and ``size``."""
-    t = sub.add_parser(
+    t = commands.add(
         "train-next",
-        parents=[common],
+        cmd_train_next,
         help="train a next-item model (makemore MLP, PyTorch) on one sequence per line",
         description="Previous k items -> their vectors concatenated -> tanh hidden layer -> next item. "
         "Reports train and validation loss (mean nats per item). Needs likewise[torch].",
@@ -259,12 +266,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="a line's items: characters or space-separated words (auto: chars if no line has a space)",
     )
     t.add_argument("--boundary", default=".", help="start/end token (default '.')")
-    t.add_argument("--context", type=_positive_int, default=3, help="previous items seen (default 3)")
-    t.add_argument("--dim", type=_positive_int, default=2, help="vector length (default 2)")
-    t.add_argument("--hidden", type=_positive_int, default=100, help="tanh units (default 100)")
+    t.add_argument("--context", type=positive_int, default=3, help="previous items seen (default 3)")
+    t.add_argument("--dim", type=positive_int, default=2, help="vector length (default 2)")
+    t.add_argument("--hidden", type=positive_int, default=100, help="tanh units (default 100)")
     t.add_argument("--tied", action="store_true", help="score outputs against the input table")
-    t.add_argument("--steps", type=_positive_int, default=20_000, help="Adam steps (default 20000)")
-    t.add_argument("--batch-size", type=_positive_int, default=128)
+    t.add_argument("--steps", type=positive_int, default=20_000, help="Adam steps (default 20000)")
+    t.add_argument("--batch-size", type=positive_int, default=128)
     t.add_argument("--lr", type=float, default=0.01, help="Adam learning rate (lr/10 for the last quarter)")
     t.add_argument(
         "--val-fraction", type=float, default=0.1, help="share of sequences held out (default 0.1)"
@@ -279,29 +286,23 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="train once per vector length and print the losses instead of saving a model",
     )
     _device_args(t)
-    t.set_defaults(func=cmd_train_next)
 
-    s = sub.add_parser(
-        "sample", parents=[common], help="generate sequences (e.g. names) from a next-item model"
-    )
+    s = commands.add("sample", cmd_sample, help="generate sequences (e.g. names) from a next-item model")
     s.add_argument("model", metavar="MODEL")
-    s.add_argument("-n", type=_positive_int, default=20, help="how many (default 20)")
+    s.add_argument("-n", type=positive_int, default=20, help="how many (default 20)")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--temperature", type=float, default=1.0)
-    s.add_argument("--max-len", type=_positive_int, default=50)
+    s.add_argument("--max-len", type=positive_int, default=50)
     _device_args(s)
-    s.set_defaults(func=cmd_sample)
 
-    p = sub.add_parser("predict-next", parents=[common], help="most probable next items after ITEM...")
+    p = commands.add("predict-next", cmd_predict_next, help="most probable next items after ITEM...")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("items", nargs="+", metavar="ITEM", help="the session so far (a chars model splits words)")
-    p.add_argument("-k", type=_positive_int, default=10)
+    p.add_argument("-k", type=positive_int, default=10)
     p.add_argument("--include-end", action="store_true", help="also rank the end of the sequence")
     _device_args(p)
-    p.set_defaults(func=cmd_predict_next)
 
-    z = sub.add_parser("size", parents=[common], help="weights and bytes of a VOCAB x DIM table")
+    z = commands.add("size", cmd_size, help="weights and bytes of a VOCAB x DIM table")
     z.add_argument("--vocab", type=int, required=True, metavar="V", help="rows (items)")
     z.add_argument("--dim", type=int, required=True, metavar="D", help="columns (vector length)")
     z.add_argument("--dtype", default="float32", choices=list(DTYPE_BYTES), help="default float32")
-    z.set_defaults(func=cmd_size)
