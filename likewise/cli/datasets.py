@@ -13,6 +13,7 @@ from ._common import Commands, emit, emit_fields, fields_table, positive_int
 
 
 def cmd_retail(args: argparse.Namespace) -> None:
+    """Write the generated retail order log, catalogue and ground truth to ``args.output``."""
     import time
 
     from likewise.datasets import retail_orders, write_retail
@@ -33,6 +34,7 @@ def cmd_retail(args: argparse.Namespace) -> None:
 
 
 def cmd_names(args: argparse.Namespace) -> None:
+    """Write the names file for the next-character model to ``args.output``."""
     from likewise.names import write_names  # written by the torch topic; imported only when asked
 
     summary = write_names(args.output, top=args.top)

@@ -81,6 +81,7 @@ def _read_sequences(args: argparse.Namespace) -> tuple[list[list[str]], dict[str
 
 
 def cmd_eval(args: argparse.Namespace) -> None:
+    """Print the analogy, word-pair, held-out and label results of a saved space."""
     from likewise import evaluate as ev
     from likewise.errors import InputError
 
@@ -152,6 +153,7 @@ def cmd_eval(args: argparse.Namespace) -> None:
 
 
 def cmd_split(args: argparse.Namespace) -> None:
+    """Write a seeded train/test split of the input to ``args.output``."""
     from pathlib import Path
 
     from likewise.errors import InputError
@@ -186,6 +188,7 @@ def cmd_split(args: argparse.Namespace) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> None:
+    """Write a saved space as word2vec text/binary or a TensorBoard Projector folder."""
     from likewise import formats
     from likewise.evaluate import read_labels
 
@@ -208,6 +211,7 @@ def cmd_export(args: argparse.Namespace) -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> None:
+    """Save word2vec / fastText vectors as a space."""
     from likewise.formats import read_word2vec
     from likewise.store import check_target
 
@@ -240,6 +244,7 @@ def _parse_dims(s: str) -> list[int]:
 
 
 def cmd_sweep_dim(args: argparse.Namespace) -> None:
+    """Train at each of ``args.dims`` and print (and draw) held-out loss and HR@k."""
     from pathlib import Path
 
     from likewise import evaluate as ev
@@ -322,6 +327,7 @@ def cmd_sweep_dim(args: argparse.Namespace) -> None:
 
 
 def cmd_plot(args: argparse.Namespace) -> None:
+    """Draw the PCA map or the training loss of a saved space."""
     from likewise import plot
     from likewise.evaluate import read_labels
 

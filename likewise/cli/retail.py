@@ -30,6 +30,7 @@ def _show(args: argparse.Namespace, res: Any, title: str, what: str, **extra: An
 
 
 def cmd_also_bought(args: argparse.Namespace) -> None:
+    """Print the products bought with ``args.product``."""
     from likewise.retail import also_bought
 
     res = also_bought(load_space(args.model), parse_items([args.product])[0], k=args.k)
@@ -37,6 +38,7 @@ def cmd_also_bought(args: argparse.Namespace) -> None:
 
 
 def cmd_complete(args: argparse.Namespace) -> None:
+    """Print the products to add to the basket ``args.products``."""
     from likewise.retail import complete_basket
 
     on_unknown = "skip" if args.skip_unknown else "raise"
@@ -45,6 +47,7 @@ def cmd_complete(args: argparse.Namespace) -> None:
 
 
 def cmd_for_customer(args: argparse.Namespace) -> None:
+    """Print the products to recommend to ``args.customer``."""
     from likewise.retail import for_customer
 
     res = for_customer(
@@ -54,6 +57,7 @@ def cmd_for_customer(args: argparse.Namespace) -> None:
 
 
 def cmd_similar_customers(args: argparse.Namespace) -> None:
+    """Print the customers closest to ``args.customer``."""
     from likewise.retail import similar_customers
 
     res = similar_customers(load_space(args.model), args.customer, k=args.k)
@@ -103,6 +107,7 @@ def _read_seeds(path: str, seed_col: str | None) -> list[str]:
 
 
 def cmd_lookalike(args: argparse.Namespace) -> None:
+    """Print (or export with ``-o``) the customers closest to a seed audience."""
     import sys
 
     from likewise.errors import InputError
@@ -146,6 +151,7 @@ def cmd_lookalike(args: argparse.Namespace) -> None:
 
 
 def cmd_update(args: argparse.Namespace) -> None:
+    """Continue a retail space with new orders and save it to ``args.output``."""
     from likewise.update import update
 
     emb = update(

@@ -10,6 +10,7 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def cmd_index(args: argparse.Namespace) -> None:
+    """Build the HNSW index beside a model and print its measured recall."""
     from likewise.embeddings import Embeddings
     from likewise.errors import InputError
     from likewise.index import IndexParams, build_index, index_folder
@@ -36,6 +37,7 @@ def cmd_index(args: argparse.Namespace) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> None:
+    """Serve the models over HTTP until interrupted."""
     import json
     import os
 

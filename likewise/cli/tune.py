@@ -35,6 +35,7 @@ def _fmt_setting(v: Any) -> str:
 
 
 def cmd_tune(args: argparse.Namespace) -> None:
+    """Search training settings within ``args.budget`` and save the best model."""
     from pathlib import Path
 
     from likewise import evaluate as ev
