@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from likewise.cli import main
-from likewise.commands.nn import table_size
+from likewise.cli.nn import table_size
 from likewise.embeddings import Embeddings
 from likewise.errors import InputError
 from likewise.vocab import Vocab

@@ -11,40 +11,56 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from likewise.cli import _emit, _items, _load, _neighbour_rows, _positive_int, _table
+from ._common import (
+    Commands,
+    emit,
+    emit_fields,
+    load_space,
+    neighbour_payload,
+    neighbour_table,
+    parse_items,
+    positive_int,
+)
 
 
-def _show(args: argparse.Namespace, res: Any, title: str, what: str) -> None:
-    payload = {"query": title, "results": [{what: k, "score": float(s)} for k, s in res]}
-    _emit(args, payload, f"{title}:\n" + _table(["#", what, "score"], _neighbour_rows(res)))
+def _show(args: argparse.Namespace, res: Any, title: str, what: str, **extra: Any) -> None:
+    """Ranked ``what`` (product or customer) under ``title``; ``extra`` goes into the JSON before them."""
+    payload = {"query": title, **extra, "results": neighbour_payload(res, what)}
+    emit(args, payload, f"{title}:\n" + neighbour_table(res, what))
 
 
 def cmd_also_bought(args: argparse.Namespace) -> None:
+    """Print the products bought with ``args.product``."""
     from likewise.retail import also_bought
 
-    res = also_bought(_load(args.model), _items([args.product])[0], k=args.k)
+    res = also_bought(load_space(args.model), parse_items([args.product])[0], k=args.k)
     _show(args, res, f"bought with {args.product}", "product")
 
 
 def cmd_complete(args: argparse.Namespace) -> None:
+    """Print the products to add to the basket ``args.products``."""
     from likewise.retail import complete_basket
 
     on_unknown = "skip" if args.skip_unknown else "raise"
-    res = complete_basket(_load(args.model), _items(args.products), k=args.k, on_unknown=on_unknown)
+    res = complete_basket(load_space(args.model), parse_items(args.products), k=args.k, on_unknown=on_unknown)
     _show(args, res, f"to add to {', '.join(args.products)}", "product")
 
 
 def cmd_for_customer(args: argparse.Namespace) -> None:
+    """Print the products to recommend to ``args.customer``."""
     from likewise.retail import for_customer
 
-    res = for_customer(_load(args.model), args.customer, k=args.k, exclude_bought=not args.include_bought)
+    res = for_customer(
+        load_space(args.model), args.customer, k=args.k, exclude_bought=not args.include_bought
+    )
     _show(args, res, f"for {args.customer}", "product")
 
 
 def cmd_similar_customers(args: argparse.Namespace) -> None:
+    """Print the customers closest to ``args.customer``."""
     from likewise.retail import similar_customers
 
-    res = similar_customers(_load(args.model), args.customer, k=args.k)
+    res = similar_customers(load_space(args.model), args.customer, k=args.k)
     _show(args, res, f"customers like {args.customer}", "customer")
 
 
@@ -91,6 +107,7 @@ def _read_seeds(path: str, seed_col: str | None) -> list[str]:
 
 
 def cmd_lookalike(args: argparse.Namespace) -> None:
+    """Print (or export with ``-o``) the customers closest to a seed audience."""
     import sys
 
     from likewise.errors import InputError
@@ -103,7 +120,7 @@ def cmd_lookalike(args: argparse.Namespace) -> None:
         raise InputError("--seed-col names a column of --seeds-file; give the file too")
     if not seeds:
         raise InputError("no seed customers: give them as arguments or with --seeds-file")
-    emb = _load(args.model)
+    emb = load_space(args.model)
     unknown: list[str] = []
     if args.skip_unknown and emb.customers is not None:
         known = emb.customers.vocab
@@ -125,20 +142,16 @@ def cmd_lookalike(args: argparse.Namespace) -> None:
             "unknown_seeds": unknown,
             "method": args.method,
         }
-        _emit(args, payload, f"{title}: wrote {n} customers to {args.output}")
+        emit(args, payload, f"{title}: wrote {n} customers to {args.output}")
         return
     rows = [(k, s) for k, s in res if args.min_score is None or s >= args.min_score]
     if args.min_score is not None:
         title += f", score >= {args.min_score:g}"
-    payload = {
-        "query": title,
-        "unknown_seeds": unknown,
-        "results": [{"customer": k, "score": float(s)} for k, s in rows],
-    }
-    _emit(args, payload, f"{title}:\n" + _table(["#", "customer", "score"], _neighbour_rows(rows)))
+    _show(args, rows, title, "customer", unknown_seeds=unknown)
 
 
 def cmd_update(args: argparse.Namespace) -> None:
+    """Continue a retail space with new orders and save it to ``args.output``."""
     from likewise.update import update
 
     emb = update(
@@ -161,38 +174,34 @@ def cmd_update(args: argparse.Namespace) -> None:
         "lines": u["lines"],
         "seconds": u["seconds"],
     }
-    _emit(args, summary, _table(["", "value"], [[k, v] for k, v in summary.items()]))
+    emit_fields(args, summary)
 
 
-def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(commands: Commands) -> None:
     """Add the retail subcommands."""
-    p = sub.add_parser("also-bought", parents=[common], help="products bought with PRODUCT")
+    p = commands.add("also-bought", cmd_also_bought, help="products bought with PRODUCT")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("product", metavar="PRODUCT", help="product key, or #ID")
-    p.add_argument("-k", type=_positive_int, default=10)
-    p.set_defaults(func=cmd_also_bought)
+    p.add_argument("-k", type=positive_int, default=10)
 
-    p = sub.add_parser("complete", parents=[common], help="products to add to a basket")
+    p = commands.add("complete", cmd_complete, help="products to add to a basket")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("products", nargs="+", metavar="PRODUCT")
-    p.add_argument("-k", type=_positive_int, default=10)
+    p.add_argument("-k", type=positive_int, default=10)
     p.add_argument("--skip-unknown", action="store_true", help="ignore basket products not in the model")
-    p.set_defaults(func=cmd_complete)
 
-    p = sub.add_parser("for-customer", parents=[common], help="products to recommend to CUSTOMER")
+    p = commands.add("for-customer", cmd_for_customer, help="products to recommend to CUSTOMER")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("customer", metavar="CUSTOMER")
-    p.add_argument("-k", type=_positive_int, default=10)
+    p.add_argument("-k", type=positive_int, default=10)
     p.add_argument("--include-bought", action="store_true", help="also recommend products already bought")
-    p.set_defaults(func=cmd_for_customer)
 
-    p = sub.add_parser("similar-customers", parents=[common], help="customers closest to CUSTOMER")
+    p = commands.add("similar-customers", cmd_similar_customers, help="customers closest to CUSTOMER")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("customer", metavar="CUSTOMER")
-    p.add_argument("-k", type=_positive_int, default=10)
-    p.set_defaults(func=cmd_similar_customers)
+    p.add_argument("-k", type=positive_int, default=10)
 
-    p = sub.add_parser("lookalike", parents=[common], help="customers closest to a seed audience")
+    p = commands.add("lookalike", cmd_lookalike, help="customers closest to a seed audience")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("seeds", nargs="*", metavar="SEED", help="seed customer ids")
     p.add_argument(
@@ -202,19 +211,17 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     p.add_argument("--seed-col", default=None, help="column of --seeds-file with the ids (customer_id)")
     p.add_argument("--skip-unknown", action="store_true", help="report seeds not in the model and go on")
-    p.add_argument("-k", type=_positive_int, default=100, help="audience size")
+    p.add_argument("-k", type=positive_int, default=100, help="audience size")
     p.add_argument("--method", default="centroid", choices=["centroid", "knn"])
     p.add_argument("-o", "--output", default=None, metavar="CSV", help="export the audience to CSV")
     p.add_argument(
         "--min-score", type=float, default=None, help="cut the audience (printed or exported) here"
     )
-    p.set_defaults(func=cmd_lookalike)
 
-    p = sub.add_parser("update", parents=[common], help="continue a retail space with new orders")
+    p = commands.add("update", cmd_update, help="continue a retail space with new orders")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("new_log", nargs="+", metavar="NEW_LOG")
     p.add_argument("-o", "--output", required=True, metavar="NEW_MODEL", help="folder of the new space")
-    p.add_argument("--epochs", type=_positive_int, default=None, help="default: the model's")
+    p.add_argument("--epochs", type=positive_int, default=None, help="default: the model's")
     p.add_argument("--lr-scale", type=float, default=0.5, help="update learning rate / original")
     p.add_argument("--overwrite", action="store_true", help="replace an existing space at NEW_MODEL")
-    p.set_defaults(func=cmd_update)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 
-from likewise.cli import _emit, _positive_int, _table
+from ._common import Commands, emit, emit_fields, fields_table, positive_int
 
 
 def cmd_retail(args: argparse.Namespace) -> None:
+    """Write the generated retail order log, catalogue and ground truth to ``args.output``."""
     import time
 
     from likewise.datasets import retail_orders, write_retail
@@ -29,39 +30,37 @@ def cmd_retail(args: argparse.Namespace) -> None:
     summary = write_retail(data, args.output, formats=formats)
     summary["seconds"] = time.perf_counter() - t0
     rows = [[k, ", ".join(v) if isinstance(v, list) else v] for k, v in summary.items()]
-    _emit(args, summary, _table(["", "value"], rows))
+    emit(args, summary, fields_table(rows))
 
 
 def cmd_names(args: argparse.Namespace) -> None:
+    """Write the names file for the next-character model to ``args.output``."""
     from likewise.names import write_names  # written by the torch topic; imported only when asked
 
     summary = write_names(args.output, top=args.top)
-    _emit(args, summary, _table(["", "value"], [[k, v] for k, v in summary.items()]))
+    emit_fields(args, summary)
 
 
-def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(commands: Commands) -> None:
     """Add ``likewise datasets retail|names``."""
-    p = sub.add_parser("datasets", parents=[common], help="write generated or bundled data sets")
-    ds = p.add_subparsers(dest="dataset", required=True, metavar="DATASET")
+    datasets = commands.group(
+        "datasets", help="write generated or bundled data sets", dest="dataset", metavar="DATASET"
+    )
 
-    r = ds.add_parser(
+    r = datasets.add(
         "retail",
-        parents=[common],
+        cmd_retail,
         help="a generated retail order log with known structure",
         description="Write orders.parquet / orders.csv, products.csv, customers.csv and truth.json.",
     )
     r.add_argument("-o", "--output", required=True, metavar="DIR", help="new folder to write")
-    r.add_argument("--customers", type=_positive_int, default=2_000)
-    r.add_argument("--products", type=_positive_int, default=600, help="at least 120 (one per product type)")
+    r.add_argument("--customers", type=positive_int, default=2_000)
+    r.add_argument("--products", type=positive_int, default=600, help="at least 120 (one per product type)")
     r.add_argument("--orders-per-customer", type=float, default=8.0, help="mean orders per customer")
     r.add_argument("--basket-size", type=float, default=4.0, help="mean lines per order before complements")
     r.add_argument("--format", default="both", choices=["both", "parquet", "csv"])
     r.add_argument("--seed", type=int, default=0)
-    r.set_defaults(func=cmd_retail)
 
-    n = ds.add_parser(
-        "names", parents=[common], help="a names file (one per line) for the next-character model"
-    )
+    n = datasets.add("names", cmd_names, help="a names file (one per line) for the next-character model")
     n.add_argument("-o", "--output", required=True, metavar="FILE")
-    n.add_argument("--top", type=_positive_int, default=None, help="keep only the N most common names")
-    n.set_defaults(func=cmd_names)
+    n.add_argument("--top", type=positive_int, default=None, help="keep only the N most common names")

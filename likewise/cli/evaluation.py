@@ -5,8 +5,19 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from likewise.cli import _add_input_options as _add_reader_options
-from likewise.cli import _emit, _input_spec, _load, _positive_int, _table
+from ._common import (
+    Commands,
+    add_cache_dir,
+    emit,
+    emit_fields,
+    fields_table,
+    format_value,
+    input_group,
+    input_spec,
+    load_space,
+    positive_int,
+    text_table,
+)
 
 _METRIC_NAMES = {"hr": "HR@{k}", "ndcg": "NDCG@{k}", "mrr": "MRR@{k}", "coverage": "coverage"}
 
@@ -16,8 +27,6 @@ _METRIC_NAMES = {"hr": "HR@{k}", "ndcg": "NDCG@{k}", "mrr": "MRR@{k}", "coverage
 
 def _md_table(headers: list[str], rows: list[list[Any]]) -> str:
     """Rows as a GitHub Markdown table (numbers formatted as in the text table)."""
-    from likewise.cli import _fmt
-
     out = ["| " + " | ".join(headers) + " |"]
     out.append(
         "|"
@@ -26,19 +35,17 @@ def _md_table(headers: list[str], rows: list[list[Any]]) -> str:
         )
         + "|"
     )
-    out += ["| " + " | ".join(_fmt(c) for c in r) + " |" for r in rows]
+    out += ["| " + " | ".join(format_value(c) for c in r) + " |" for r in rows]
     return "\n".join(out)
 
 
 def _render(args: argparse.Namespace, headers: list[str], rows: list[list[Any]]) -> str:
-    return _md_table(headers, rows) if getattr(args, "markdown", False) else _table(headers, rows)
+    return _md_table(headers, rows) if getattr(args, "markdown", False) else text_table(headers, rows)
 
 
 def _add_input_options(p: argparse.ArgumentParser) -> None:
-    """The input options of ``likewise train``."""
-    g = p.add_argument_group("input")
-    _add_reader_options(g)
-    g.add_argument("--cache-dir", default=None, help="where compiled corpora are cached")
+    """The input options of ``likewise train`` that reading (not training) uses."""
+    add_cache_dir(input_group(p))
 
 
 def _read_sequences(args: argparse.Namespace) -> tuple[list[list[str]], dict[str, Any]]:
@@ -48,7 +55,7 @@ def _read_sequences(args: argparse.Namespace) -> tuple[list[list[str]], dict[str
     from likewise.corpus import build_corpus
     from likewise.readers import input_format, resolve_files
 
-    spec = _input_spec(args)
+    spec = input_spec(args)
     fmt = input_format(spec, resolve_files(spec))
     corpus = build_corpus(spec, min_count=1, cache_dir=args.cache_dir)
     keys = np.array(corpus.vocab.keys, dtype=object)
@@ -74,12 +81,13 @@ def _read_sequences(args: argparse.Namespace) -> tuple[list[list[str]], dict[str
 
 
 def cmd_eval(args: argparse.Namespace) -> None:
+    """Print the analogy, word-pair, held-out and label results of a saved space."""
     from likewise import evaluate as ev
     from likewise.errors import InputError
 
     if not (args.analogies or args.pairs or args.holdout or args.labels):
         raise InputError("nothing to evaluate: give --analogies, --pairs, --holdout and/or --labels")
-    emb = _load(args.model)
+    emb = load_space(args.model)
     payload: dict[str, Any] = {"model": args.model}
     parts: list[str] = []
     ci = not args.case_sensitive
@@ -138,13 +146,14 @@ def cmd_eval(args: argparse.Namespace) -> None:
             + "\n"
             + _render(args, ["label", "items", "knn_accuracy", "purity"], rows)
         )
-    _emit(args, payload, "\n\n".join(parts))
+    emit(args, payload, "\n\n".join(parts))
 
 
 # --- split -------------------------------------------------------------------------------------------
 
 
 def cmd_split(args: argparse.Namespace) -> None:
+    """Write a seeded train/test split of the input to ``args.output``."""
     from pathlib import Path
 
     from likewise.errors import InputError
@@ -172,17 +181,18 @@ def cmd_split(args: argparse.Namespace) -> None:
     hint = f"\ntrain on it with: likewise train {out / 'train.txt'} --mode {split.mode}"
     if split.delimiter:
         hint += f" --delimiter {split.delimiter!r}"
-    _emit(args, info, _table(["", "value"], [[k, v] for k, v in info.items()]) + hint)
+    emit(args, info, fields_table(info.items()) + hint)
 
 
 # --- export / import ---------------------------------------------------------------------------------
 
 
 def cmd_export(args: argparse.Namespace) -> None:
+    """Write a saved space as word2vec text/binary or a TensorBoard Projector folder."""
     from likewise import formats
     from likewise.evaluate import read_labels
 
-    emb = _load(args.model)
+    emb = load_space(args.model)
     if args.format == "projector":
         labels = read_labels(args.labels) if args.labels else None
         path = formats.export_projector(emb, args.output, labels=labels)
@@ -197,10 +207,11 @@ def cmd_export(args: argparse.Namespace) -> None:
         "items": len(emb),
         "dim": emb.dim,
     }
-    _emit(args, info, _table(["", "value"], [[k, v] for k, v in info.items()]))
+    emit_fields(args, info)
 
 
 def cmd_import(args: argparse.Namespace) -> None:
+    """Save word2vec / fastText vectors as a space."""
     from likewise.formats import read_word2vec
     from likewise.store import check_target
 
@@ -216,7 +227,7 @@ def cmd_import(args: argparse.Namespace) -> None:
         "dim": emb.dim,
         "fingerprint": emb.fingerprint,
     }
-    _emit(args, info, _table(["", "value"], [[k, v] for k, v in info.items()]))
+    emit_fields(args, info)
 
 
 # --- sweep-dim ---------------------------------------------------------------------------------------
@@ -233,6 +244,7 @@ def _parse_dims(s: str) -> list[int]:
 
 
 def cmd_sweep_dim(args: argparse.Namespace) -> None:
+    """Train at each of ``args.dims`` and print (and draw) held-out loss and HR@k."""
     from pathlib import Path
 
     from likewise import evaluate as ev
@@ -302,23 +314,24 @@ def cmd_sweep_dim(args: argparse.Namespace) -> None:
                 )
             )
     payload = {"k": args.k, "rows": rows, "baselines_hr": base, "pictures": pictures}
-    table = _table(
+    table = text_table(
         ["dim", "heldout_loss", f"HR@{args.k}", f"NDCG@{args.k}", "train_loss"],
         [[r["dim"], r["heldout_loss"], r["hr"], r["ndcg"], r["train_loss"]] for r in rows],
     )
     extra = "".join(f"\n{name} HR@{args.k}: {v:.4f}" for name, v in base.items())
     extra += "".join(f"\npicture: {p}" for p in pictures)
-    _emit(args, payload, table + extra)
+    emit(args, payload, table + extra)
 
 
 # --- plot --------------------------------------------------------------------------------------------
 
 
 def cmd_plot(args: argparse.Namespace) -> None:
+    """Draw the PCA map or the training loss of a saved space."""
     from likewise import plot
     from likewise.evaluate import read_labels
 
-    emb = _load(args.model)
+    emb = load_space(args.model)
     if args.kind == "loss":
         path = plot.plot_loss(
             emb.meta.get("history", []), args.output, title=f"training loss of {args.model}"
@@ -329,17 +342,17 @@ def cmd_plot(args: argparse.Namespace) -> None:
         path = plot.plot_space(
             emb, args.output, labels=labels, annotate=annotate, max_points=args.max_points, seed=args.seed
         )
-    _emit(args, {"picture": str(path)}, f"picture: {path}")
+    emit(args, {"picture": str(path)}, f"picture: {path}")
 
 
 # --- parser ------------------------------------------------------------------------------------------
 
 
-def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(commands: Commands) -> None:
     """Add ``eval``, ``split``, ``export``, ``import``, ``sweep-dim`` and ``plot``."""
-    e = sub.add_parser(
+    e = commands.add(
         "eval",
-        parents=[common],
+        cmd_eval,
         help="judge a space: analogies, word pairs, held-out baskets, labels",
         description="Evaluate a saved space; held-out results are printed beside count baselines.",
     )
@@ -351,25 +364,24 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     e.add_argument("--holdout", metavar="SPLIT", help="a folder written by `likewise split`")
     e.add_argument("--labels", metavar="FILE", help="item<TAB>label lines")
     e.add_argument(
-        "--restrict", type=_positive_int, default=300_000, help="word tests: the N most frequent keys"
+        "--restrict", type=positive_int, default=300_000, help="word tests: the N most frequent keys"
     )
     e.add_argument("--case-sensitive", action="store_true", help="word tests: compare words as written")
     e.add_argument(
         "--method", default="add", choices=["add", "mul", "both"], help="analogies: 3CosAdd / 3CosMul"
     )
-    e.add_argument("-k", type=_positive_int, default=10, help="list length (holdout) / neighbours (labels)")
+    e.add_argument("-k", type=positive_int, default=10, help="list length (holdout) / neighbours (labels)")
     e.add_argument(
         "--baselines",
         default="popular,cocount,ppmi,ppmi-svd",
         help="comma-separated baselines for --holdout ('' for none)",
     )
-    e.add_argument("--context-window", type=_positive_int, default=None, help="holdout: last N visible items")
+    e.add_argument("--context-window", type=positive_int, default=None, help="holdout: last N visible items")
     e.add_argument("--markdown", action="store_true", help="print Markdown tables")
-    e.set_defaults(func=cmd_eval)
 
-    s = sub.add_parser(
+    s = commands.add(
         "split",
-        parents=[common],
+        cmd_split,
         help="write a reproducible train/test split of baskets or sequences",
         description="Hold out a seeded share of the sequences: one random item of each test basket, or the "
         "last item of each test sequence. The folder holds train.txt, test.tsv and split.json.",
@@ -381,10 +393,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--overwrite", action="store_true")
     _add_input_options(s)
-    s.set_defaults(func=cmd_split)
 
-    x = sub.add_parser(
-        "export", parents=[common], help="write vectors for gensim, word2vec, fastText or the Projector"
+    x = commands.add(
+        "export", cmd_export, help="write vectors for gensim, word2vec, fastText or the Projector"
     )
     x.add_argument("model", metavar="MODEL")
     x.add_argument("--format", required=True, choices=["word2vec", "word2vec-binary", "projector"])
@@ -395,24 +406,20 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "--replace-space", default=None, metavar="S", help="word2vec: replace whitespace in keys by S"
     )
     x.add_argument("--labels", default=None, metavar="FILE", help="projector: an item<TAB>label column")
-    x.set_defaults(func=cmd_export)
 
-    i = sub.add_parser(
-        "import", parents=[common], help="make a saved space of word2vec / fastText .vec vectors"
-    )
+    i = commands.add("import", cmd_import, help="make a saved space of word2vec / fastText .vec vectors")
     i.add_argument("file", metavar="FILE")
     i.add_argument("-o", "--output", required=True, metavar="MODEL")
     kind = i.add_mutually_exclusive_group()
     kind.add_argument("--binary", action="store_true", help="word2vec binary (default: detected)")
     kind.add_argument("--text", action="store_true", help="word2vec text / .vec (default: detected)")
-    i.add_argument("--limit", type=_positive_int, default=None, help="read only the first N vectors")
+    i.add_argument("--limit", type=positive_int, default=None, help="read only the first N vectors")
     i.add_argument("--unicode-errors", default="strict", choices=["strict", "replace", "ignore"])
     i.add_argument("--overwrite", action="store_true")
-    i.set_defaults(func=cmd_import)
 
-    w = sub.add_parser(
+    w = commands.add(
         "sweep-dim",
-        parents=[common],
+        cmd_sweep_dim,
         help="train at each dimension and plot held-out loss and HR@10",
         description="Split the input (or use a split folder), train at each --dims size on the train part, "
         "and report the held-out rank loss (mean normalised rank of the hidden items, 1 - AUC) and HR@k.",
@@ -424,29 +431,27 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     w.add_argument("-o", "--output", default=None, metavar="PICTURE", help=".png / .svg, or a stem for both")
     w.add_argument("--mode", default="basket", choices=["basket", "sequence"])
     w.add_argument("--test-fraction", type=float, default=0.2)
-    w.add_argument("-k", type=_positive_int, default=10)
+    w.add_argument("-k", type=positive_int, default=10)
     w.add_argument("--baselines", default="popular,cocount", help="drawn as lines on the HR panel")
     m = w.add_argument_group("training")
-    m.add_argument("--epochs", type=_positive_int, default=5)
-    m.add_argument("--window", type=_positive_int, default=5)
+    m.add_argument("--epochs", type=positive_int, default=5)
+    m.add_argument("--window", type=positive_int, default=5)
     m.add_argument("--negative", type=int, default=5)
     m.add_argument(
         "--sample", type=float, default=None, help="subsampling threshold (default: 1e-3 sequence, 0 basket)"
     )
-    m.add_argument("--min-count", type=_positive_int, default=5)
+    m.add_argument("--min-count", type=positive_int, default=5)
     m.add_argument("--lr", type=float, default=0.025)
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--deterministic", action="store_true")
     _add_input_options(w)
-    w.set_defaults(func=cmd_sweep_dim)
 
-    p = sub.add_parser("plot", parents=[common], help="draw the PCA map or the training loss of a space")
+    p = commands.add("plot", cmd_plot, help="draw the PCA map or the training loss of a space")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("-o", "--output", required=True, metavar="PICTURE", help=".png or .svg")
     p.add_argument("--kind", default="map", choices=["map", "loss"])
     p.add_argument("--labels", default=None, metavar="FILE", help="map: colour by item<TAB>label")
     p.add_argument("--annotate", nargs="+", default=None, metavar="ITEM", help="map: items to name")
     p.add_argument("--top", type=int, default=15, help="map: name the N most frequent items")
-    p.add_argument("--max-points", type=_positive_int, default=2000, help="map: sample large spaces")
+    p.add_argument("--max-points", type=positive_int, default=2000, help="map: sample large spaces")
     p.add_argument("--seed", type=int, default=0)
-    p.set_defaults(func=cmd_plot)

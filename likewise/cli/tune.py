@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from likewise.cli import _add_input_options, _emit, _input_spec, _positive_int, _table
+from ._common import Commands, add_cache_dir, emit, input_group, input_spec, positive_int, text_table
 
 
 def _budget(text: str) -> float:
@@ -35,6 +35,7 @@ def _fmt_setting(v: Any) -> str:
 
 
 def cmd_tune(args: argparse.Namespace) -> None:
+    """Search training settings within ``args.budget`` and save the best model."""
     from pathlib import Path
 
     from likewise import evaluate as ev
@@ -45,7 +46,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
     if len(args.input) == 1 and (Path(args.input[0]) / "split.json").is_file():
         data: Any = ev.load_split(args.input[0])
     else:
-        data = _input_spec(args)
+        data = input_spec(args)
     res = tune(
         data,
         budget_s=args.budget,
@@ -84,7 +85,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
                 "-" if r["seconds"] is None else f"{r['seconds']:.1f}",
             ]
         )
-    table = _table(["#", "", f"HR@{k}", f"NDCG@{k}", f"MRR@{k}", *names, "seconds"], rows)
+    table = text_table(["#", "", f"HR@{k}", f"NDCG@{k}", f"MRR@{k}", *names, "seconds"], rows)
     b, d = res.best, res.default
     head = (
         f"tune ({res.mode} mode, seed {res.seed}): {len(res.trials)} trials in {res.elapsed_s:.1f} s "
@@ -97,14 +98,14 @@ def cmd_tune(args: argparse.Namespace) -> None:
         f"saved to {args.output}: the best trial's model, trained on the train part of the split; "
         f"its settings are in the config, the search in meta['tune']"
     )
-    _emit(args, payload, f"{head}\n{table}\n{tail}")
+    emit(args, payload, f"{head}\n{table}\n{tail}")
 
 
-def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(commands: Commands) -> None:
     """Add ``likewise tune``."""
-    t = sub.add_parser(
+    t = commands.add(
         "tune",
-        parents=[common],
+        cmd_tune,
         help="search dim, epochs, window, negatives, ns-exponent, sample and lr within a time budget",
         description="Split the input (one hidden item per test basket / sequence, as `likewise split`), "
         "train the defaults and then seeded random settings until --budget is spent, score each by "
@@ -118,13 +119,11 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     t.add_argument(
         "--budget", type=_budget, default=600.0, help="wall-clock budget: 90s, 10m, 1h (default: 10m)"
     )
-    t.add_argument(
-        "--trials", type=_positive_int, default=None, help="stop after N trials (default included)"
-    )
+    t.add_argument("--trials", type=positive_int, default=None, help="stop after N trials (default included)")
     t.add_argument(
         "--seed", type=int, default=0, help="seeds the split, the search and training (default: 0)"
     )
-    t.add_argument("-k", "--k", type=_positive_int, default=10, help="list length of HR@k (default: 10)")
+    t.add_argument("-k", "--k", type=positive_int, default=10, help="list length of HR@k (default: 10)")
     t.add_argument(
         "--mode",
         default="auto",
@@ -137,18 +136,16 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         default="popular,cocount,ppmi,ppmi-svd",
         help="comma-separated count baselines on the leaderboard ('' for none)",
     )
-    g = t.add_argument_group("input")
-    _add_input_options(g)
+    g = input_group(t)
     g.add_argument(
         "--min-count",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help="drop rarer items (default: as `likewise train`)",
     )
-    g.add_argument("--max-items", type=_positive_int, default=None, help="keep the N most frequent")
-    g.add_argument("--cache-dir", default=None, help="where compiled corpora are cached")
+    g.add_argument("--max-items", type=positive_int, default=None, help="keep the N most frequent")
+    add_cache_dir(g)
     r = t.add_argument_group("run")
-    r.add_argument("--threads", type=_positive_int, default=None, help="default: all cores")
+    r.add_argument("--threads", type=positive_int, default=None, help="default: all cores")
     r.add_argument("--deterministic", action="store_true", help="one thread, bit-identical trials")
     r.add_argument("--quiet", action="store_true", help="no progress bar or per-trial lines")
-    t.set_defaults(func=cmd_tune)

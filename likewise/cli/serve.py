@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from likewise.cli import _emit, _positive_int, _table
+from ._common import Commands, emit_fields, positive_int
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def cmd_index(args: argparse.Namespace) -> None:
+    """Build the HNSW index beside a model and print its measured recall."""
     from likewise.embeddings import Embeddings
     from likewise.errors import InputError
     from likewise.index import IndexParams, build_index, index_folder
@@ -32,10 +33,11 @@ def cmd_index(args: argparse.Namespace) -> None:
         **index.info,
         "fingerprint": index.fingerprint,
     }
-    _emit(args, summary, _table(["", "value"], [[k, v] for k, v in summary.items()]))
+    emit_fields(args, summary)
 
 
 def cmd_serve(args: argparse.Namespace) -> None:
+    """Serve the models over HTTP until interrupted."""
     import json
     import os
 
@@ -97,28 +99,27 @@ def cmd_serve(args: argparse.Namespace) -> None:
         uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=args.access_log)
 
 
-def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(commands: Commands) -> None:
     """Add ``index`` and ``serve`` to the ``likewise`` command."""
-    i = sub.add_parser(
+    i = commands.add(
         "index",
-        parents=[common],
+        cmd_index,
         help="build the approximate nearest-neighbour index beside a model",
         description="Build an HNSW index (hnswlib) over MODEL, measure its recall@10 against exact search "
         "and save it as MODEL/index; queries then use it when no --restrict is given.",
     )
     i.add_argument("model", metavar="MODEL")
-    i.add_argument("--m", type=_positive_int, default=16, help="links per node (default 16)")
-    i.add_argument("--ef-construction", type=_positive_int, default=200)
-    i.add_argument("--ef-search", type=_positive_int, default=128)
-    i.add_argument("--threads", type=_positive_int, default=None, help="build threads (default: all cores)")
+    i.add_argument("--m", type=positive_int, default=16, help="links per node (default 16)")
+    i.add_argument("--ef-construction", type=positive_int, default=200)
+    i.add_argument("--ef-search", type=positive_int, default=128)
+    i.add_argument("--threads", type=positive_int, default=None, help="build threads (default: all cores)")
     i.add_argument("--seed", type=int, default=0)
     i.add_argument("--recall-queries", type=int, default=1000, help="items used to measure recall@10")
     i.add_argument("--overwrite", action="store_true", help="replace an existing index")
-    i.set_defaults(func=cmd_index)
 
-    s = sub.add_parser(
+    s = commands.add(
         "serve",
-        parents=[common],
+        cmd_serve,
         help="serve models over HTTP with the explorer page at /",
         description="Serve one or more models (NAME=PATH, or PATH named after its folder) over HTTP.",
     )
@@ -127,18 +128,15 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--token", default=None, help="API token (or LIKEWISE_TOKEN); required off loopback")
     s.add_argument("--labels", action="append", metavar="[NAME=]FILE", help="item<TAB>label file for the map")
-    s.add_argument(
-        "--workers", type=_positive_int, default=1, help="server processes (each loads the models)"
-    )
+    s.add_argument("--workers", type=positive_int, default=1, help="server processes (each loads the models)")
     s.add_argument(
         "--watch", type=float, default=2.0, help="seconds between checks for a new model version (0: off)"
     )
-    s.add_argument("--map-sample", type=_positive_int, default=3000, help="items on the map (most frequent)")
-    s.add_argument("--max-k", type=_positive_int, default=1000)
-    s.add_argument("--max-batch", type=_positive_int, default=1000)
-    s.add_argument("--max-body", type=_positive_int, default=1 << 20, help="request body limit in bytes")
+    s.add_argument("--map-sample", type=positive_int, default=3000, help="items on the map (most frequent)")
+    s.add_argument("--max-k", type=positive_int, default=1000)
+    s.add_argument("--max-batch", type=positive_int, default=1000)
+    s.add_argument("--max-body", type=positive_int, default=1 << 20, help="request body limit in bytes")
     s.add_argument(
         "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
     )
     s.add_argument("--access-log", action="store_true", help="log every request")
-    s.set_defaults(func=cmd_serve)

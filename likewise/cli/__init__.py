@@ -1,0 +1,78 @@
+"""The ``likewise`` command: arguments -> one library call -> printed output. No logic of its own.
+
+One module per command group (``train``, ``query``, ``demo``, ``datasets``, ``evaluation``, ``nn``,
+``retail``, ``serve``, ``tune``), each with ``register(commands)``; what they share is in
+:mod:`likewise.cli._common`. A group imports only the standard library and ``_common`` at import time
+and the library inside its command functions, so ``likewise info`` never loads numba.
+Bad input exits with status 1 and one line on stderr (``--debug`` shows the traceback); usage errors
+exit with status 2, as argparse does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from likewise.errors import LikewiseError
+
+from . import datasets, demo, evaluation, nn, query, retail, serve, train, tune
+from ._common import Commands
+
+__all__ = ["build_parser", "main"]
+
+# The order of ``likewise --help``: the core commands first, then the groups by name.
+_GROUPS = (train, query, demo, datasets, evaluation, nn, retail, serve, tune)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``likewise`` command.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
+    from likewise._version import __version__
+
+    p = argparse.ArgumentParser(prog="likewise", description="Learn item vectors from what goes together.")
+    p.add_argument("--version", action="version", version=f"likewise {__version__}")
+    commands = Commands(p.add_subparsers(dest="command", required=True, metavar="COMMAND"))
+    for group in _GROUPS:
+        group.register(commands)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments after ``likewise``; default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit status: 0, 1 for bad input (one line on stderr), 130 when interrupted.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        args.func(args)
+    except BrokenPipeError:
+        # The reader went away (`likewise info MODEL | head`): not an error worth a message.
+        # Point stdout at devnull so the interpreter's final flush does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except (LikewiseError, OSError) as e:
+        if args.debug:
+            raise
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+        print(f"likewise: error: {msg}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("likewise: interrupted", file=sys.stderr)
+        return 130
+    return 0

@@ -1,0 +1,7 @@
+"""``python -m likewise.cli``: the ``likewise`` command."""
+
+import sys
+
+from likewise.cli import main
+
+sys.exit(main())

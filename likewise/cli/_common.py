@@ -1,0 +1,331 @@
+"""What every ``likewise`` command shares: the subcommand factory, argument types and output.
+
+A command module defines ``register(commands)`` and adds its subcommands with :meth:`Commands.add`,
+which gives each one the shared ``--json`` / ``--debug`` options. This module imports only the standard
+library at import time, so building the parser never loads numpy, numba or pyarrow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from likewise.embeddings import Embeddings
+    from likewise.readers import InputSpec
+
+__all__ = [
+    "Commands",
+    "add_cache_dir",
+    "emit",
+    "emit_fields",
+    "fields_table",
+    "format_value",
+    "input_group",
+    "input_spec",
+    "load_space",
+    "neighbour_payload",
+    "neighbour_table",
+    "parse_items",
+    "positive_int",
+    "text_table",
+]
+
+
+# --- the parser --------------------------------------------------------------------------------------
+
+
+class Commands:
+    """The subcommands of one parser, each made with the shared ``--json`` and ``--debug`` options.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        What ``ArgumentParser.add_subparsers`` returned.
+    common : argparse.ArgumentParser, optional
+        The parent parser with the shared options; made here when not given (a nested group passes its
+        own on, so ``likewise datasets retail --json`` works as ``likewise info --json`` does).
+    """
+
+    def __init__(self, sub: argparse._SubParsersAction, common: argparse.ArgumentParser | None = None):
+        if common is None:
+            common = argparse.ArgumentParser(add_help=False)
+            common.add_argument("--json", action="store_true", help="print JSON instead of a table")
+            common.add_argument("--debug", action="store_true", help="show the traceback on errors")
+        self.sub = sub
+        self.common = common
+
+    def add(
+        self,
+        name: str,
+        func: Callable[[argparse.Namespace], None],
+        help: str,
+        description: str | None = None,
+    ) -> argparse.ArgumentParser:
+        """Add subcommand ``name`` that runs ``func(args)``.
+
+        Parameters
+        ----------
+        name : str
+            The word on the command line.
+        func : callable
+            Called with the parsed arguments; :func:`likewise.cli.main` turns its errors into exit codes.
+        help, description : str
+            The line in ``likewise --help`` and the paragraph in ``likewise NAME --help``.
+
+        Returns
+        -------
+        argparse.ArgumentParser
+            The subcommand's parser, for its own arguments.
+        """
+        p = self.sub.add_parser(name, parents=[self.common], help=help, description=description)
+        p.set_defaults(func=func)
+        return p
+
+    def group(self, name: str, help: str, dest: str, metavar: str) -> Commands:
+        """Add subcommand ``name`` that has subcommands of its own (``likewise datasets retail``).
+
+        Returns
+        -------
+        Commands
+            Where the group's subcommands are added; ``args.<dest>`` names the one chosen.
+        """
+        p = self.sub.add_parser(name, parents=[self.common], help=help)
+        return Commands(p.add_subparsers(dest=dest, required=True, metavar=metavar), self.common)
+
+
+def positive_int(s: str) -> int:
+    """An argument type: an integer >= 1 (argparse reports anything else as a usage error).
+
+    Parameters
+    ----------
+    s : str
+        The text given on the command line.
+
+    Returns
+    -------
+    int
+    """
+    try:
+        v = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not an integer") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{v} must be >= 1")
+    return v
+
+
+def input_group(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """The "input" group with the reader options of every command that reads INPUT files.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+
+    Returns
+    -------
+    argparse._ArgumentGroup
+        The group, for the command's own input options.
+    """
+    g = p.add_argument_group("input")
+    g.add_argument("--format", default="auto", choices=["auto", "text", "csv", "parquet", "jsonl"])
+    g.add_argument("--delimiter", default=None, help="item separator in text; field separator in CSV")
+    g.add_argument("--basket-col", default=None, help="log column naming the basket / order / session")
+    g.add_argument("--item-col", default=None, help="log column naming the item")
+    g.add_argument("--order-col", default=None, help="log column ordering items inside a basket")
+    return g
+
+
+def add_cache_dir(g: argparse._ActionsContainer) -> None:
+    """``--cache-dir``, last in the input group of every command that compiles a corpus."""
+    g.add_argument("--cache-dir", default=None, help="where compiled corpora are cached")
+
+
+def input_spec(args: argparse.Namespace) -> InputSpec:
+    """The :class:`~likewise.readers.InputSpec` of ``args.input`` and the options of :func:`input_group`.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments of a command that called :func:`input_group`.
+
+    Returns
+    -------
+    likewise.readers.InputSpec
+    """
+    from likewise.readers import InputSpec
+
+    return InputSpec(
+        paths=tuple(args.input),
+        format=args.format,
+        delimiter=args.delimiter,
+        basket_col=args.basket_col,
+        item_col=args.item_col,
+        order_col=args.order_col,
+    )
+
+
+def parse_items(raw: Sequence[str]) -> list[str | int]:
+    """Command-line items are keys; ``#12`` names the item with id 12.
+
+    Parameters
+    ----------
+    raw : sequence of str
+        The items as typed.
+
+    Returns
+    -------
+    list of str or int
+        Keys, and ids where an item was written ``#ID``.
+    """
+    out: list[str | int] = []
+    for r in raw:
+        if r.startswith("#") and r[1:].lstrip("-").isdigit():
+            out.append(int(r[1:]))
+        else:
+            out.append(r)
+    return out
+
+
+def load_space(path: str) -> Embeddings:
+    """The saved space at ``path``, memory-mapped (a query reads only the rows it needs).
+
+    Parameters
+    ----------
+    path : str
+        A folder written by ``likewise train`` or :meth:`~likewise.Embeddings.save`.
+
+    Returns
+    -------
+    likewise.Embeddings
+    """
+    from likewise.embeddings import Embeddings
+
+    return Embeddings.load(path, mmap=True)
+
+
+# --- output ------------------------------------------------------------------------------------------
+
+
+def format_value(v: Any) -> str:
+    """One table cell: large numbers with thousands separators, floats to four places.
+
+    Parameters
+    ----------
+    v : Any
+
+    Returns
+    -------
+    str
+    """
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10_000:
+        return f"{v:,}"
+    if isinstance(v, float):
+        return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}" if abs(v) < 0.01 and v else f"{v:.4f}"
+    return str(v)
+
+
+def text_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """Rows as an aligned text table (numbers right-aligned).
+
+    Parameters
+    ----------
+    headers : sequence of str
+    rows : sequence of sequences
+        One value per header; a column is right-aligned when its first row holds a number.
+
+    Returns
+    -------
+    str
+    """
+    cells = [[format_value(c) for c in r] for r in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    right = [bool(rows) and isinstance(rows[0][i], int | float) for i in range(len(headers))]
+
+    def line(vals: Sequence[str]) -> str:
+        return "  ".join(v.rjust(w) if r else v.ljust(w) for v, w, r in zip(vals, widths, right, strict=True))
+
+    out = [line(headers), "  ".join("-" * w for w in widths)]
+    out += [line(r) for r in cells]
+    return "\n".join(s.rstrip() for s in out)
+
+
+def fields_table(fields: Iterable[tuple[str, Any]]) -> str:
+    """(name, value) pairs as the two-column table of a summary.
+
+    Parameters
+    ----------
+    fields : iterable of (str, Any)
+        E.g. ``summary.items()``.
+
+    Returns
+    -------
+    str
+    """
+    return text_table(["", "value"], [[k, v] for k, v in fields])
+
+
+def neighbour_table(pairs: Iterable[tuple[str, float]], what: str = "item", score: str = "score") -> str:
+    """(key, score) pairs as a numbered table with columns ``#``, ``what`` and ``score``.
+
+    Parameters
+    ----------
+    pairs : iterable of (str, float)
+        Ranked results, best first.
+    what, score : str
+        The headers of the key and score columns.
+
+    Returns
+    -------
+    str
+    """
+    return text_table(["#", what, score], [[i + 1, k, float(s)] for i, (k, s) in enumerate(pairs)])
+
+
+def neighbour_payload(
+    pairs: Iterable[tuple[str, float]], what: str = "item", score: str = "score"
+) -> list[dict[str, Any]]:
+    """(key, score) pairs as the JSON list ``[{what: key, score: value}, ...]``.
+
+    Parameters
+    ----------
+    pairs : iterable of (str, float)
+    what, score : str
+        The two JSON keys.
+
+    Returns
+    -------
+    list of dict
+    """
+    return [{what: k, score: float(s)} for k, s in pairs]
+
+
+def emit(args: argparse.Namespace, payload: Any, text: str) -> None:
+    """Print ``payload`` as JSON when ``--json`` was given, else ``text``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+    payload : Any
+        JSON-serialisable result.
+    text : str
+        The same result for a person.
+    """
+    if getattr(args, "json", False):
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+    else:
+        print(text)
+
+
+def emit_fields(args: argparse.Namespace, summary: dict[str, Any]) -> None:
+    """Print ``summary`` as JSON (``--json``) or as a two-column table of its fields.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+    summary : dict
+    """
+    emit(args, summary, fields_table(summary.items()))

@@ -1,0 +1,32 @@
+"""``likewise demo``: train the 15-product seed demo and draw its map (:mod:`likewise.demo`)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ._common import Commands, emit, neighbour_payload, neighbour_table
+
+
+def cmd_demo(args: argparse.Namespace) -> None:
+    """Run the demo into ``args.output`` and print its neighbours and where the map went."""
+    from likewise.demo import run_demo
+
+    res = run_demo(args.output, seed=args.seed, progress=False if args.quiet else None)
+    payload = {
+        "model": str(res.model_path),
+        "map": str(res.map_path) if res.map_path else None,
+        "neighbours": {q: neighbour_payload(n) for q, n in res.neighbours.items()},
+    }
+    parts = [f"trained 8-d vectors for 15 products from 400 baskets -> {res.model_path}"]
+    for q, n in res.neighbours.items():
+        parts.append(f"\nnearest to {q}:\n" + neighbour_table(n, score="cosine"))
+    parts.append(f"\nmap: {res.map_path}" if res.map_path else f"\n{res.note}")
+    emit(args, payload, "\n".join(parts))
+
+
+def register(commands: Commands) -> None:
+    """Add ``likewise demo``."""
+    d = commands.add("demo", cmd_demo, help="train the 15-product seed demo and draw its map")
+    d.add_argument("-o", "--output", default="demo_out", help="output folder (default: demo_out)")
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--quiet", action="store_true")

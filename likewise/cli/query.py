@@ -1,0 +1,118 @@
+"""Queries of a saved space: ``similar``, ``recommend``, ``analogy`` and ``info``.
+
+They answer from the saved files alone (memory-mapped), so none of them loads numba or pyarrow.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ._common import (
+    Commands,
+    emit,
+    fields_table,
+    load_space,
+    neighbour_payload,
+    neighbour_table,
+    parse_items,
+    positive_int,
+)
+
+
+def cmd_similar(args: argparse.Namespace) -> None:
+    """Print the nearest items to each of ``args.items``."""
+    emb = load_space(args.model)
+    items = parse_items(args.items)
+    res = emb.similar(items, k=args.k, restrict=args.restrict)
+    # A list, not a dict: repeated queries stay, and "#0" (an id) never collides with an item named "0".
+    payload = [
+        {"query": raw, "neighbours": neighbour_payload(zip(keys, sc, strict=True))}
+        for raw, keys, sc in zip(args.items, res.keys, res.scores, strict=True)
+    ]
+    text = "\n\n".join(
+        f"similar to {q!s}:\n" + neighbour_table(zip(keys, sc, strict=True), score="cosine")
+        for q, keys, sc in zip(items, res.keys, res.scores, strict=True)
+    )
+    emit(args, payload, text)
+
+
+def cmd_recommend(args: argparse.Namespace) -> None:
+    """Print the items to add to the basket ``args.items``."""
+    emb = load_space(args.model)
+    res = emb.recommend(
+        parse_items(args.items),
+        k=args.k,
+        restrict=args.restrict,
+        on_unknown="skip" if args.skip_unknown else "raise",
+    )
+    emit(args, neighbour_payload(res), neighbour_table(res))
+
+
+def cmd_analogy(args: argparse.Namespace) -> None:
+    """Print the answers to "A is to B as C is to ?"."""
+    emb = load_space(args.model)
+    a, b, c = parse_items([args.a, args.b, args.c])
+    res = emb.analogy(a, b, c, k=args.k, method=args.method, restrict=args.restrict)
+    head = f"{args.a} is to {args.b} as {args.c} is to ... ({args.method})\n"
+    emit(args, neighbour_payload(res), head + neighbour_table(res))
+
+
+def cmd_info(args: argparse.Namespace) -> None:
+    """Print the size, dimensions, index and training config of a saved space."""
+    from .nn import table_size  # the same arithmetic as `likewise size`
+
+    emb = load_space(args.model)
+    cfg = emb.config or {}
+    info = {
+        "model": args.model,
+        "items": len(emb),
+        "dim": emb.dim,
+        "dtype": str(emb.vectors.dtype),
+        "weights": table_size(len(emb), emb.dim)["weights"],
+        "table_bytes": int(emb.vectors.nbytes),
+        "bytes_float32": table_size(len(emb), emb.dim, "float32")["bytes"],
+        "bytes_bf16": table_size(len(emb), emb.dim, "bf16")["bytes"],
+        "fingerprint": emb.fingerprint,
+        "context_table": emb.context is not None,
+        "customers": len(emb.customers) if emb.customers is not None else 0,
+        "index": (
+            f"{emb.index.library}, recall@10 {emb.index.info.get('recall_at_10', float('nan')):.4f}"
+            if emb.index is not None
+            else "none (exact search)"
+        ),
+        "config": cfg,
+        "most_frequent": emb.keys[:5],
+    }
+    rows: list[tuple[str, Any]] = [(k, v) for k, v in info.items() if k not in ("config", "most_frequent")]
+    rows.append(("most_frequent", ", ".join(map(str, info["most_frequent"]))))
+    rows += [(f"config.{k}", v) for k, v in cfg.items()]
+    emit(args, info, fields_table(rows))
+
+
+def register(commands: Commands) -> None:
+    """Add ``similar``, ``recommend``, ``analogy`` and ``info``."""
+    s = commands.add("similar", cmd_similar, help="nearest items to each ITEM")
+    s.add_argument("model", metavar="MODEL")
+    s.add_argument("items", nargs="+", metavar="ITEM", help="item key, or #ID for an id")
+    s.add_argument("-k", type=positive_int, default=10)
+    s.add_argument("--restrict", type=positive_int, default=None, help="search only the N most frequent")
+
+    c = commands.add("recommend", cmd_recommend, help="items to add to a basket of ITEMs")
+    c.add_argument("model", metavar="MODEL")
+    c.add_argument("items", nargs="+", metavar="ITEM")
+    c.add_argument("-k", type=positive_int, default=10)
+    c.add_argument("--restrict", type=positive_int, default=None)
+    c.add_argument("--skip-unknown", action="store_true", help="ignore basket items not in the model")
+
+    a = commands.add("analogy", cmd_analogy, help="A is to B as C is to ?")
+    a.add_argument("model", metavar="MODEL")
+    a.add_argument("a", metavar="A")
+    a.add_argument("b", metavar="B")
+    a.add_argument("c", metavar="C")
+    a.add_argument("-k", type=positive_int, default=5)
+    a.add_argument("--method", default="add", choices=["add", "mul"], help="3CosAdd or 3CosMul")
+    a.add_argument("--restrict", type=positive_int, default=None)
+
+    i = commands.add("info", cmd_info, help="size, dimensions and training config of a model")
+    i.add_argument("model", metavar="MODEL")

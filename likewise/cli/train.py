@@ -1,0 +1,226 @@
+"""``likewise train``: text or an order log -> a saved space, then a summary of what was chosen for you.
+
+Options map one to one onto :class:`likewise.train.TrainConfig`; with ``--user-col``, ``--time-col``,
+``--sessions`` or ``--quantity-col`` the input is an order log and :func:`likewise.retail.train_from_log`
+builds customer vectors too.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from likewise.errors import LikewiseError
+
+from ._common import Commands, add_cache_dir, emit, fields_table, input_group, input_spec, positive_int
+
+# TrainConfig fields that are options of the same name.
+_CONFIG_FIELDS = (
+    "mode dim window negative ns_exponent sample min_count max_items epochs lr min_lr max_context"
+    " neg_group threads seed deterministic backend"
+).split()
+
+# Summary keys printed as sentences under the table rather than as rows.
+_NOTES = ("mode", "mode_reason", "sample", "sample_reason", "tokens_kept", "epochs_reason", "dropped")
+
+
+def cmd_train(args: argparse.Namespace) -> None:
+    """Train a space from ``args.input`` and save it to ``args.output``."""
+    from likewise.store import check_target
+    from likewise.train import TrainConfig, train
+
+    check_target(args.output, overwrite=args.overwrite)  # fail before training, not after
+
+    if args.user_col or args.time_col or args.sessions or args.quantity_col:
+        return _train_retail(args)
+    config = TrainConfig(**{f: getattr(args, f) for f in _CONFIG_FIELDS})
+    emb = train(input_spec(args), config, progress=False if args.quiet else None, cache_dir=args.cache_dir)
+    emb.save(args.output, overwrite=args.overwrite)
+    hist = emb.meta["history"]
+    secs = sum(h["seconds"] for h in hist)
+    items = sum(h["items"] for h in hist)
+    pairs = sum(h["pairs"] for h in hist)
+    summary = {
+        "model": args.output,
+        "items": len(emb),
+        "dim": emb.dim,
+        "tokens": emb.meta["corpus"]["n_tokens"],
+        "sequences": emb.meta["corpus"]["n_sequences"],
+        "epochs": emb.config["epochs"],
+        "seconds": secs,
+        "items_per_s": items / secs if secs else None,
+        "pairs_per_s": pairs / secs if secs else None,
+        "final_loss": hist[-1]["loss"],
+        "fingerprint": emb.fingerprint,
+    }
+    _emit_train_summary(args, emb, summary)
+
+
+def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, Any]) -> None:
+    """The summary table, then what the user did not choose: mode, subsampling, dropped keys."""
+    from likewise.vocab import Dropped
+
+    meta, cfg = emb.meta, emb.config
+    dropped = Dropped.from_dict(meta["dropped"]) if meta.get("dropped") else None
+    summary = summary | {
+        "mode": cfg.get("mode"),
+        "mode_reason": meta.get("mode_reason"),
+        "sample": cfg.get("sample"),
+        "sample_reason": meta.get("sample_reason"),
+        "tokens_kept": meta.get("kept_share"),
+        "epochs_reason": meta.get("epochs_reason"),
+        "dropped": dropped.to_dict() if dropped is not None else None,
+    }
+    if args.quiet and not args.json:
+        return
+    rows = [(k, v if v is not None else "-") for k, v in summary.items() if k not in _NOTES]
+    notes = [
+        f"mode: {summary['mode']}: {summary['mode_reason']}",
+        f"subsampling: sample={summary['sample']:.3g}: {summary['sample_reason']}; "
+        f"{summary['tokens_kept']:.1%} of tokens kept",
+        f"epochs: {summary['epochs']}: {summary['epochs_reason']}",
+        dropped.summary(emb.vocab.what) if dropped is not None else "dropped: not recorded",
+    ]
+    emit(args, summary, fields_table(rows) + "\n" + "\n".join(notes))
+
+
+def _train_retail(args: argparse.Namespace) -> None:
+    """``train`` with --user-col / --time-col / --sessions: an order log -> products and customers."""
+    from likewise.retail import train_from_log
+    from likewise.train import TrainConfig
+
+    if not (args.basket_col and args.item_col):
+        raise LikewiseError("an order log needs --basket-col and --item-col (e.g. order_id and product_id)")
+    if args.quantity_col and not args.user_col:
+        raise LikewiseError(
+            f"--quantity-col {args.quantity_col} needs --user-col: quantities are checked (numbers >= 0) "
+            "for an order log with customers; they do not weigh product training, which counts each "
+            "product once per basket"
+        )
+    config = TrainConfig(**{f: getattr(args, f) for f in _CONFIG_FIELDS})
+    emb = train_from_log(
+        args.input,
+        config,
+        basket_col=args.basket_col,
+        item_col=args.item_col,
+        user_col=args.user_col,
+        time_col=args.time_col or args.order_col,
+        quantity_col=args.quantity_col,
+        sessions=args.sessions,
+        half_life_days=args.half_life_days,
+        popularity_power=args.popularity_power,
+        format=args.format,
+        delimiter=args.delimiter,
+        progress=False if args.quiet else None,
+    )
+    emb.save(args.output, overwrite=args.overwrite)
+    hist = emb.meta["history"]
+    summary = {
+        "model": args.output,
+        "products": len(emb),
+        "customers": len(emb.customers) if emb.customers is not None else 0,
+        "dim": emb.dim,
+        "lines": emb.meta["retail"]["lines"],
+        "sequences": emb.meta["corpus"]["n_sequences"],
+        "epochs": emb.config["epochs"],
+        "seconds": emb.meta["read_seconds"] + emb.meta["train_seconds"],
+        "final_loss": hist[-1]["loss"],
+        "fingerprint": emb.fingerprint,
+    }
+    _emit_train_summary(args, emb, summary)
+
+
+# --- parser ------------------------------------------------------------------------------------------
+
+
+def _epochs(text: str) -> int | str:
+    """``--epochs``: a positive int or ``auto``."""
+    return "auto" if text == "auto" else positive_int(text)
+
+
+def _show_defaults(parser: argparse.ArgumentParser) -> None:
+    """Append '(default: X)' to every option's help, so ``--help`` shows each default a run uses."""
+    for action in parser._actions:
+        if not action.option_strings or action.default is None or action.default is False:
+            continue
+        if action.default == argparse.SUPPRESS:
+            continue
+        if "%(default)" not in (action.help or ""):
+            action.help = ((action.help or "").rstrip() + " (default: %(default)s)").lstrip()
+
+
+def register(commands: Commands) -> None:
+    """Add ``likewise train``."""
+    t = commands.add(
+        "train",
+        cmd_train,
+        help="train vectors from text or a transaction log",
+        description="Train item vectors with skip-gram and negative sampling.",
+    )
+    t.add_argument("input", nargs="+", metavar="INPUT", help="text file(s), folder, or CSV/Parquet/JSONL log")
+    t.add_argument("-o", "--output", required=True, metavar="MODEL", help="folder to save the space in")
+    t.add_argument("--overwrite", action="store_true", help="replace an existing saved space")
+    g = input_group(t)
+    o = t.add_argument_group("order log: products and customers (likewise.retail)")
+    o.add_argument("--user-col", default=None, help="customer column: also build customer vectors")
+    o.add_argument("--time-col", default=None, help="order time column (ISO 8601, timestamp or seconds)")
+    o.add_argument("--quantity-col", default=None, help="quantity column (checked to be >= 0)")
+    o.add_argument(
+        "--sessions",
+        default=None,
+        metavar="GAP",
+        help="train on each customer's sessions (a new one after GAP, e.g. 30m) in time order",
+    )
+    o.add_argument("--half-life-days", type=float, default=None, help="customer vectors: recency decay")
+    o.add_argument(
+        "--popularity-power",
+        type=float,
+        default=0.0,
+        help="customer vectors: weigh each product by count ** -P (0 = off)",
+    )
+    g.add_argument("--min-count", type=positive_int, default=5, help="drop items seen fewer times (reported)")
+    g.add_argument(
+        "--max-items", type=positive_int, default=None, help="keep the N most frequent (default: all)"
+    )
+    add_cache_dir(g)
+    m = t.add_argument_group("model")
+    m.add_argument(
+        "--mode",
+        default="auto",
+        choices=["auto", "sequence", "basket"],
+        help="auto: basket for a log read by --basket-col with no ordering column or --sessions, "
+        "else sequence",
+    )
+    m.add_argument("--dim", type=positive_int, default=100)
+    m.add_argument("--window", type=positive_int, default=5)
+    m.add_argument("--negative", type=int, default=5)
+    m.add_argument("--ns-exponent", type=float, default=0.75)
+    m.add_argument(
+        "--sample",
+        type=float,
+        default=None,
+        help="subsampling threshold (default: 0 in basket mode; in sequence mode 1e-3, raised to 1/V for "
+        "V items and until half the tokens stay)",
+    )
+    m.add_argument("--max-context", type=positive_int, default=50, help="basket mode: contexts per item")
+    m.add_argument(
+        "--neg-group",
+        type=positive_int,
+        default=16,
+        help="contexts sharing one set of negatives (1 = word2vec)",
+    )
+    m.add_argument(
+        "--epochs",
+        type=_epochs,
+        default="auto",
+        help="passes, or auto: planned from the data's size, stopped early on a held-out slice",
+    )
+    m.add_argument("--lr", type=float, default=0.025)
+    m.add_argument("--min-lr", type=float, default=0.0001)
+    r = t.add_argument_group("run")
+    r.add_argument("--threads", type=positive_int, default=None, help="default: all cores")
+    r.add_argument("--seed", type=int, default=1)
+    r.add_argument("--deterministic", action="store_true", help="one thread, bit-identical runs")
+    r.add_argument("--backend", default="auto", choices=["auto", "cpu", "torch"])
+    r.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+    _show_defaults(t)
