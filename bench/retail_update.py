@@ -92,7 +92,7 @@ def main() -> None:
         rows.append((name, hr, secs, len(emb)))
     # co-count on base + new orders, in the full model's ids
     lut = np.array([full.vocab.index.get(k, -1) for k in all_log.item_keys])
-    ids, off = retail._log_codes(all_log, lut)
+    ids, off = retail.log_codes(all_log, lut)
     seqs = [ids[a:b] for a, b in zip(off[:-1], off[1:], strict=True)]
     cc = fit_baselines(seqs, len(full), which=("cocount",))["cocount"]
     _, ctx, tid = hit_rate(full, test)

@@ -15,7 +15,7 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["check_int", "check_k", "check_real", "is_batch", "is_item", "jsonable"]
+__all__ = ["check_int", "check_k", "check_real", "check_vectors", "is_batch", "is_item", "jsonable"]
 
 
 def check_int(name: str, v: Any, lo: int, more: str = "") -> None:
@@ -63,3 +63,30 @@ def jsonable(value: dict | None, name: str) -> dict:
         return json.loads(json.dumps(value, allow_nan=False))
     except (TypeError, ValueError) as e:
         raise InputError(f"{name} must be JSON-serialisable: {e}") from None
+
+
+def check_vectors(vectors: Any, keys: Sequence[str], *, check_finite: bool = True) -> np.ndarray:
+    """``vectors`` as a C-contiguous float32 [len(keys), D] array, D >= 1, finite when checked.
+
+    A float32 C-contiguous input (or memory map) is returned without a copy. The message for a
+    non-finite row names the row and its key.
+    """
+    arr = np.asarray(vectors)
+    if arr.dtype.kind not in "fiu":
+        raise InputError(f"vectors must be real numbers (float32 or float64), got dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise InputError(f"vectors must be 2-D [items, dims], got shape {arr.shape}")
+    if arr.shape[0] != len(keys):
+        raise InputError(f"vectors has {arr.shape[0]} rows but the vocabulary has {len(keys)} keys")
+    if arr.shape[1] < 1:
+        raise InputError(f"dim == {arr.shape[1]}, must be >= 1")
+    arr = np.ascontiguousarray(arr, dtype=np.float32)
+    if check_finite:
+        bad = ~np.isfinite(arr).all(axis=1)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                f"vectors row {i} ({keys[i]!r}) is not finite "
+                f"({int(bad.sum())} bad rows in all); vectors must be finite"
+            )
+    return arr

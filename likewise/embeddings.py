@@ -13,24 +13,21 @@ equal scores are ordered by ascending id so that two runs on the same space alwa
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from ._check import check_k, is_batch, is_item, jsonable
+from ._check import check_k, check_vectors, is_batch, is_item, jsonable
+from .affinity import BasketQueries
 from .analogies import WordQueries
 from .errors import (
-    CorruptModelError,
     InputError,
-    ItemIndexError,
-    MissingDependencyError,
-    NotFittedError,
     SpaceMismatchError,
 )
-from .search import affinity_bias, mixture_affinity_top_k, normalise_rows, top_k_search
-from .space import Neighbours, SpaceVector, compute_fingerprint, items_table
+from .persist import SpaceFiles
+from .search import normalise_rows, top_k_search
+from .space import Neighbours, SpaceVector, compute_fingerprint, items_frame, items_table
 from .vocab import OnUnknown, Vocab
 
 if TYPE_CHECKING:  # pyarrow and pandas are imported inside the methods that need them
@@ -43,7 +40,7 @@ Item = str | int | np.integer
 Restrict = int | Sequence[Item] | set | frozenset | np.ndarray | None
 
 
-class Embeddings(WordQueries):
+class Embeddings(BasketQueries, WordQueries, SpaceFiles):
     """Item vectors with their vocabulary, and neighbour / recommendation / analogy queries.
 
     Parameters
@@ -95,24 +92,7 @@ class Embeddings(WordQueries):
     ) -> None:
         if not isinstance(vocab, Vocab):
             raise InputError(f"vocab must be a likewise.Vocab, got {type(vocab).__name__}")
-        arr = np.asarray(vectors)
-        if arr.dtype.kind not in "fiu":
-            raise InputError(f"vectors must be real numbers (float32 or float64), got dtype {arr.dtype}")
-        if arr.ndim != 2:
-            raise InputError(f"vectors must be 2-D [items, dims], got shape {arr.shape}")
-        if arr.shape[0] != len(vocab):
-            raise InputError(f"vectors has {arr.shape[0]} rows but the vocabulary has {len(vocab)} keys")
-        if arr.shape[1] < 1:
-            raise InputError(f"dim == {arr.shape[1]}, must be >= 1")
-        arr = np.ascontiguousarray(arr, dtype=np.float32)
-        if check_finite:
-            bad = ~np.isfinite(arr).all(axis=1)
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise InputError(
-                    f"vectors row {i} ({vocab.keys[i]!r}) is not finite "
-                    f"({int(bad.sum())} bad rows in all); vectors must be finite"
-                )
+        arr = check_vectors(vectors, vocab.keys, check_finite=check_finite)
         if fingerprint is not None and (not isinstance(fingerprint, str) or not fingerprint):
             raise InputError(f"fingerprint == {fingerprint!r}, must be a non-empty str or None")
         view = arr.view()
@@ -552,159 +532,6 @@ class Embeddings(WordQueries):
         out_ids, scores = self._search(queries, k, restrict, np.repeat(np.arange(n), len(ex)), np.tile(ex, n))
         return self._result(out_ids, scores, single)
 
-    def recommend(
-        self,
-        basket: Sequence[Item] | Sequence[Sequence[Item]],
-        k: int = 10,
-        *,
-        restrict: Restrict = None,
-        on_unknown: OnUnknown = "raise",
-        scoring: Literal["auto", "affinity", "cosine"] = "auto",
-    ) -> Neighbours:
-        """Items to add to a basket, basket items excluded.
-
-        Parameters
-        ----------
-        basket : sequence of items, or sequence of such sequences
-            One basket (1-D result) or a batch of baskets (2-D result).
-        k : int
-            Recommendations per basket, >= 1; clamped to the number of candidates available.
-        restrict : None, int or collection of keys
-            As in :meth:`similar`.
-        on_unknown : {"raise", "skip"}
-            With ``"skip"`` unknown keys are dropped from the baskets; a basket left with no known item
-            raises :class:`InputError`.
-        scoring : {"auto", "affinity", "cosine"}
-            ``affinity`` (needs the :attr:`context` table, which :func:`likewise.train` keeps): each
-            basket item ``i`` scores a candidate ``j`` by ``vectors[i] · context[j] + a·log(count[j])``,
-            skip-gram's estimate of ``log P(j | i)`` up to a constant (``a`` = the ``ns_exponent`` it
-            was trained with); the basket's score is the log of the mean of ``exp`` of those (a
-            mixture: a candidate that goes with one basket item ranks high, as co-purchase counts
-            summed over the basket do). ``cosine``: the cosine to the sum of the basket's unit vectors
-            (finds items *like* the basket: substitutes more than complements; repeated items weigh
-            more). ``auto``: affinity when the space has a context table, else cosine.
-
-        Returns
-        -------
-        Neighbours
-        """
-        if not is_batch(basket):
-            raise InputError(
-                f"basket must be a sequence of items, got {type(basket).__name__} {basket!r} "
-                "(wrap a single item in a list)"
-            )
-        if len(basket) == 0:
-            raise InputError("basket is empty: give at least one item")
-        nested = [is_batch(b) for b in basket]
-        if all(nested):
-            baskets, single = list(basket), False
-        elif not any(nested):
-            baskets, single = [basket], True
-        else:
-            raise InputError("basket mixes items and lists of items: give one basket or a list of baskets")
-        if scoring not in ("auto", "affinity", "cosine"):
-            raise InputError(f"scoring == {scoring!r}, must be 'auto', 'affinity' or 'cosine'")
-        if scoring == "affinity" and self.context is None:
-            raise NotFittedError(
-                "scoring='affinity' needs the context (output) table, which this space does not have "
-                "(it was imported or trained by an older version); use scoring='cosine'"
-            )
-        use_affinity = scoring == "affinity" or (scoring == "auto" and self.context is not None)
-        ex_rows: list[np.ndarray] = []
-        ex_ids: list[np.ndarray] = []
-        contexts: list[np.ndarray] = []
-        queries = np.zeros((len(baskets), self.dim), dtype=np.float32)
-        for row, b in enumerate(baskets):
-            ids, _ = self.ids_of(b, on_unknown)
-            if len(ids) == 0:
-                where = "basket" if single else f"basket {row}"
-                raise InputError(f"{where} has no known {self._vocab.what} (given {list(b)[:5]!r})")
-            contexts.append(ids)
-            queries[row] = self.normed[ids].sum(axis=0)
-            ex_rows.append(np.full(len(ids), row, dtype=np.int64))
-            ex_ids.append(ids)
-        if use_affinity:
-            out_ids, scores = self.affinity_top_k(contexts, k, restrict=restrict)
-            return self._result(out_ids, scores, single)
-        out_ids, scores = self._search(
-            normalise_rows(queries), k, restrict, np.concatenate(ex_rows), np.concatenate(ex_ids)
-        )
-        return self._result(out_ids, scores, single)
-
-    def affinity_top_k(
-        self, contexts: Sequence[np.ndarray], k: int, *, restrict: Restrict = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Top-``k`` ids for each context (an array of item ids) by the mixture affinity of :meth:`recommend`.
-
-        A context's own items are never returned; an empty context is ranked by ``a·log(count)`` alone.
-
-        Returns
-        -------
-        ids, scores : ndarray, shape [n, k']
-            int64 ids and float32 scores, best first, ties by lower id; ``k`` is clamped to the fewest
-            candidates any context leaves.
-
-        Raises
-        ------
-        NotFittedError
-            The space has no :attr:`context` table.
-        """
-        if self.context is None:
-            raise NotFittedError("this space has no context (output) table: affinity needs one")
-        k = check_k(k)
-        _, cand = self._candidates(restrict)
-        ctx = [np.unique(np.asarray(c, dtype=np.int64).reshape(-1)) for c in contexts]
-        for c in ctx:
-            if len(c) and (c[0] < 0 or c[-1] >= len(self)):
-                raise ItemIndexError(int(c[0] if c[0] < 0 else c[-1]), len(self))
-        allowed = np.ones(len(self), dtype=bool) if cand is None else np.isin(np.arange(len(self)), cand)
-        left = min((int(allowed.sum()) - int(allowed[c].sum()) for c in ctx), default=int(allowed.sum()))
-        k = min(k, left)
-        if k < 1:
-            raise InputError("no candidate is left after excluding the context's own items")
-        return mixture_affinity_top_k(
-            np.asarray(self.vectors), np.asarray(self.context), self.affinity_bias, ctx, k, allowed
-        )
-
-    @property
-    def affinity_bias(self) -> np.ndarray:
-        """The popularity term of the affinity (see :meth:`recommend`), float64 [V], cached.
-
-        :func:`likewise.search.affinity_bias` of the counts, the config's ``ns_exponent`` and the keep
-        probabilities of its ``sample``: what turns ``vectors[i] · context[j]`` into ``log P(j | i)`` of
-        the real baskets, up to a constant.
-        """
-        if self._bias is None:
-            from .kernels.tables import make_keep_prob  # NumPy only
-
-            cfg = self._config or {}
-            counts = np.maximum(np.asarray(self.counts, dtype=np.float64), 1.0)
-            keep = make_keep_prob(counts, float(cfg.get("sample", 0.0) or 0.0))
-            self._bias = affinity_bias(counts, float(cfg.get("ns_exponent", 0.75)), keep)
-        return self._bias
-
-    @property
-    def affinity_table(self) -> np.ndarray:
-        """``[context | affinity_bias]``, float32 [V, D + 1], cached: ``[q, 1] · row j`` is the affinity.
-
-        Used to score a vector query (a customer's mean vector) against every product in one product.
-
-        Raises
-        ------
-        NotFittedError
-            The space has no :attr:`context` table.
-        """
-        if self.context is None:
-            raise NotFittedError(
-                "this space has no context table; train it from an order log (train_from_log)"
-            )
-        if self._affinity_table is None:
-            bias = self.affinity_bias.astype(np.float32)
-            table = np.hstack([np.asarray(self.context, dtype=np.float32), bias[:, None]])
-            table.flags.writeable = False
-            self._affinity_table = table
-        return self._affinity_table
-
     # ---- export ----------------------------------------------------------------------------------------
 
     def to_arrow(self, *, norm: bool = False) -> pa.Table:
@@ -749,82 +576,5 @@ class Embeddings(WordQueries):
         MissingDependencyError
             pandas is not installed (an ``ImportError``; it is not a dependency of likewise).
         """
-        try:
-            import pandas as pd
-        except ImportError:
-            err = MissingDependencyError("pandas", "pandas", "Embeddings.to_pandas()")
-            err.msg = "pandas is needed for Embeddings.to_pandas(): pip install pandas"
-            err.args = (err.msg,)
-            raise err from None
-        vectors = np.array(self.normed if norm else self._vectors, dtype=np.float32)  # a writable copy
-        df = pd.DataFrame(
-            {
-                "key": self.keys,
-                "id": np.arange(len(self), dtype=np.int64),
-                "count": np.asarray(self.counts, dtype=np.int64),
-                "vector": list(vectors),
-            }
-        )
-        df.attrs["fingerprint"] = self.fingerprint
-        return df
-
-    # ---- persistence -----------------------------------------------------------------------------------
-
-    def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> None:
-        """Save to a folder of plain files (see :func:`likewise.store.save`), atomically."""
-        from . import store
-
-        store.save(self, path, overwrite=overwrite)
-
-    @classmethod
-    def load(
-        cls, path: str | os.PathLike, *, mmap: bool = False, verify: bool = True, index: bool = True
-    ) -> Embeddings:
-        """Load a folder written by :meth:`save` (checked by :func:`likewise.store.read_space`).
-
-        Parameters
-        ----------
-        path : str or path-like
-            The folder.
-        mmap : bool
-            Memory-map the vectors read-only instead of reading them into memory (queries build the
-            normalised copy in memory on first use).
-        verify : bool
-            Check each file's size and sha256 against the manifest (shapes are always checked).
-        index : bool
-            Attach an approximate index saved beside the model (``path/index``, written by ``likewise
-            index``); one built on another space is ignored with a warning, and queries then use exact
-            search.
-
-        Raises
-        ------
-        CorruptModelError
-            A missing, truncated or corrupt file, or contents that disagree with the manifest.
-        """
-        from . import store
-        from .customers import CustomerTable
-
-        saved = store.read_space(path, mmap=mmap, verify=verify)
-        try:
-            emb = cls(
-                saved.vectors,
-                saved.vocab,
-                config=saved.config,
-                fingerprint=saved.fingerprint,
-                meta=saved.meta,
-                check_finite=not saved.verified,  # checksums passed: the bytes validated when saved
-            )
-        except InputError as e:
-            raise CorruptModelError(f"{str(saved.folder)!r}: {e}") from None
-        if saved.context is not None:
-            emb.attach_context(saved.context)
-        if saved.customers is not None:
-            try:
-                emb.attach_customers(CustomerTable(**saved.customers))
-            except InputError as e:
-                raise CorruptModelError(f"the customer table in {str(saved.folder)!r}: {e}") from None
-        if index:
-            from .index import attach_saved_index
-
-            attach_saved_index(emb, path, verify=verify)
-        return emb
+        vectors = self.normed if norm else self._vectors
+        return items_frame(self.keys, self.counts, vectors, self.fingerprint, "Embeddings.to_pandas()")

@@ -122,12 +122,16 @@ class MissingDependencyError(LikewiseError, ImportError):
     ----------
     package : str
         The import name that failed.
-    extra : str
-        The likewise extra that brings it in.
+    extra : str or None
+        The likewise extra that brings it in; None for a package no extra installs (the message then
+        says ``pip install PACKAGE``).
+    purpose : str
+        What needs it, for the message.
     """
 
-    def __init__(self, package: str, extra: str, purpose: str = "") -> None:
+    def __init__(self, package: str, extra: str | None, purpose: str = "") -> None:
         self.package = package
         self.extra = extra
         why = f" for {purpose}" if purpose else ""
-        super().__init__(f"{package} is needed{why}: pip install 'likewise[{extra}]'")
+        install = f"pip install 'likewise[{extra}]'" if extra else f"pip install {package}"
+        super().__init__(f"{package} is needed{why}: {install}")

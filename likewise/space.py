@@ -16,12 +16,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import SpaceMismatchError
+from .errors import MissingDependencyError, SpaceMismatchError
 
-if TYPE_CHECKING:  # pyarrow is imported inside items_table
+if TYPE_CHECKING:  # pyarrow and pandas are imported inside the functions that need them
+    import pandas as pd
     import pyarrow as pa
 
-__all__ = ["FINGERPRINT_PREFIX", "Neighbours", "SpaceVector", "compute_fingerprint", "items_table"]
+__all__ = [
+    "FINGERPRINT_PREFIX",
+    "Neighbours",
+    "SpaceVector",
+    "compute_fingerprint",
+    "items_frame",
+    "items_table",
+]
 
 FINGERPRINT_PREFIX = "lw1-"
 
@@ -217,3 +225,28 @@ def items_table(keys: Sequence[str], counts: Any, vectors: np.ndarray, metadata:
         }
     )
     return table.replace_schema_metadata(metadata)
+
+
+def items_frame(
+    keys: Sequence[str], counts: Any, vectors: np.ndarray, fingerprint: str, caller: str
+) -> pd.DataFrame:
+    """A pandas DataFrame ``key, id, count, vector`` (float32 cells, one writable copy of the table).
+
+    ``df.attrs["fingerprint"]`` is the space's; ``caller`` names the method in the message raised when
+    pandas (not a dependency of likewise) is missing.
+    """
+    try:
+        import pandas as pd
+    except ImportError:
+        raise MissingDependencyError("pandas", None, caller) from None
+    vectors = np.array(vectors, dtype=np.float32)  # a writable copy
+    df = pd.DataFrame(
+        {
+            "key": list(keys),
+            "id": np.arange(len(vectors), dtype=np.int64),
+            "count": np.asarray(counts, dtype=np.int64),
+            "vector": list(vectors),
+        }
+    )
+    df.attrs["fingerprint"] = fingerprint
+    return df

@@ -8,20 +8,31 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import math
 import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from contextlib import ExitStack
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from ._progress import bar as progress_bar
+from .auto import (
+    EPOCHS_AT_SCALE,
+    MIN_GAIN,
+    PATIENCE,
+    infer_mode,
+    kept_share,
+    plan_epochs,
+    resolve_sample,
+    split_validation,
+    validation_completion,
+    validation_queries,
+)
+from .config import EpochStats, TrainConfig, select_backend
 from .errors import InputError
 
 __all__ = [
@@ -37,389 +48,12 @@ __all__ = [
     "validation_completion",
 ]
 
-Mode = Literal["auto", "sequence", "basket"]
-Backend = Literal["auto", "cpu", "torch"]
-
 # Work is cut into blocks of about this many tokens: progress is reported between blocks, and the
 # block layout (not the thread count) fixes the random streams, so deterministic runs do not depend on it.
 _BLOCK_TOKENS = 1 << 20
 # Chunks per block and thread: enough to balance hogwild threads, few enough to keep scratch buffers cheap.
 _CHUNKS_PER_THREAD = 4
 _DETERMINISTIC_CHUNKS = 8
-
-
-@dataclass
-class TrainConfig:
-    """Hyper-parameters of skip-gram with negative sampling.
-
-    Parameters
-    ----------
-    mode : {"auto", "sequence", "basket"}
-        ``sequence``: contexts come from a shrinking window over ordered items (sentences, sessions).
-        ``basket``: every item's context is the rest of its basket; order is ignored.
-        ``auto`` (default): what the input says (:func:`infer_mode`): a log read by ``basket_col``
-        with no ordering column, or in-memory sets, train as baskets; text, ordered logs and lists
-        as sequences. The saved config records the mode used and ``meta["mode_reason"]`` why.
-    dim : int
-        Vector size.
-    window : int
-        Largest window radius in sequence mode (each position draws a radius in ``1..window``).
-    negative : int
-        Negative samples per positive pair.
-    ns_exponent : float
-        Negatives are drawn from unigram counts raised to this power (word2vec: 0.75).
-    sample : float, optional
-        Frequent-item subsampling threshold (word2vec's ``sample``); 0 disables it. Default (None)
-        adapts to the data (:func:`resolve_sample`): 0 in basket mode, where catalogues are small
-        enough that every item is "frequent" and subsampling would drop most of what is bought
-        together (on the generated shop of ``bench/retail_evidence.py`` basket-completion HR@10 fell
-        from 0.590 to 0.569 with 1e-3); in sequence mode word2vec's 1e-3, raised to the mean item
-        frequency ``1 / V`` for small vocabularies and further if fewer than half the tokens would
-        stay. The saved config records the value used.
-    min_count, max_items : int
-        Vocabulary trimming, applied when the corpus is compiled.
-    epochs : int or "auto"
-        Passes over the corpus. ``"auto"`` (default): up to :func:`plan_epochs` passes (5 for 5 M
-        tokens or more, more for smaller data, at most 50), stopped early when leave-one-out
-        completion (MRR@10, scored as ``recommend`` scores) on a held-out slice of the sequences
-        (5 %, at least 100 or 10 %, at most 2,000) has not improved for 3 passes after the fifth;
-        then the best number of passes trains on all the data, the learning rate decayed to the end.
-        The saved config records the passes used and ``meta["epochs_reason"]`` why.
-    lr, min_lr : float
-        Learning rate, decayed linearly from ``lr`` to ``min_lr`` over all epochs.
-    max_context : int
-        Basket mode: contexts per item; larger baskets are sampled so cost stays linear in basket size.
-    neg_group : int
-        Contexts of one item that share one set of negative samples and train together as small
-        matrix products (HogBatch, Ji et al. 2016). 1 is classic word2vec: a fresh set per pair and
-        the exact sigmoid (the kernel of :mod:`likewise.kernels.sgns`). Larger is faster at equal
-        quality (see ``bench/speed_vs_gensim.py``).
-    threads : int, optional
-        Worker threads (default: all cores). Ignored when ``deterministic``.
-    seed : int
-        Seed of every random stream (initial vectors, subsampling, windows, negatives).
-    deterministic : bool
-        Run on one thread so two runs with the same seed are bit-identical. The multi-threaded mode
-        updates shared rows without locks (hogwild) and is not reproducible bit for bit.
-    backend : {"auto", "cpu", "torch"}
-        Where to train. ``auto`` picks the numba CPU kernel.
-    """
-
-    mode: Mode = "auto"
-    dim: int = 100
-    window: int = 5
-    negative: int = 5
-    ns_exponent: float = 0.75
-    sample: float | None = None
-    min_count: int = 5
-    max_items: int | None = None
-    epochs: int | Literal["auto"] = "auto"
-    lr: float = 0.025
-    min_lr: float = 0.0001
-    max_context: int = 50
-    neg_group: int = 16
-    threads: int | None = None
-    seed: int = 1
-    deterministic: bool = False
-    backend: Backend = "auto"
-
-    def validate(self) -> TrainConfig:
-        """Raise :class:`InputError` naming the first bad parameter; return ``self``."""
-        if self.mode not in ("auto", "sequence", "basket"):
-            raise InputError(f"mode == {self.mode!r}, must be 'auto', 'sequence' or 'basket'")
-        ints = (
-            ("dim", 1),
-            ("window", 1),
-            ("min_count", 1),
-            ("max_context", 1),
-            ("neg_group", 1),
-            ("negative", 0),
-        )
-        for name, lo in ints:
-            _check_int(name, getattr(self, name), lo)
-        if self.epochs != "auto":
-            _check_int("epochs", self.epochs, 1, "or 'auto'")
-        if self.max_items is not None:
-            _check_int("max_items", self.max_items, 1, "or None")
-        if self.threads is not None:
-            _check_int("threads", self.threads, 1, "or None (all cores)")
-        lr = _check_real("lr", self.lr)
-        if lr <= 0:
-            raise InputError(f"lr == {self.lr!r}, must be > 0")
-        min_lr = _check_real("min_lr", self.min_lr)
-        if not 0 <= min_lr <= lr:
-            raise InputError(f"min_lr == {self.min_lr!r}, must be in [0, lr={self.lr}]")
-        if self.sample is not None and _check_real("sample", self.sample) < 0:
-            raise InputError(f"sample == {self.sample!r}, must be >= 0 (0 disables subsampling)")
-        _check_real("ns_exponent", self.ns_exponent)
-        _check_int("seed", self.seed, 0)
-        if self.seed >= 2**63:
-            raise InputError(f"seed == {self.seed!r}, must be an integer in [0, 2**63)")
-        if not isinstance(self.deterministic, bool | np.bool_):
-            raise InputError(f"deterministic == {self.deterministic!r}, must be True or False")
-        select_backend(self.backend)
-        return self
-
-    def to_dict(self) -> dict[str, Any]:
-        """The config as a JSON-able dict (stored in the saved space)."""
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> TrainConfig:
-        """Rebuild a config saved by :meth:`to_dict`, ignoring keys this version does not know."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
-
-
-def _check_int(name: str, v: Any, lo: int, more: str = "") -> None:
-    if isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer) or v < lo:
-        tail = f" {more}" if more else ""
-        raise InputError(f"{name} == {v!r}, must be an integer >= {lo}{tail}")
-
-
-def _check_real(name: str, v: Any) -> float:
-    if isinstance(v, bool | np.bool_) or not isinstance(v, int | float | np.integer | np.floating):
-        raise InputError(f"{name} == {v!r}, must be a number")
-    if not math.isfinite(v):
-        raise InputError(f"{name} == {v!r}, must be a finite number")
-    return float(v)
-
-
-@dataclass(frozen=True)
-class EpochStats:
-    """What one epoch did; passed to the ``callback`` of :func:`train`."""
-
-    epoch: int
-    epochs: int
-    items: int  # items read (before subsampling)
-    items_trained: int  # items kept by subsampling
-    pairs: int  # (item, context) pairs trained
-    loss: float  # mean loss per pair
-    seconds: float
-    lr: float  # learning rate at the end of the epoch
-
-    @property
-    def items_per_s(self) -> float:
-        """Items read per second of wall time."""
-        return self.items / self.seconds if self.seconds > 0 else float("inf")
-
-    @property
-    def pairs_per_s(self) -> float:
-        """Pairs trained per second of wall time."""
-        return self.pairs / self.seconds if self.seconds > 0 else float("inf")
-
-
-# word2vec's threshold for text; the floor on the share of tokens the default may thin away.
-_SAMPLE_TEXT = 1e-3
-_MIN_KEPT_SHARE = 0.5
-
-
-def kept_share(counts: np.ndarray, sample: float) -> float:
-    """Expected share of tokens that subsampling at ``sample`` keeps (word2vec's formula)."""
-    from .kernels.tables import make_keep_prob
-
-    c = np.asarray(counts, dtype=np.float64)
-    total = c.sum()
-    if total <= 0 or sample == 0:
-        return 1.0
-    return float((make_keep_prob(c, sample).astype(np.float64) * c).sum() / total)
-
-
-def resolve_sample(counts: np.ndarray, sample: float | None, mode: str) -> tuple[float, str]:
-    """The subsampling threshold to train with, and why.
-
-    Parameters
-    ----------
-    counts : ndarray of int, shape (V,)
-        Count of each item.
-    sample : float or None
-        The user's value; None asks for the default.
-    mode : {"sequence", "basket"}
-        The resolved context mode.
-
-    Returns
-    -------
-    sample : float
-        An explicit ``sample`` as given. Otherwise 0 in basket mode; in sequence mode word2vec's
-        1e-3, raised to the mean frequency ``1 / V`` (so an item no more frequent than average is
-        never thinned: in a catalogue of 15 items 1e-3 would drop 86 % of the data) and further, by
-        bisection, until at least half the tokens stay. Large text vocabularies keep 1e-3.
-    reason : str
-        One line for the training summary.
-    """
-    if sample is not None:
-        return float(sample), "set by the caller"
-    if mode == "basket":
-        return 0.0, "off in basket mode, where every item of a basket is context for the rest"
-    c = np.asarray(counts, dtype=np.float64)
-    c = c[c > 0]
-    if len(c) == 0:
-        return _SAMPLE_TEXT, "word2vec's default"
-    t, reason = _SAMPLE_TEXT, "word2vec's default for text"
-    if 1.0 / len(c) > t:
-        t = 1.0 / len(c)
-        reason = f"1e-3 raised to 1/{len(c):,}, the mean item frequency (a small vocabulary)"
-    if kept_share(c, t) < _MIN_KEPT_SHARE:
-        lo, hi = t, 1.0
-        while kept_share(c, hi) < _MIN_KEPT_SHARE:  # a single item: nothing but 'off' keeps half
-            hi *= 2.0
-            if hi > 1e6:
-                return 0.0, "off: no threshold keeps half the tokens"
-        for _ in range(40):
-            mid = (lo + hi) / 2
-            lo, hi = (lo, mid) if kept_share(c, mid) >= _MIN_KEPT_SHARE else (mid, hi)
-        t = hi
-        reason = f"raised to {t:.3g} so that at least half the tokens stay"
-    return t, reason
-
-
-# Epochs "auto": passes planned from the data's size, and the held-out slice that stops them early.
-_EPOCHS_AT_SCALE, _EPOCHS_MAX, _SCALE_TOKENS = 5, 50, 5_000_000
-_VAL_SHARE, _VAL_MAX_SEQUENCES, _VAL_MIN_SEQUENCES, _VAL_MAX_QUERY_ITEMS = 0.05, 2_000, 40, 20_000
-_PATIENCE, _MIN_GAIN = 3, 1e-3
-
-
-def plan_epochs(n_tokens: int) -> int:
-    """Passes that ``epochs="auto"`` plans for a corpus of ``n_tokens``.
-
-    ``5 * sqrt(5e6 / n_tokens)``, within 5..50: word2vec's 5 where data is plentiful (a large text
-    corpus), more passes as data gets scarce (a catalogue's baskets), so that the number of updates
-    grows with the square root of the data rather than linearly.
-    """
-    n = max(int(n_tokens), 1)
-    return int(min(_EPOCHS_MAX, max(_EPOCHS_AT_SCALE, math.ceil(5 * math.sqrt(_SCALE_TOKENS / n)))))
-
-
-def _split_validation(
-    ids: np.ndarray, offsets: np.ndarray, seed: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """Hold out a seeded slice of the sequences with >= 2 items: (train ids, offsets, val ids, offsets)."""
-    lengths = np.diff(offsets)
-    usable = np.flatnonzero(lengths >= 2)
-    n_seq = int(len(offsets) - 1)
-    # 5 %, but at least 100 (or 10 %) so a small data set's stopping signal is not noise.
-    n_val = min(_VAL_MAX_SEQUENCES, max(n_seq * _VAL_SHARE, min(100, n_seq * 0.1)), len(usable) // 2)
-    if len(usable) < _VAL_MIN_SEQUENCES or n_val < 1:
-        return None
-    rng = np.random.default_rng([seed, 7_919])
-    val = np.zeros(len(lengths), dtype=bool)
-    val[rng.choice(usable, size=int(n_val), replace=False)] = True
-    token_val = np.repeat(val, lengths)
-
-    def pack(mask: np.ndarray, tok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        off = np.zeros(int(mask.sum()) + 1, dtype=np.int64)
-        np.cumsum(lengths[mask], out=off[1:])
-        return np.ascontiguousarray(ids[tok], dtype=np.int32), off
-
-    tr_ids, tr_off = pack(~val, ~token_val)
-    va_ids, va_off = pack(val, token_val)
-    return tr_ids, tr_off, va_ids, va_off
-
-
-def _validation_queries(
-    ids: np.ndarray, offsets: np.ndarray, seed: int
-) -> tuple[list[np.ndarray], np.ndarray]:
-    """Leave-one-out completion cases from held-out sequences: (query ids per case, hidden id per case)."""
-    rng = np.random.default_rng([seed, 104_729])
-    queries, hidden = [], []
-    budget = _VAL_MAX_QUERY_ITEMS
-    for s in range(len(offsets) - 1):
-        seq = np.asarray(ids[offsets[s] : offsets[s + 1]], dtype=np.int64)
-        h = int(rng.integers(len(seq)))
-        rest = np.unique(np.delete(seq, h))
-        rest = rest[rest != seq[h]]
-        if len(rest) == 0:
-            continue
-        if len(rest) > budget:
-            break
-        budget -= len(rest)
-        queries.append(rest)
-        hidden.append(int(seq[h]))
-    return queries, np.asarray(hidden, dtype=np.int64)
-
-
-def validation_completion(
-    W: np.ndarray,
-    C: np.ndarray,
-    bias: np.ndarray,
-    queries: Sequence[np.ndarray],
-    hidden: np.ndarray,
-    k: int = 10,
-) -> tuple[float, float]:
-    """MRR@k and HR@k of leave-one-out completion, scored as :meth:`Embeddings.recommend` scores.
-
-    The score of item ``j`` for a query basket ``B`` is ``log mean_{i in B} exp(W[i] . C[j]) + bias[j]``
-    (skip-gram's estimate of ``log P(j | B)``); the query's own items are excluded.
-
-    Returns
-    -------
-    mrr, hr : float
-    """
-    rr = hits = 0.0
-    for q, h in zip(queries, hidden.tolist(), strict=True):
-        s = W[q].astype(np.float64) @ C.T.astype(np.float64)
-        m = s.max(axis=0)
-        score = m + np.log(np.exp(s - m).mean(axis=0)) + bias
-        score[q] = -np.inf
-        rank = int(np.count_nonzero(score > score[h]))  # 0 = best
-        if rank < k:
-            hits += 1
-            rr += 1.0 / (rank + 1)
-    n = max(len(hidden), 1)
-    return rr / n, hits / n
-
-
-def infer_mode(data: Any) -> tuple[str, str]:
-    """The context mode the input asks for, and why (see :class:`TrainConfig`'s ``mode="auto"``).
-
-    Parameters
-    ----------
-    data : Corpus, InputSpec, path or iterable
-        What :func:`train` was given (a corpus is judged by the description it was compiled from).
-
-    Returns
-    -------
-    mode : {"sequence", "basket"}
-    reason : str
-    """
-    from .corpus import Corpus
-    from .readers import InputSpec
-
-    if isinstance(data, InputSpec):
-        desc = {"basket_col": data.basket_col, "order_col": data.order_col, "format": data.format}
-    elif isinstance(data, Corpus):
-        desc = (getattr(data, "manifest", None) or {}).get("input") or {}
-        if desc.get("source") == "sequences" and "mode_hint" in desc:
-            return desc["mode_hint"], desc.get("mode_reason", "")
-    elif isinstance(data, str | os.PathLike):
-        return "sequence", "text input: one ordered sequence per line"
-    else:
-        return "sequence", "in-memory lists keep their order (pass sets, or mode='basket', for baskets)"
-    if desc.get("basket_col") and desc.get("format") != "text":
-        if desc.get("order_col"):
-            return "sequence", f"a log ordered by {desc['order_col']!r} inside each basket"
-        return "basket", f"a log grouped by {desc['basket_col']!r} with no ordering column"
-    return "sequence", "text input: one ordered sequence per line"
-
-
-def select_backend(name: str) -> str:
-    """The one place a training backend is chosen.
-
-    Parameters
-    ----------
-    name : {"auto", "cpu", "torch"}
-
-    Returns
-    -------
-    str
-        ``"cpu"`` (the numba kernel); ``auto`` resolves to it.
-    """
-    if name in ("auto", "cpu"):
-        return "cpu"
-    if name == "torch":
-        # The PyTorch trainer (GPU / distributed) is planned, not built: say so rather than fall back.
-        raise InputError("backend == 'torch' is not available in this version of likewise; use 'cpu'")
-    raise InputError(f"backend == {name!r}, must be 'auto', 'cpu' or 'torch'")
 
 
 def _lr_at(config: TrainConfig, done: float) -> float:
@@ -733,12 +367,12 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes)
     val = None
     if config.epochs == "auto":
         epochs = plan_epochs(int(offsets[-1]))
-        split = _split_validation(ids, offsets, config.seed) if epochs > _EPOCHS_AT_SCALE else None
+        split = split_validation(ids, offsets, config.seed) if epochs > EPOCHS_AT_SCALE else None
         if split is not None:
             tr_ids, tr_off, va_ids, va_off = split
             keep = np.asarray(keep_prob, dtype=np.float64)
             bias = config.ns_exponent * np.log(np.maximum(counts, 1)) - np.log(np.maximum(keep, 1e-12))
-            val = (bias, *_validation_queries(va_ids, va_off, config.seed))
+            val = (bias, *validation_queries(va_ids, va_off, config.seed))
         notes["epochs_reason"] = f"auto: up to {epochs} passes for {int(offsets[-1]):,} tokens" + (
             f", stopped on MRR@10 of {len(val[2]):,} held-out baskets / sequences" if val else ""
         )
@@ -815,9 +449,9 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes)
             if progress:
                 print(f"  held-out MRR@10 {mrr:.4f}, HR@10 {hr:.4f}", file=sys.stderr)
             val_history.append(mrr)
-            if mrr > best[0] * (1 + _MIN_GAIN) or epoch + 1 <= _EPOCHS_AT_SCALE:
+            if mrr > best[0] * (1 + MIN_GAIN) or epoch + 1 <= EPOCHS_AT_SCALE:
                 best = (mrr, epoch + 1)  # never fewer passes than word2vec's 5
-            elif epoch + 1 - best[1] >= _PATIENCE:
+            elif epoch + 1 - best[1] >= PATIENCE:
                 break
         return W, C, history, best, val_history
 

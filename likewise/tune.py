@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from ._check import check_int
 from .errors import InputError
 
 __all__ = ["SPACE", "TuneResult", "Trial", "parse_budget", "sample_params", "tune"]
@@ -278,9 +279,9 @@ class TuneResult:
 
 def _read_sequences(data: Any, cache_dir: str | os.PathLike | None) -> tuple[list[list[str]], str]:
     """Key sequences of ``data`` and the mode it asks for (as ``likewise split`` reads it)."""
+    from .auto import infer_mode
     from .corpus import Corpus, build_corpus
     from .readers import InputSpec
-    from .train import infer_mode
 
     if isinstance(data, str | os.PathLike):
         data = InputSpec(paths=(os.fspath(data),))
@@ -304,12 +305,6 @@ def _read_sequences(data: Any, cache_dir: str | os.PathLike | None) -> tuple[lis
 def _settings(config: dict[str, Any]) -> dict[str, Any]:
     """The searched values a model was trained with (no window in basket mode: baskets have none)."""
     return {n: config.get(n) for n in _SHOWN if not (n == "window" and config.get("mode") == "basket")}
-
-
-def _check_int(name: str, v: Any, lo: int, more: str = "") -> None:
-    if isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer) or v < lo:
-        tail = f" {more}" if more else ""
-        raise InputError(f"{name} == {v!r}, must be an integer >= {lo}{tail}")
 
 
 class _Reporter:
@@ -410,10 +405,10 @@ def tune(
 
     t0 = time.perf_counter()
     budget = parse_budget(budget_s)
-    _check_int("seed", seed, 0)
-    _check_int("k", k, 1)
+    check_int("seed", seed, 0)
+    check_int("k", k, 1)
     if max_trials is not None:
-        _check_int("max_trials", max_trials, 1, "or None")
+        check_int("max_trials", max_trials, 1, "or None")
     if mode not in ("auto", "basket", "sequence"):
         raise InputError(f"mode == {mode!r}, must be 'auto', 'basket' or 'sequence'")
 

@@ -30,9 +30,12 @@ from typing import Any
 
 import numpy as np
 
+from .customers import CustomerTable
 from .embeddings import Embeddings
 from .errors import InputError
-from .train import train_tables
+from .retail import build_customer_vectors, log_codes, read_order_log
+from .store import check_target
+from .train import TrainConfig, train_tables
 from .vocab import Vocab
 
 __all__ = ["update"]
@@ -114,9 +117,6 @@ def update(
         Products: the old ones in their old order, then new ones by count; ``meta["parent"]`` holds
         ``{"fingerprint", "path"}``; customer vectors rebuilt from old purchases plus new lines.
     """
-    from .retail import CustomerTable, _log_codes, build_customer_vectors, read_order_log
-    from .store import check_target
-    from .train import TrainConfig
 
     parent_path = None
     if isinstance(model, Embeddings):
@@ -166,7 +166,7 @@ def update(
     lut = np.array([vocab_index.get(k, -1) for k in log.item_keys], dtype=np.int64)
     counts = np.concatenate([np.asarray(parent.counts, np.int64), np.zeros(len(fresh_vocab), np.int64)])
     np.add.at(counts, lut[lut >= 0], new_counts[lut >= 0])
-    ids, offsets = _log_codes(log, lut, sessions=info.get("sessions"), seed=config.seed)
+    ids, offsets = log_codes(log, lut, sessions=info.get("sessions"), seed=config.seed)
     n_old = len(parent)
     new_rows = np.arange(n_old, len(keys))
     known = np.zeros(len(keys), dtype=bool)

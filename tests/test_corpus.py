@@ -11,7 +11,9 @@ import pytest
 
 from likewise import corpus as corpus_mod
 from likewise import readers
+from likewise._fileio import publish
 from likewise.corpus import Corpus, build_corpus, corpus_from_sequences
+from likewise.corpus_build import NPY_HEADER
 from likewise.errors import CorruptModelError, InputError, ItemIndexError
 from likewise.readers import InputSpec
 
@@ -190,7 +192,7 @@ def test_publish_keeps_existing_folder_when_racing(tmp_path: Path) -> None:
     winner = corpus_from_sequences(SEQS, tmp_path / "final")
     loser_tmp = tmp_path / ".final.tmp-1"
     corpus_from_sequences([["other"]], loser_tmp)
-    corpus_mod._publish(loser_tmp, tmp_path / "final", replace=False)
+    publish(loser_tmp, tmp_path / "final", replace=False)
     assert not loser_tmp.exists()
     assert Corpus.open(tmp_path / "final").vocab == winner.vocab
 
@@ -238,7 +240,7 @@ def _flip_byte(path: Path, at: int) -> None:
 @pytest.mark.parametrize(("name", "at"), [("ids.npy", 0), ("offsets.npy", 8)])
 def test_open_verifies_checksums(tmp_path: Path, name: str, at: int) -> None:
     corpus_from_sequences(SEQS, tmp_path / "c")
-    _flip_byte(tmp_path / "c" / name, corpus_mod._NPY_HEADER + at)  # a data byte: shapes stay valid
+    _flip_byte(tmp_path / "c" / name, NPY_HEADER + at)  # a data byte: shapes stay valid
     with pytest.raises(CorruptModelError, match=rf"{name} has sha256 .*the manifest expects"):
         Corpus.open(tmp_path / "c")
     assert Corpus.open(tmp_path / "c", verify=False).n_tokens == 12  # opt out: opens unchecked
@@ -254,7 +256,7 @@ def test_bit_flipped_cache_entry_is_rebuilt(tmp_path: Path) -> None:
     spec = InputSpec(str(path))
     first = build_corpus(spec, cache_dir=tmp_path / "cache")
     good_ids = np.array(first.ids)
-    _flip_byte(first.path / "ids.npy", corpus_mod._NPY_HEADER)
+    _flip_byte(first.path / "ids.npy", NPY_HEADER)
     again = build_corpus(spec, cache_dir=tmp_path / "cache")
     assert again.path == first.path
     np.testing.assert_array_equal(again.ids, good_ids)

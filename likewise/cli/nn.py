@@ -137,8 +137,7 @@ def cmd_train_next(args: argparse.Namespace) -> None:
     if args.plot and not args.plot.lower().endswith((".png", ".svg")):
         raise InputError(f"--plot {args.plot!r} must end in .png or .svg")
     _set_threads(args.threads)
-    from likewise.torch import NextTokenConfig, save_model, sweep_dims, train_next
-    from likewise.torch.nexttoken import check_model_target
+    from likewise.torch import NextTokenConfig, check_model_target, save_model, sweep_dims, train_next
 
     seqs, items = _read_sequences(args.input, args.items)
     cfg = dict(

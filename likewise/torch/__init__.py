@@ -25,14 +25,13 @@ from .nexttoken import (
     NextTokenModel,
     TrainedNextToken,
     build_examples,
-    load_model,
     next_token_vocab,
     predict_next,
     sample,
-    save_model,
     sweep_dims,
     train_next,
 )
+from .nexttoken_files import check_model_target, load_model, save_model
 
 __all__ = [
     "EmbeddingTable",
@@ -41,6 +40,7 @@ __all__ = [
     "TrainedNextToken",
     "build_examples",
     "check_ids",
+    "check_model_target",
     "load_model",
     "next_token_vocab",
     "predict_next",

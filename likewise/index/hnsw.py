@@ -2,17 +2,17 @@
 
 Read top to bottom:
 
-1. :class:`AnnIndex` -- an HNSW graph (hnswlib, inner product on the unit vectors) over every item of one
+1. :class:`HnswIndex` -- an HNSW graph (hnswlib, inner product on the unit vectors) over every item of one
    space, tagged with that space's fingerprint, with the recall@10 measured against exact search when it
    was built. Saved beside the model as ``MODEL/index/`` (``hnsw.bin`` + ``manifest.json``), written to a
    temporary folder and renamed into place. The graph file is read on first use, so loading a model
    with an index stays cheap.
 2. :func:`build_index` -- builds it from an :class:`~likewise.embeddings.Embeddings` and measures recall.
-3. :func:`ann_top_k` -- what :meth:`Embeddings.similar` and friends call when an index is attached and no
-   ``restrict`` is given: ask the graph for ``k`` + (number of excluded items) candidates, drop the
-   excluded ones, and rescore the rest exactly on the unit vectors, so scores are the same cosines exact
-   search returns and ties are broken by id the same way. When the graph cannot answer (``k`` close to
-   the table size) it returns ``None`` and the caller falls back to exact search.
+3. :func:`~likewise.index.ann_top_k` -- what :meth:`Embeddings.similar` and friends call when an index
+   is attached and no ``restrict`` is given: ask the graph for ``k`` + (number of excluded items)
+   candidates, drop the excluded ones, and rescore the rest exactly on the unit vectors, so scores are
+   the same cosines exact search returns and ties are broken by id the same way. When the graph cannot
+   answer (``k`` close to the table size) it returns ``None`` and the caller falls back to exact search.
 
 Why hnswlib: ``bench/index_recall.py`` compares hnswlib, faiss (``IndexHNSWFlat``) and usearch with the
 same HNSW parameters on 1 M clustered vectors; at equal per-query latency hnswlib had the best recall@10,
@@ -23,30 +23,28 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import threading
 import time
-import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import CorruptModelError, InputError, MissingDependencyError, SpaceMismatchError
+from .._fileio import atomic_folder, file_entry, file_sha256, read_json, write_text
+from ..errors import CorruptModelError, InputError, MissingDependencyError, SpaceMismatchError
+from ._query import measure_recall
 
 if TYPE_CHECKING:
-    from .embeddings import Embeddings
+    from ..embeddings import Embeddings
 
 __all__ = [
     "INDEX_DIR",
-    "AnnIndex",
+    "HnswIndex",
     "IndexParams",
-    "ann_top_k",
     "attach_saved_index",
     "build_index",
     "index_folder",
-    "measure_recall",
 ]
 
 INDEX_DIR = "index"  # the index of MODEL lives in MODEL/index/
@@ -98,7 +96,7 @@ class IndexParams:
                 raise InputError(f"{name} == {v!r}, must be an int >= 2")
 
 
-class AnnIndex:
+class HnswIndex:
     """An approximate nearest-neighbour index over the unit vectors of one space.
 
     Not built directly: use :func:`build_index` or :meth:`load`.
@@ -142,7 +140,7 @@ class AnnIndex:
         recall = self.info.get("recall_at_10")
         r = f", recall@10={recall:.4f}" if isinstance(recall, float) else ""
         size = f"{self.size} items × {self.dim} dims"
-        return f"AnnIndex({self.library}, {size}{r}, fingerprint={self.fingerprint!r})"
+        return f"HnswIndex({self.library}, {size}{r}, fingerprint={self.fingerprint!r})"
 
     @property
     def loaded(self) -> bool:
@@ -226,33 +224,22 @@ class AnnIndex:
         Everything is written into a temporary folder beside the target, then renamed into place; an
         existing index is replaced only with ``overwrite=True``.
         """
-        from ._fileio import file_sha256, publish
-
         target = Path(folder)
         if target.exists() and not overwrite:
             raise InputError(
                 f"{str(target)!r} already exists; pass overwrite=True (--overwrite) to replace it"
             )
         graph = self._get_graph()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
-        tmp.mkdir()
-        try:
+        with atomic_folder(target) as tmp:
             graph.save_index(str(tmp / _GRAPH))
             manifest = self.manifest()
-            manifest["files"] = {
-                _GRAPH: {"sha256": file_sha256(tmp / _GRAPH), "bytes": (tmp / _GRAPH).stat().st_size}
-            }
-            (tmp / _MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-            publish(tmp, target)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+            manifest["files"] = {_GRAPH: file_entry(tmp / _GRAPH)}
+            write_text(tmp / _MANIFEST, json.dumps(manifest, indent=2) + "\n")
         self._source = target / _GRAPH
         return target
 
     @classmethod
-    def load(cls, folder: str | os.PathLike, *, verify: bool = True) -> AnnIndex:
+    def load(cls, folder: str | os.PathLike, *, verify: bool = True) -> HnswIndex:
         """Read an index folder's manifest (the graph itself is read on first search).
 
         Parameters
@@ -262,15 +249,8 @@ class AnnIndex:
         verify : bool
             Check the graph file's sha256 against the manifest (its size is always checked).
         """
-        from ._fileio import file_sha256
-
         folder = Path(folder)
-        try:
-            manifest = json.loads((folder / _MANIFEST).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise CorruptModelError(f"{str(folder)!r} is not an index folder: no {_MANIFEST}") from None
-        except ValueError as e:
-            raise CorruptModelError(f"{str(folder / _MANIFEST)!r} is not valid JSON: {e}") from None
+        manifest = read_json(folder / _MANIFEST, what="an index folder")
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
             raise CorruptModelError(f"{str(folder / _MANIFEST)!r} is not a likewise index manifest")
         if manifest.get("format_version") != FORMAT_VERSION or manifest.get("library") != LIBRARY:
@@ -310,7 +290,7 @@ def build_index(
     *,
     threads: int | None = None,
     recall_queries: int = 1000,
-) -> AnnIndex:
+) -> HnswIndex:
     """Build an HNSW index over ``emb`` and measure its recall@10 against exact search.
 
     Parameters
@@ -326,7 +306,7 @@ def build_index(
 
     Returns
     -------
-    AnnIndex
+    HnswIndex
         Not attached: call ``emb.attach_index(index)`` to route queries through it.
     """
     hnswlib = _hnswlib()
@@ -341,7 +321,7 @@ def build_index(
     )
     g.add_items(normed, np.arange(len(emb)), num_threads=threads or (os.cpu_count() or 1))
     g.set_ef(params.ef_search)
-    index = AnnIndex(
+    index = HnswIndex(
         g,
         fingerprint=emb.fingerprint,
         size=len(emb),
@@ -355,112 +335,7 @@ def build_index(
     return index
 
 
-def measure_recall(
-    emb: Embeddings, index: AnnIndex, *, n_queries: int = 1000, k: int = 10, seed: int = 0
-) -> tuple[float, float]:
-    """Recall@k of ``index`` against exact search on ``n_queries`` items of ``emb`` (itself excluded).
-
-    Returns
-    -------
-    recall : float
-        Share of the exact top-k found by the index, over all queries.
-    ms_per_query : float
-        Median time of one index query (one item at a time, one thread, exact rescoring included).
-    """
-    from .search import top_k_search
-
-    check_index_for(emb, index)
-    n = min(n_queries, len(emb))
-    k = min(k, len(emb) - 1)
-    if n < 1 or k < 1:
-        raise InputError(f"cannot measure recall@{k} on a space of {len(emb)} items")
-    qids = np.sort(np.random.default_rng(seed).choice(len(emb), n, replace=False)).astype(np.int64)
-    normed = emb.normed
-    rows = np.arange(n, dtype=np.int64)
-    truth, _ = top_k_search(normed, normed[qids], k, rows, qids)
-    hits = 0
-    times = []
-    for r, q in enumerate(qids.tolist()):
-        t0 = time.perf_counter()
-        got = ann_top_k(index, normed, normed[q : q + 1], k, np.zeros(1, np.int64), np.array([q]))
-        times.append(time.perf_counter() - t0)
-        if got is None:  # the graph could not answer: count it as a miss, not a silent pass
-            continue
-        hits += len(np.intersect1d(got[0][0], truth[r]))
-    return hits / truth.size, float(np.median(times) * 1000)
-
-
-def check_index_for(emb: Embeddings, index: AnnIndex) -> None:
-    if index.fingerprint != emb.fingerprint:
-        raise SpaceMismatchError(emb.fingerprint, index.fingerprint, what="index")
-    if index.size != len(emb) or index.dim != emb.dim:
-        raise InputError(
-            f"index covers {index.size} items × {index.dim} dims, the space has {len(emb)} × {emb.dim}"
-        )
-
-
-def ann_top_k(
-    index: AnnIndex,
-    normed: np.ndarray,
-    queries: np.ndarray,
-    k: int,
-    ex_rows: np.ndarray,
-    ex_ids: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """Approximate top-``k`` with exclusions, rescored exactly; ``None`` when the graph cannot answer.
-
-    Parameters
-    ----------
-    index : AnnIndex
-        Index over ``normed``.
-    normed : ndarray of float32, shape [V, D]
-        The unit vectors of the space (for exact rescoring).
-    queries : ndarray of float32, shape [n, D]
-        Unit query vectors.
-    k : int
-        Neighbours wanted, >= 1.
-    ex_rows, ex_ids : ndarray of int64
-        Pairs (query row, item id) that must not be returned.
-
-    Returns
-    -------
-    (ids, scores) : ndarray of int64 [n, k], ndarray of float32 [n, k], or None
-        Best first, ties by lower id, as :func:`~likewise.search.top_k_search` orders them.
-    """
-    n, size = len(queries), index.size
-    ex_rows = np.asarray(ex_rows, dtype=np.int64)
-    ex_ids = np.asarray(ex_ids, dtype=np.int64)
-    if n == 1:  # one query (every HTTP `similar`): plain Python beats the vectorised bookkeeping below
-        excluded_ids = set(ex_ids.tolist())
-        fetch = k + len(excluded_ids)
-        if fetch > size:
-            return None
-        try:
-            labels1 = index.search(queries, fetch)[0].tolist()
-        except RuntimeError:
-            return None
-        kept = np.array([i for i in labels1 if i not in excluded_ids][:k], dtype=np.int64)
-        sc = normed[kept] @ queries[0]
-        order = np.lexsort((kept, -sc))
-        return kept[order][None, :], sc[order].astype(np.float32, copy=False)[None, :]
-    flat = np.unique(ex_rows * size + ex_ids)
-    per_row = np.bincount(flat // size, minlength=n)
-    fetch = k + int(per_row.max(initial=0))
-    if n == 0 or fetch > size:
-        return None
-    try:
-        labels = index.search(queries, fetch)
-    except RuntimeError:  # too few results reachable (tiny graphs): exact search answers instead
-        return None
-    excluded = np.isin(np.arange(n, dtype=np.int64)[:, None] * size + labels, flat)
-    # stable sort puts the kept candidates first, in the graph's order; keep the first k of each row
-    keep = np.take_along_axis(labels, np.argsort(excluded, axis=1, kind="stable")[:, :k], axis=1)
-    scores = np.einsum("nkd,nd->nk", normed[keep], queries).astype(np.float32)
-    order = np.lexsort((keep, -scores), axis=-1)
-    return np.take_along_axis(keep, order, axis=1), np.take_along_axis(scores, order, axis=1)
-
-
-def attach_saved_index(emb: Embeddings, model: str | os.PathLike, *, verify: bool = True) -> AnnIndex | None:
+def attach_saved_index(emb: Embeddings, model: str | os.PathLike, *, verify: bool = True) -> HnswIndex | None:
     """Attach the index saved beside ``model`` to ``emb`` if there is one; returns it (or None).
 
     An index built on another space (a model saved again without rebuilding its index) is ignored with a
@@ -477,7 +352,7 @@ def attach_saved_index(emb: Embeddings, model: str | os.PathLike, *, verify: boo
     except MissingDependencyError as e:
         warnings.warn(f"ignoring the index in {str(folder)!r}: {e}; queries use exact search", stacklevel=3)
         return None
-    index = AnnIndex.load(folder, verify=verify)
+    index = HnswIndex.load(folder, verify=verify)
     try:
         emb.attach_index(index)
     except (SpaceMismatchError, InputError) as e:

@@ -1,0 +1,267 @@
+"""Writing a corpus folder: a streamed ``.npy`` writer, and the compilers of sequences and of logs.
+
+:mod:`likewise.corpus` chooses the folder (a cache key, an explicit path) and publishes it atomically;
+this module fills the temporary folder it is given. See :mod:`likewise.corpus` for the layout.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import struct
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import readers
+from .errors import InputError
+from .readers import InputSpec
+from .vocab import Vocab
+
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "CorpusWriter",
+    "NPY_HEADER",
+    "NpyStreamWriter",
+    "SEQ_CHUNK",
+    "compile_log",
+    "compile_sequences",
+    "make_vocab",
+]
+
+#: Version of the on-disk corpus layout (and of the basket order); part of the cache key.
+FORMAT_VERSION = 1
+#: The ``format`` field of a corpus manifest; a folder whose manifest says otherwise is not a corpus.
+FORMAT = "likewise-corpus"
+NPY_HEADER = 128  # bytes; fixed so the header can be rewritten with the final length
+_BLOCK_TOKENS = 1 << 22  # tokens remapped at a time (bounds the transient arrays to ~50 MiB)
+SEQ_CHUNK = 1 << 16  # in-memory sequences taken at a time
+
+
+class NpyStreamWriter:
+    """Append to a 1-D ``.npy`` file whose length is known only at the end.
+
+    The header is padded to a fixed size and rewritten on :meth:`close`; ``np.load`` reads the file
+    like any other (padding with spaces is allowed by the format).
+    """
+
+    def __init__(self, path: Path, dtype: str) -> None:
+        self.dtype = np.dtype(dtype)
+        self.n = 0
+        self.sha = hashlib.sha256()
+        self._fh = open(path, "wb")  # noqa: SIM115 - closed in close()
+        self._fh.write(self._header(0))
+
+    def _header(self, n: int) -> bytes:
+        text = f"{{'descr': '{self.dtype.str}', 'fortran_order': False, 'shape': ({n},), }}"
+        text = text.ljust(NPY_HEADER - 10 - 1) + "\n"
+        return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text.encode("latin1")
+
+    def write(self, arr: np.ndarray) -> None:
+        arr = np.ascontiguousarray(arr, dtype=self.dtype)
+        if arr.size:
+            self._fh.write(arr.data)
+            self.sha.update(arr.data)
+            self.n += arr.size
+
+    def close(self) -> None:
+        if self._fh.closed:
+            return
+        self._fh.seek(0)
+        self._fh.write(self._header(self.n))
+        self._fh.close()
+
+
+class CorpusWriter:
+    """Streams ``(ids, lengths)`` chunks into ``ids.npy`` / ``offsets.npy``, dropping ids == -1."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.ids = NpyStreamWriter(folder / "ids.npy", "<i4")
+        self.offsets = NpyStreamWriter(folder / "offsets.npy", "<i8")
+        self.offsets.write(np.zeros(1, dtype=np.int64))
+        self.n_tokens = 0
+        self.n_sequences = 0
+        self.dropped_tokens = 0
+        self.dropped_sequences = 0
+        self.input_tokens = 0
+        self.input_sequences = 0
+
+    def append(self, ids: np.ndarray, lengths: np.ndarray) -> None:
+        """Add sequences: ``ids`` concatenated (-1 = dropped item), ``lengths`` per sequence."""
+        self.input_tokens += len(ids)
+        self.input_sequences += len(lengths)
+        kept = ids >= 0
+        n_kept = int(np.count_nonzero(kept))
+        if n_kept != len(ids):
+            csum = np.zeros(len(ids) + 1, dtype=np.int64)
+            np.cumsum(kept, out=csum[1:])
+            bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
+            np.cumsum(lengths, out=bounds[1:])
+            lengths = csum[bounds[1:]] - csum[bounds[:-1]]
+            ids = ids[kept]
+            self.dropped_tokens += int(kept.size - n_kept)
+        nonempty = lengths > 0
+        if not nonempty.all():
+            self.dropped_sequences += int(nonempty.size - np.count_nonzero(nonempty))
+            lengths = lengths[nonempty]
+        self.ids.write(ids)
+        self.offsets.write(self.n_tokens + np.cumsum(lengths, dtype=np.int64))
+        self.n_tokens += len(ids)
+        self.n_sequences += len(lengths)
+
+    def finish(self, vocab: Vocab, description: dict[str, Any]) -> dict[str, Any]:
+        """Close the arrays and write the vocabulary and the manifest; return the manifest."""
+        self.ids.close()
+        self.offsets.close()
+        np.save(self.folder / "counts.npy", vocab.counts.astype(np.int64), allow_pickle=False)
+        (self.folder / "vocab.json").write_text(json.dumps(vocab.keys, ensure_ascii=False), encoding="utf-8")
+        manifest = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "n_sequences": self.n_sequences,
+            "n_tokens": self.n_tokens,
+            "vocab_size": len(vocab),
+            "what": vocab.what,
+            "input": description,
+            "input_sequences": self.input_sequences,
+            "input_tokens": self.input_tokens,
+            "dropped_tokens": self.dropped_tokens,
+            "dropped_sequences": self.dropped_sequences,
+            "dropped_keys": vocab.dropped.to_dict() if vocab.dropped is not None else None,
+            "sha256": {"ids.npy": self.ids.sha.hexdigest(), "offsets.npy": self.offsets.sha.hexdigest()},
+        }
+        (self.folder / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        return manifest
+
+    def abort(self) -> None:
+        self.ids.close()
+        self.offsets.close()
+
+
+def make_vocab(counts: dict[str, int], min_count: int, max_items: int | None, what: str) -> Vocab:
+    vocab = Vocab.from_counts(counts, min_count=min_count, max_items=max_items, what=what)
+    if len(vocab) == 0:
+        if not counts:
+            raise InputError(f"the input holds no {what}s")
+        top, n = max(counts.items(), key=lambda kc: kc[1])
+        raise InputError(
+            f"no {what} occurs at least min_count={min_count} times "
+            f"(the most frequent, {top!r}, occurs {n} times): the corpus would be empty"
+        )
+    return vocab
+
+
+def compile_sequences(
+    chunks: Iterable[Sequence[Sequence[str]]],
+    folder: Path,
+    *,
+    min_count: int,
+    max_items: int | None,
+    what: str,
+    description: dict[str, Any],
+    progress: bool,
+) -> dict[str, Any]:
+    """One pass over key sequences -> provisional ids on disk -> frequency-sorted corpus in ``folder``."""
+    index: defaultdict[str, int] = defaultdict()
+    index.default_factory = index.__len__  # a new key gets the next id: no per-token Python call
+    get = index.__getitem__
+    prov_ids, prov_lengths = folder / "prov-ids.bin", folder / "prov-lengths.bin"
+    t0 = time.perf_counter()
+    n_tokens = 0
+    with open(prov_ids, "wb") as fi, open(prov_lengths, "wb") as fl:
+        for chunk in chunks:
+            lengths = np.fromiter(map(len, chunk), dtype=np.int64, count=len(chunk))
+            n = int(lengths.sum())
+            flat = np.fromiter(map(get, chain.from_iterable(chunk)), dtype=np.int32, count=n)
+            fi.write(flat.data)
+            fl.write(lengths.data)
+            n_tokens += n
+    keys = list(index)
+    bad = next((k for k in keys if not isinstance(k, str)), None)
+    if bad is not None:
+        raise InputError(f"{what} keys must be str, got {type(bad).__name__} {bad!r}")
+    # str subclasses (numpy.str_ from a string array) hash and compare like the plain str, so the
+    # index finds them by the plain key; store plain str so vocab.json and Vocab see one type.
+    keys = [k if type(k) is str else str(k) for k in keys]
+    if progress:
+        dt = time.perf_counter() - t0
+        readers._log(f"read {n_tokens:,} tokens, {len(keys):,} distinct {what}s in {dt:.1f}s")
+    n_seq = prov_lengths.stat().st_size // 8
+    if n_tokens == 0:
+        raise InputError(f"the input holds no {what}s ({n_seq} sequences, all empty)")
+    # Provisional ids are read in blocks with plain reads, not a memory map: mapped pages would count
+    # in this process's resident memory and grow it with the corpus.
+    counts = np.zeros(len(keys), dtype=np.int64)
+    with open(prov_ids, "rb") as fh:
+        for _ in range(0, n_tokens, _BLOCK_TOKENS):
+            counts += np.bincount(np.fromfile(fh, dtype=np.int32, count=_BLOCK_TOKENS), minlength=len(keys))
+    vocab = make_vocab(dict(zip(keys, counts.tolist(), strict=True)), min_count, max_items, what)
+    lut = np.full(len(keys), -1, dtype=np.int32)
+    lut[np.fromiter((index[k] for k in vocab.keys), dtype=np.int64, count=len(vocab))] = np.arange(
+        len(vocab), dtype=np.int32
+    )
+    lengths_mm = np.memmap(prov_lengths, dtype=np.int64, mode="r", shape=(n_seq,))
+    writer = CorpusWriter(folder)
+    try:
+        seq = 0
+        with open(prov_ids, "rb") as fh:
+            while seq < n_seq:
+                block = np.array(lengths_mm[seq : seq + SEQ_CHUNK * 16])
+                csum = np.cumsum(block)
+                cut = max(1, int(np.searchsorted(csum, _BLOCK_TOKENS, side="right")))
+                block, n = block[:cut], int(csum[cut - 1])
+                writer.append(lut[np.fromfile(fh, dtype=np.int32, count=n)], block)
+                seq += cut
+    except BaseException:
+        writer.abort()
+        raise
+    finally:
+        del lengths_mm
+    prov_ids.unlink()
+    prov_lengths.unlink()
+    manifest = writer.finish(vocab, description)
+    if progress:
+        dt = time.perf_counter() - t0
+        readers._log(f"compiled {n_tokens:,} tokens in {dt:.1f}s ({n_tokens / max(dt, 1e-9):,.0f} tokens/s)")
+    return manifest
+
+
+def compile_log(
+    spec: InputSpec,
+    files: list[Path],
+    folder: Path,
+    *,
+    min_count: int,
+    max_items: int | None,
+    what: str,
+    description: dict[str, Any],
+    progress: bool,
+) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    scan = readers.scan_log(spec, files, progress=progress)
+    vocab = make_vocab(dict(zip(scan.keys, scan.counts.tolist(), strict=True)), min_count, max_items, what)
+    scratch = folder / "spill"
+    scratch.mkdir()
+    writer = CorpusWriter(folder)
+    try:
+        for ids, lengths in readers.iter_log_groups(spec, scan, vocab.keys, scratch, progress=progress):
+            writer.append(ids, lengths)
+    except BaseException:
+        writer.abort()
+        raise
+    shutil.rmtree(scratch, ignore_errors=True)
+    manifest = writer.finish(vocab, description)
+    if progress:
+        dt = time.perf_counter() - t0
+        readers._log(
+            f"compiled {scan.n_rows:,} rows in {dt:.1f}s ({scan.n_rows / max(dt, 1e-9):,.0f} rows/s)"
+        )
+    return manifest

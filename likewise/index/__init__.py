@@ -1,0 +1,33 @@
+"""Nearest-neighbour indexes: one interface, two implementations.
+
+- :class:`ExactIndex` -- brute force (the oracle);
+- :class:`HnswIndex` -- an HNSW graph (hnswlib), built by :func:`build_index`, saved beside a model
+  (``MODEL/index/``) and attached on load by :func:`attach_saved_index`.
+
+Both have ``fingerprint``, ``size``, ``dim``, ``info``, ``loaded``, ``warm()`` and
+``search(unit queries [n, D], k) -> ids [n, k]``; :func:`ann_top_k` turns any of them into the
+exclusion-aware, exactly rescored answers of :meth:`Embeddings.similar`, and :func:`measure_recall`
+compares one against exact search. ``AnnIndex`` is the former name of :class:`HnswIndex`.
+"""
+
+from __future__ import annotations
+
+from ._query import ann_top_k, check_index_for, measure_recall
+from .exact import ExactIndex
+from .hnsw import INDEX_DIR, HnswIndex, IndexParams, attach_saved_index, build_index, index_folder
+
+AnnIndex = HnswIndex
+
+__all__ = [
+    "INDEX_DIR",
+    "AnnIndex",
+    "ExactIndex",
+    "HnswIndex",
+    "IndexParams",
+    "ann_top_k",
+    "attach_saved_index",
+    "build_index",
+    "check_index_for",
+    "index_folder",
+    "measure_recall",
+]

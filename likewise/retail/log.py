@@ -1,0 +1,362 @@
+"""Reading an order log: one validated, dictionary-encoded table in memory, and its sequences."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+
+_UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
+
+
+# --------------------------------------------------------------------------------------- the log
+
+
+def parse_duration(text: str | int | float) -> int:
+    """Seconds in a duration like ``"30m"``, ``"2h"``, ``"45s"``, ``"1d"`` (a bare number is seconds).
+
+    Raises
+    ------
+    InputError
+        The text is not a positive number followed by one of ``s``, ``m``, ``min``, ``h``, ``d``.
+    """
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        seconds = float(text)
+    else:
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(s|m|min|h|d)?\s*", str(text))
+        if m is None:
+            raise InputError(
+                f"duration {text!r} is not understood; write a number and a unit, e.g. '30m', '2h', '45s'"
+            )
+        seconds = float(m.group(1)) * _UNITS[m.group(2) or "s"]
+    if not seconds > 0:
+        raise InputError(f"duration {text!r} must be > 0")
+    return int(round(seconds))
+
+
+@dataclass
+class OrderLog:
+    """An order log, dictionary-encoded: one entry per line in every array.
+
+    Attributes
+    ----------
+    basket : ndarray of int64
+        Code of the line's order (basket), ``0..n_baskets-1`` in first-seen order.
+    item : ndarray of int64
+        Index into ``item_keys``.
+    user : ndarray of int64 or None
+        Index into ``user_keys`` (None without a customer column).
+    time : ndarray of int64 or None
+        Seconds since the Unix epoch (None without a time column).
+    quantity : ndarray of int64 or None
+    item_keys, user_keys : list of str
+    columns : dict
+        The column names read (``basket_col``, ``item_col``, ``user_col``, ``time_col``).
+    """
+
+    basket: np.ndarray
+    item: np.ndarray
+    user: np.ndarray | None
+    time: np.ndarray | None
+    quantity: np.ndarray | None
+    item_keys: list[str]
+    user_keys: list[str]
+    columns: dict[str, str | None] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.item)
+
+
+class _EmptyFile(InputError):
+    """A file without data: an error when named, skipped when found in a folder."""
+
+
+def _row_error(path: Path, first_row: int, mask: np.ndarray, what: str) -> InputError:
+    at = int(np.flatnonzero(mask)[0])
+    return InputError(
+        f"{what} in {path} at data row {first_row + at + 1} (rows count from 1, header not counted)"
+    )
+
+
+def _read_table(path: Path, fmt: str, cols: list[str], id_cols: list[str], delimiter: str | None):
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    import pyarrow.json as pjson
+    import pyarrow.parquet as pq
+
+    from ..readers import compression, first_line
+
+    if path.stat().st_size == 0:
+        raise _EmptyFile(f"{path} is empty (0 bytes)")
+    try:
+        if fmt == "parquet":
+            names = list(pq.ParquetFile(str(path)).schema_arrow.names)
+        elif fmt == "csv":
+            sep = delimiter or ("\t" if ".tsv" in [s.lower() for s in path.suffixes] else ",")
+            parse = pcsv.ParseOptions(delimiter=sep, newlines_in_values=True)
+            with pa.input_stream(str(path), compression=compression(path)) as s:
+                names = list(pcsv.open_csv(s, parse_options=parse).schema.names)
+        else:
+            table = pjson.read_json(pa.input_stream(str(path), compression=compression(path)))
+            names = table.column_names
+    except (pa.ArrowInvalid, OSError) as e:
+        if "Empty CSV file" in str(e) or "Empty JSON" in str(e):
+            raise _EmptyFile(f"{path} is empty: no header line") from None
+        raise InputError(f"cannot read {path} as {fmt}: {first_line(e)}") from None
+    for c in cols:
+        if c not in names:
+            raise InputError(
+                f"column {c!r} not found in {path}; available columns: {', '.join(map(repr, names))}"
+            )
+    try:
+        if fmt == "parquet":
+            table = pq.read_table(str(path), columns=cols)
+        elif fmt == "csv":
+            convert = pcsv.ConvertOptions(
+                include_columns=cols,
+                column_types={c: pa.string() for c in id_cols},
+                strings_can_be_null=True,
+                null_values=[""],
+                quoted_strings_can_be_null=False,
+            )
+            with pa.input_stream(str(path), compression=compression(path)) as s:
+                table = pcsv.read_csv(s, parse_options=parse, convert_options=convert)
+        else:
+            table = table.select(cols)
+    except (pa.ArrowInvalid, OSError) as e:
+        raise InputError(f"cannot read {path} as {fmt}: {first_line(e)}") from None
+    if table.num_rows == 0:
+        raise _EmptyFile(f"{path} is empty: it has no data rows")
+    return table.combine_chunks()
+
+
+def _seconds(path: Path, name: str, col) -> np.ndarray:
+    """A time column as int64 seconds since the epoch: timestamps, dates, numbers or ISO 8601 text."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t = col.type
+    if pa.types.is_timestamp(t) or pa.types.is_date(t):
+        return pc.cast(pc.cast(col, pa.timestamp("s")), pa.int64()).to_numpy(zero_copy_only=False)
+    if pa.types.is_integer(t) or pa.types.is_floating(t):
+        return np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64).astype(np.int64)
+    strings = pc.cast(col, pa.string())
+    try:
+        parsed = pc.cast(strings, pa.timestamp("s"))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        parsed = None
+    if parsed is None:  # find the first value that does not parse, to name its row
+        for i, v in enumerate(strings.to_pylist()):
+            try:
+                pa.scalar(v, pa.string()).cast(pa.timestamp("s"))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                raise InputError(
+                    f"time column {name!r} in {path} at data row {i + 1} (rows count from 1, header not "
+                    f"counted) holds {v!r}, which is not a time (expected ISO 8601 such as "
+                    "'2026-03-01 12:30:00', or seconds since 1970)"
+                ) from None
+        raise InputError(f"time column {name!r} in {path} cannot be read as times")
+    return pc.cast(parsed, pa.int64()).to_numpy(zero_copy_only=False)
+
+
+def read_order_log(
+    paths: str | os.PathLike | Sequence[str | os.PathLike],
+    *,
+    basket_col: str = "order_id",
+    item_col: str = "product_id",
+    user_col: str | None = "customer_id",
+    time_col: str | None = None,
+    quantity_col: str | None = None,
+    format: str = "auto",
+    delimiter: str | None = None,
+) -> OrderLog:
+    """Read and check an order log (CSV/TSV, Parquet or JSON Lines; one row per order line).
+
+    Parameters
+    ----------
+    paths : path or sequence of paths
+        Files and/or folders (a folder stands for its files, as in :class:`~likewise.readers.InputSpec`).
+    basket_col, item_col : str
+        The order (basket) and product columns.
+    user_col : str, optional
+        The customer column.
+    time_col : str, optional
+        Order time: a timestamp or date column, seconds since 1970, or ISO 8601 text.
+    quantity_col : str, optional
+        Units bought; checked to be >= 0.
+    format : {"auto", "csv", "parquet", "jsonl"}
+        As in :class:`~likewise.readers.InputSpec`.
+    delimiter : str, optional
+        CSV field separator.
+
+    Returns
+    -------
+    OrderLog
+
+    Raises
+    ------
+    InputError
+        One clear message naming the file and the column or data row: a missing column, an empty file,
+        a null or empty order / product / customer, a product or customer id with a line break in it,
+        a negative quantity, a time that does not parse.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ..readers import InputSpec, input_format, named_files, resolve_files
+
+    plist = (paths,) if isinstance(paths, str | os.PathLike) else tuple(paths)
+    spec = InputSpec(
+        paths=tuple(os.fspath(p) for p in plist),
+        format=format,
+        delimiter=delimiter,
+        basket_col=basket_col,
+        item_col=item_col,
+    )
+    files = resolve_files(spec)
+    fmt = input_format(spec, files)
+    if fmt == "text":
+        raise InputError(f"{files[0]} is read as text; an order log must be csv, parquet or jsonl")
+    id_cols = [c for c in (basket_col, item_col, user_col) if c]
+    cols = list(dict.fromkeys(id_cols + [c for c in (time_col, quantity_col) if c]))
+    baskets, items, users, times, quantities = [], [], [], [], []
+    named = named_files(spec)
+    for path in files:
+        try:
+            table = _read_table(path, fmt, cols, id_cols, delimiter)
+        except _EmptyFile:
+            if path.resolve() in named:
+                raise
+            continue  # an empty part found in a folder (Spark writes them), as in likewise.readers
+        for name in id_cols:
+            col = table.column(name).combine_chunks()
+            if col.null_count:
+                raise _row_error(path, 0, col.is_null().to_numpy(zero_copy_only=False), f"null {name!r}")
+            if name == basket_col and pa.types.is_integer(col.type):
+                baskets.append(col.cast(pa.int64()))
+                continue
+            keys = pc.cast(col, pa.string())
+            empty = pc.equal(pc.utf8_length(keys), 0).to_numpy(zero_copy_only=False)
+            if empty.any():
+                raise _row_error(path, 0, empty, f"empty {name!r} value")
+            if name != basket_col:
+                broken = pc.match_substring_regex(keys, r"[\r\n]").to_numpy(zero_copy_only=False)
+                if broken.any():
+                    i = int(np.flatnonzero(broken)[0])
+                    raise _row_error(
+                        path, 0, broken, f"{name!r} value {keys[i].as_py()!r} contains a line break"
+                    )
+            {basket_col: baskets, item_col: items, user_col: users}[name].append(keys)
+        if quantity_col:
+            q = table.column(quantity_col).combine_chunks()
+            if not (pa.types.is_integer(q.type) or pa.types.is_floating(q.type)):
+                raise InputError(
+                    f"quantity column {quantity_col!r} in {path} holds {q.type}, expected numbers"
+                )
+            qn = np.asarray(q.to_numpy(zero_copy_only=False), dtype=np.float64)
+            bad = ~(qn >= 0)  # also catches NaN / nulls
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise _row_error(
+                    path,
+                    0,
+                    bad,
+                    f"quantity {q[i].as_py()!r} in column {quantity_col!r} (must be a number >= 0)",
+                )
+            quantities.append(qn.astype(np.int64))
+        if time_col:
+            t = table.column(time_col).combine_chunks()
+            if t.null_count:
+                raise _row_error(path, 0, t.is_null().to_numpy(zero_copy_only=False), f"null {time_col!r}")
+            times.append(_seconds(path, time_col, t))
+
+    if not items:
+        raise InputError(f"the input ({', '.join(map(repr, spec.paths))}) is empty: no file has data rows")
+
+    def encode(parts: list) -> tuple[np.ndarray, list]:
+        kinds = {str(p.type) for p in parts}
+        if len(kinds) > 1:  # an integer basket column in one file, text in another
+            parts = [pc.cast(p, pa.string()) for p in parts]
+        enc = pa.chunked_array(parts).combine_chunks().dictionary_encode()
+        return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary.to_pylist()
+
+    basket, _ = encode(baskets)
+    item, item_keys = encode(items)
+    user, user_keys = encode(users) if user_col else (None, [])
+    return OrderLog(
+        basket=basket,
+        item=item,
+        user=user,
+        time=np.concatenate(times) if time_col else None,
+        quantity=np.concatenate(quantities) if quantity_col else None,
+        item_keys=[str(k) for k in item_keys],
+        user_keys=[str(k) for k in user_keys],
+        columns={"basket_col": basket_col, "item_col": item_col, "user_col": user_col, "time_col": time_col},
+    )
+
+
+def log_codes(
+    log: OrderLog, lut: np.ndarray, *, sessions: str | int | None = None, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """The log as packed sequences of ids: ``lut`` maps item codes to ids (-1 = left out).
+
+    Returns ``(ids int32, offsets int64)``; empty sequences are dropped and the sequences shuffled.
+    """
+    n = len(log)
+    if sessions is not None:
+        gap = parse_duration(sessions)
+        if log.user is None or log.time is None:
+            raise InputError("sessions need a customer column and a time column (--user-col, --time-col)")
+        order = np.lexsort((np.arange(n), log.basket, log.time, log.user))
+        user, t = log.user[order], log.time[order]
+        start = np.ones(n, dtype=bool)
+        start[1:] = (user[1:] != user[:-1]) | (t[1:] - t[:-1] > gap)
+    else:
+        keys = (np.arange(n), log.basket) if log.time is None else (np.arange(n), log.time, log.basket)
+        order = np.lexsort(keys)
+        basket = log.basket[order]
+        start = np.ones(n, dtype=bool)
+        start[1:] = basket[1:] != basket[:-1]
+    ids = lut[log.item[order]]
+    seq = np.cumsum(start) - 1
+    kept = ids >= 0
+    ids, seq = ids[kept], seq[kept]
+    lengths = np.bincount(seq, minlength=int(start.sum()))
+    lengths = lengths[lengths > 0]
+    # shuffle whole sequences: SGD prefers no order, and the log's order is arbitrary
+    perm = np.random.default_rng(seed).permutation(len(lengths))
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    new_lengths = lengths[perm]
+    take = np.repeat(starts[perm] - np.concatenate([[0], np.cumsum(new_lengths)[:-1]]), new_lengths)
+    ids = ids[take + np.arange(len(ids))]
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(new_lengths, out=offsets[1:])
+    return ids.astype(np.int32), offsets
+
+
+def log_sequences(log: OrderLog, *, sessions: str | int | None = None, seed: int = 0) -> list[list[str]]:
+    """The log as sequences of product keys: one per order, or one per customer session.
+
+    Parameters
+    ----------
+    log : OrderLog
+    sessions : str or int, optional
+        A gap (``"30m"``, or seconds): a customer's lines, in time order, start a new session whenever
+        the time since their previous line exceeds it. Needs a customer and a time column. Without it,
+        each order is one sequence (its lines in time order when there is a time column, else file order).
+    seed : int
+        The sequences are shuffled with this seed.
+
+    Returns
+    -------
+    list of list of str
+    """
+    ids, offsets = log_codes(log, np.arange(len(log.item_keys)), sessions=sessions, seed=seed)
+    names = np.asarray(log.item_keys, dtype=object)[ids]
+    return [s.tolist() for s in np.split(names, offsets[1:-1])]

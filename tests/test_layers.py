@@ -1,0 +1,222 @@
+"""The package's shape, checked from its source: imports point down the layers, nothing private crosses
+a module boundary, no import cycle, no module over 600 lines.
+
+The list below is the architecture (docs/architecture.md explains it): a module may import from its own
+layer or any layer below, never above. Imports inside functions count; ``if TYPE_CHECKING:`` imports do
+not (they never run). A new module must be given a layer here, so the test fails until someone decides
+where it belongs.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "likewise"
+MAX_LINES = 600
+
+# (layer, modules or packages; a package stands for all its submodules)
+LAYERS: list[tuple[str, list[str]]] = [
+    ("L0 leaves", ["likewise._version", "likewise.errors"]),
+    (
+        "L1 helpers and kernels",
+        [
+            "likewise._check",  # shared validators
+            "likewise._fileio",  # the one atomic write / publish, bounded manifest reads
+            "likewise._progress",  # tqdm or one line per epoch
+            "likewise.search",  # top-k, unit rows, affinity scores: arrays in, arrays out
+            "likewise.config",  # TrainConfig, EpochStats, the backend name check
+            "likewise.kernels",  # numba SGNS and their NumPy references
+        ],
+    ),
+    (
+        "L2 plain data",
+        [
+            "likewise.vocab",
+            "likewise.space",  # SpaceVector, Neighbours, fingerprints
+            "likewise.store",  # the files of a saved space; no model class
+            "likewise.index",  # ExactIndex | HnswIndex, one interface
+        ],
+    ),
+    (
+        "L3 the space",
+        [
+            "likewise.customers",
+            "likewise.analogies",  # mixins of Embeddings
+            "likewise.affinity",
+            "likewise.persist",
+            "likewise.embeddings",
+        ],
+    ),
+    ("L4 input", ["likewise.readers", "likewise.corpus_build", "likewise.corpus", "likewise.formats"]),
+    ("L5 learning", ["likewise.auto", "likewise.train", "likewise.baselines"]),
+    ("L6 applications", ["likewise.evaluate", "likewise.retail", "likewise.update", "likewise.tune"]),
+    (
+        "L7 extras",
+        ["likewise.torch", "likewise.plot", "likewise.datasets", "likewise.names", "likewise.demo"],
+    ),
+    ("L8 front ends", ["likewise.cli", "likewise.service", "likewise.__main__"]),
+    ("L9 the facade", ["likewise"]),
+]
+
+
+def _modules() -> dict[str, Path]:
+    mods = {}
+    for p in sorted(PACKAGE.rglob("*.py")):
+        parts = list(p.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        mods[".".join(parts)] = p
+    return mods
+
+
+MODULES = _modules()
+
+
+def _layer_of(module: str) -> int:
+    best, depth = None, -1
+    for rank, (_, names) in enumerate(LAYERS):
+        for name in names:
+            if (module == name or module.startswith(name + ".")) and name.count(".") > depth:
+                best, depth = rank, name.count(".")
+    if best is None:
+        raise AssertionError(f"module {module} has no layer: add it to LAYERS in {__file__}")
+    return best
+
+
+def _owner(name: str) -> str:
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name
+
+
+def _resolve(module: str, is_pkg: bool, level: int, target: str | None) -> str:
+    if level == 0:
+        return target or ""
+    base = module.split(".")
+    if not is_pkg:
+        base = base[:-1]
+    base = base[: len(base) - (level - 1)]
+    return ".".join(base + ([target] if target else []))
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip.update(id(sub) for sub in ast.walk(node))
+    return skip
+
+
+def _imports(module: str) -> list[tuple[str, str | None, int]]:
+    """(imported module, imported name or None, line) for every import of the package in ``module``;
+    ``module._name`` attribute uses of an imported module count as importing ``_name``."""
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = _type_checking_nodes(tree)
+    is_pkg = path.name == "__init__.py"
+    found: list[tuple[str, str | None, int]] = []
+    module_aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == "likewise" or a.name.startswith("likewise."):
+                    found.append((_owner(a.name), None, node.lineno))
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(module, is_pkg, node.level, node.module)
+            if not (base == "likewise" or base.startswith("likewise.")):
+                continue
+            for a in node.names:
+                full = f"{base}.{a.name}"
+                if full in MODULES:  # `from . import readers`: a module
+                    found.append((full, None, node.lineno))
+                    module_aliases[a.asname or a.name] = full
+                else:
+                    found.append((_owner(base), a.name, node.lineno))
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in module_aliases
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
+            found.append((module_aliases[node.value.id], node.attr, node.lineno))
+    return [(t, n, line) for t, n, line in found if t and t != module]
+
+
+GRAPH = {m: _imports(m) for m in MODULES}
+
+
+def test_every_module_has_a_layer() -> None:
+    for m in MODULES:
+        _layer_of(m)
+
+
+def test_imports_point_down() -> None:
+    up = []
+    for m, imports in GRAPH.items():
+        for target, _, line in imports:
+            if target.startswith(m + "."):  # a package importing its own submodules
+                continue
+            if _layer_of(target) > _layer_of(m):
+                up.append(
+                    f"{MODULES[m].relative_to(PACKAGE.parent)}:{line} {m} ({LAYERS[_layer_of(m)][0]}) "
+                    f"imports {target} ({LAYERS[_layer_of(target)][0]})"
+                )
+    assert not up, "imports that point up the layers:\n" + "\n".join(up)
+
+
+def test_no_private_name_crosses_a_module() -> None:
+    private = [
+        f"{MODULES[m].relative_to(PACKAGE.parent)}:{line} {m} uses {target}.{name}"
+        for m, imports in GRAPH.items()
+        for target, name, line in imports
+        if name and name.startswith("_") and not name.startswith("__")
+    ]
+    assert not private, "private names used across modules (make them public in a _module):\n" + "\n".join(
+        private
+    )
+
+
+def test_no_import_cycle() -> None:
+    edges = {m: {t for t, _, _ in imports if not t.startswith(m + ".")} for m, imports in GRAPH.items()}
+    state: dict[str, int] = {}  # 1 = on the path, 2 = done
+    path: list[str] = []
+
+    def visit(v: str) -> list[str] | None:
+        state[v] = 1
+        path.append(v)
+        for w in sorted(edges.get(v, ())):
+            if state.get(w) == 1:
+                return path[path.index(w) :] + [w]
+            if w not in state and (cycle := visit(w)):
+                return cycle
+        path.pop()
+        state[v] = 2
+        return None
+
+    for m in sorted(edges):
+        if m not in state and (cycle := visit(m)):
+            pytest.fail("import cycle: " + " -> ".join(cycle))
+
+
+def test_no_module_is_too_long() -> None:
+    long = {
+        m: n for m, p in MODULES.items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert not long, f"modules over {MAX_LINES} lines: {long}"
+
+
+def test_the_guard_sees_what_it_guards(tmp_path: Path) -> None:
+    """The checks above are only as good as the parser: it must see function-level and relative
+    imports, attribute use of private names, and skip TYPE_CHECKING blocks."""
+    assert ("likewise.search", "normalise_rows") in {(t, n) for t, n, _ in GRAPH["likewise.customers"]}
+    persist = {t for t, _, _ in GRAPH["likewise.persist"]}
+    assert "likewise.store" in persist  # imported inside a method
+    assert "likewise.embeddings" not in {t for t, _, _ in GRAPH["likewise.index._query"]}  # TYPE_CHECKING
+    assert _layer_of("likewise.kernels.sgns") == 1 and _layer_of("likewise.cli.train") == 8
