@@ -83,7 +83,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .errors import InputError
+from ..errors import InputError
 
 __all__ = [
     "FORMATS",
