@@ -131,10 +131,30 @@ def iter_log_batches(
 ) -> Iterator[tuple[Path, int, pa.RecordBatch]]:
     """Yield ``(path, first_row, batch)`` with columns basket, item[, order] in that order.
 
-    ``first_row`` is the 0-based row of the batch's first row within its file (header not counted).
-    Raises :class:`InputError` for a missing column, an unreadable file, a file named in ``spec.paths``
-    without data rows, or an input without data rows; a file without data rows found in a folder (an
-    empty Spark part) is skipped.
+    Parameters
+    ----------
+    spec : InputSpec
+        The log and its ``basket_col``, ``item_col`` (and ``order_col``).
+    files : list of Path
+        Its resolved files (:func:`~likewise.readers.resolve_files`).
+    fmt : {"csv", "parquet", "jsonl"}
+        Their format (:func:`~likewise.readers.input_format`).
+
+    Yields
+    ------
+    path : Path
+        The file the batch is from.
+    first_row : int
+        The 0-based row of the batch's first row within its file (header not counted).
+    batch : pyarrow.RecordBatch
+        A non-empty batch of the basket, item[, order] columns.
+
+    Raises
+    ------
+    InputError
+        A missing column, an unreadable file, a file named in ``spec.paths`` without data rows, or an
+        input without data rows; a file without data rows found in a folder (an empty Spark part) is
+        skipped.
     """
     cols = _log_columns(spec)
     named = named_files(spec)

@@ -81,7 +81,25 @@ _PARTITION_TARGET = 16 * 2**20  # bytes of rows per in-memory partition: sorts s
 
 @dataclass
 class LogScan:
-    """What pass 1 over a log learned: item counts and the facts pass 2 needs."""
+    """What pass 1 over a log learned: item counts and the facts pass 2 needs.
+
+    Attributes
+    ----------
+    keys : list of str
+        The distinct item keys (unsorted).
+    counts : ndarray of int64
+        The rows of each key, aligned with ``keys``.
+    n_rows : int
+        Rows of the whole log.
+    basket_is_int : bool
+        Every batch had an integer basket column that fits int64 (so keys compare as int64).
+    order_type : pyarrow.DataType or None
+        The one type the order column is cast to, None without ``order_col``.
+    est_bytes : int
+        Bytes of the (hash, basket, order, id) rows once in memory; sizes the partitions of pass 2.
+    files : list of Path
+        The files read, so pass 2 reads the same ones.
+    """
 
     keys: list[str]
     counts: np.ndarray
@@ -258,6 +276,17 @@ def hash_keys(col: pa.Array) -> np.ndarray:
 
     The value depends only on the key, never on batching or platform, so the basket order it
     induces is reproducible.
+
+    Parameters
+    ----------
+    col : pyarrow.Array
+        Basket keys: an integer array (hashed as int64, splitmix64) or a string/binary one (a
+        tabulation hash of the bytes, vectorised).
+
+    Returns
+    -------
+    ndarray of uint64
+        One hash per key, ``len(col)`` long.
     """
     if pa.types.is_integer(col.type):
         return _mix64(col.to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64))
@@ -278,7 +307,25 @@ def hash_keys(col: pa.Array) -> np.ndarray:
 
 
 def n_partitions(est_bytes: int, budget: int) -> int:
-    """Spill partitions needed so one partition (x3 for sorting) fits in ``budget`` bytes."""
+    """Spill partitions needed so one partition (x3 for sorting) fits in ``budget`` bytes.
+
+    Parameters
+    ----------
+    est_bytes : int
+        :attr:`LogScan.est_bytes` of the log.
+    budget : int
+        Bytes one partition may take, >= 1.
+
+    Returns
+    -------
+    int
+        Between 1 and :data:`MAX_PARTITIONS`.
+
+    Raises
+    ------
+    InputError
+        ``budget`` is below 1.
+    """
     if budget < 1:
         raise InputError(f"memory budget == {budget}, must be >= 1 byte")
     return max(1, min(MAX_PARTITIONS, math.ceil(3 * est_bytes / budget)))

@@ -16,7 +16,18 @@ __all__ = ["as_arrow_table", "is_table", "write_table"]
 
 
 def is_table(obj: object) -> bool:
-    """True for a pyarrow Table or RecordBatch or a pandas / polars DataFrame (without importing either)."""
+    """True for a pyarrow Table or RecordBatch or a pandas / polars DataFrame (without importing either).
+
+    Parameters
+    ----------
+    obj : object
+        Anything; pandas and polars are recognised by the module of its type, so neither is imported.
+
+    Returns
+    -------
+    bool
+        Whether :func:`as_arrow_table` accepts ``obj``.
+    """
     if isinstance(obj, pa.Table | pa.RecordBatch):
         return True
     module = type(obj).__module__.split(".")[0]
@@ -25,6 +36,16 @@ def is_table(obj: object) -> bool:
 
 def as_arrow_table(obj: object) -> pa.Table:
     """A pyarrow Table from a pyarrow Table / RecordBatch or a pandas / polars DataFrame.
+
+    Parameters
+    ----------
+    obj : object
+        The table (a pandas index is dropped).
+
+    Returns
+    -------
+    pyarrow.Table
+        ``obj`` itself when it is one already.
 
     Raises
     ------
@@ -50,7 +71,26 @@ def write_table(obj: object, path: str | Path, columns: list[str]) -> Path:
     """Write the named ``columns`` of a table (see :func:`as_arrow_table`) to a Parquet file.
 
     Training reads logs from files, so an in-memory table goes through the same reader, checks and
-    error messages as a file would. Raises :class:`InputError` naming a missing column.
+    error messages as a file would.
+
+    Parameters
+    ----------
+    obj : object
+        A table :func:`is_table` accepts.
+    path : str or Path
+        The Parquet file to write (replaced if it exists).
+    columns : list of str
+        The columns to keep, in this order.
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Raises
+    ------
+    InputError
+        ``obj`` is not a table, or a column is not in it (the message names it and the columns there).
     """
     import pyarrow.parquet as pq
 
