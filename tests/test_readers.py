@@ -17,6 +17,7 @@ from likewise import readers
 from likewise.corpus import build_corpus
 from likewise.errors import InputError
 from likewise.readers import InputSpec, detect_format, hash_keys, iter_text_sequences, resolve_files
+from likewise.readers import log as log_reader
 
 
 def make_baskets(seed: int = 0, n: int = 300, n_items: int = 40) -> list[list[str]]:
@@ -267,9 +268,18 @@ def test_many_partitions_same_corpus_as_one(tmp_path: Path, monkeypatch, fmt: st
     one = build_corpus(log_spec(path), cache_dir=tmp_path / "one")
     scan = readers.scan_log(log_spec(path))
     assert readers.n_partitions(scan.est_bytes, readers.GROUP_MEMORY_BUDGET) == 1
-    monkeypatch.setattr(readers, "GROUP_MEMORY_BUDGET", 200)
+    # the budget is read where the grouping is (readers.log); readers.GROUP_MEMORY_BUDGET is a copy
+    monkeypatch.setattr(log_reader, "GROUP_MEMORY_BUDGET", 200)
     assert readers.n_partitions(scan.est_bytes, 200) > 50
+    used: list[int] = []
+
+    def counted(est_bytes: int, budget: int) -> int:
+        used.append(readers.n_partitions(est_bytes, budget))
+        return used[-1]
+
+    monkeypatch.setattr(log_reader, "n_partitions", counted)
     many = build_corpus(log_spec(path), cache_dir=tmp_path / "many")
+    assert used and used[0] > 50  # the lowered budget did take effect: pass 2 spilled to disk
     np.testing.assert_array_equal(one.ids, many.ids)
     np.testing.assert_array_equal(one.offsets, many.offsets)
     assert one.vocab == many.vocab

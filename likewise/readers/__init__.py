@@ -1,0 +1,77 @@
+"""Read baskets, sessions and sentences from text files, transaction logs and in-memory tables, streamed.
+
+Three kinds of input, a module each:
+
+* **text** (:mod:`~likewise.readers.text`) -- one sentence / basket / session per line, items
+  separated by whitespace (or a ``delimiter``); plain, ``.gz``, ``.bz2`` or ``.zst``.
+* **transaction logs** (:mod:`~likewise.readers.log`) -- CSV/TSV (optionally compressed), Parquet or
+  JSON Lines with one row per (basket, item) pair, read in two streamed passes (count, then group).
+* **tables** (:mod:`~likewise.readers.table`) -- a pyarrow / pandas / polars table in memory, written
+  to Parquet and then read as a log.
+
+What they share (:class:`InputSpec`, the files it names, their format and compression) is in the
+private ``_files`` module; everything public is re-exported here, so ``likewise.readers.X`` is the name
+to use. Each module imports only :mod:`likewise.errors` of the rest of likewise.
+
+Empty files: a file named explicitly that has no data (0 bytes, a header-only CSV, a 0-row Parquet
+file, a text file with no non-blank line) is an error; a file found by expanding a folder may be
+empty (Spark writes such parts for empty partitions) and is skipped, as long as the whole input has
+some data.
+
+Module constants such as :data:`GROUP_MEMORY_BUDGET` are copied here: to change one, set it on the
+module that reads it (``likewise.readers.log.GROUP_MEMORY_BUDGET``), or pass ``budget=`` to
+:func:`iter_log_groups`.
+"""
+
+from ._batches import iter_log_batches
+from ._files import (
+    COMPRESSION_SUFFIXES,
+    FORMATS,
+    LOG_FORMATS,
+    InputSpec,
+    compression,
+    detect_format,
+    first_line,
+    input_format,
+    log_progress,
+    named_files,
+    resolve_files,
+)
+from .log import (
+    GROUP_MEMORY_BUDGET,
+    MAX_PARTITIONS,
+    LogScan,
+    hash_keys,
+    iter_log_groups,
+    n_partitions,
+    scan_log,
+)
+from .table import as_arrow_table, is_table, write_table
+from .text import iter_text_chunks, iter_text_sequences
+
+__all__ = [
+    "COMPRESSION_SUFFIXES",
+    "FORMATS",
+    "GROUP_MEMORY_BUDGET",
+    "LOG_FORMATS",
+    "MAX_PARTITIONS",
+    "InputSpec",
+    "LogScan",
+    "as_arrow_table",
+    "compression",
+    "detect_format",
+    "first_line",
+    "hash_keys",
+    "input_format",
+    "is_table",
+    "iter_log_batches",
+    "iter_log_groups",
+    "iter_text_chunks",
+    "iter_text_sequences",
+    "log_progress",
+    "n_partitions",
+    "named_files",
+    "resolve_files",
+    "scan_log",
+    "write_table",
+]

@@ -1,0 +1,252 @@
+"""What the readers share: :class:`InputSpec`, the files it names, their format and compression.
+
+Also the helpers more than one reader module uses: the error for an input with no data, the first line
+of a library's error message, and the progress line. All are public names re-exported by
+:mod:`likewise.readers`, so no module reaches into another's private names.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InputError
+
+__all__ = [
+    "COMPRESSION_SUFFIXES",
+    "FORMATS",
+    "LOG_FORMATS",
+    "InputSpec",
+    "compression",
+    "detect_format",
+    "first_line",
+    "input_format",
+    "log_progress",
+    "named_files",
+    "no_data_error",
+    "resolve_files",
+]
+
+FORMATS = ("auto", "text", "csv", "parquet", "jsonl")
+LOG_FORMATS = ("csv", "parquet", "jsonl")
+COMPRESSION_SUFFIXES = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".zstd": "zstd"}
+_EXTENSIONS = {
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+}
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """Where the input is and how to read it.
+
+    Parameters
+    ----------
+    paths : tuple of str
+        Files and/or folders. A folder stands for its files (not sub-folders), sorted by name;
+        names starting with ``.`` or ``_`` (hidden files, ``_SUCCESS`` markers) are skipped, and so
+        are its files without data (empty shards). A file named here must hold data.
+        A single ``str`` or ``Path`` is accepted and wrapped.
+    format : {"auto", "text", "csv", "parquet", "jsonl"}
+        ``"auto"`` decides per file by extension, ignoring a compression suffix: ``.csv``/``.tsv``
+        -> csv, ``.parquet``/``.pq`` -> parquet, ``.jsonl``/``.ndjson`` -> jsonl, anything else -> text.
+        All files of one input must have the same format.
+    delimiter : str, optional
+        Text: the item separator (None = any run of whitespace). CSV: the field separator
+        (default ``","``, or a tab for ``.tsv``).
+    basket_col, item_col : str, optional
+        Logs: the columns naming the basket (order, session) and the item. Required for logs.
+    order_col : str, optional
+        Logs: a column that orders the items inside a basket (a timestamp, a position).
+    """
+
+    paths: tuple[str, ...]
+    format: str = "auto"
+    delimiter: str | None = None
+    basket_col: str | None = None
+    item_col: str | None = None
+    order_col: str | None = None
+
+    def __post_init__(self) -> None:
+        paths = self.paths
+        if isinstance(paths, str | os.PathLike):
+            paths = (paths,)
+        paths = tuple(os.fspath(p) for p in paths)
+        if not paths:
+            raise InputError("paths is empty: give at least one file or folder")
+        object.__setattr__(self, "paths", paths)
+        if self.format not in FORMATS:
+            raise InputError(f"format == {self.format!r}, must be one of {', '.join(map(repr, FORMATS))}")
+        if self.delimiter is not None and (not isinstance(self.delimiter, str) or self.delimiter == ""):
+            raise InputError(f"delimiter == {self.delimiter!r}, must be a non-empty string or None")
+        if self.format == "text" and (self.basket_col or self.item_col or self.order_col):
+            raise InputError("basket_col, item_col and order_col apply to csv/parquet/jsonl logs, not text")
+
+
+def resolve_files(spec: InputSpec) -> list[Path]:
+    """Expand ``spec.paths`` into the list of files to read, in order.
+
+    Parameters
+    ----------
+    spec : InputSpec
+        The input; a folder stands for its files, sorted by name, without hidden and ``_`` names.
+
+    Returns
+    -------
+    list of Path
+        The files, in the order of ``spec.paths``.
+
+    Raises
+    ------
+    InputError
+        A path does not exist, or a folder holds no input files.
+    """
+    files: list[Path] = []
+    for raw in spec.paths:
+        p = Path(raw).expanduser()
+        if not p.exists():
+            raise InputError(f"input path {raw!r} does not exist")
+        if p.is_dir():
+            inside = sorted(q for q in p.iterdir() if q.is_file() and not q.name.startswith((".", "_")))
+            if not inside:
+                raise InputError(f"folder {raw!r} holds no input files")
+            files.extend(inside)
+        else:
+            files.append(p)
+    return files
+
+
+def named_files(spec: InputSpec) -> set[Path]:
+    """The paths given explicitly in ``spec`` (resolved), to tell them from files found in a folder.
+
+    Parameters
+    ----------
+    spec : InputSpec
+        The input.
+
+    Returns
+    -------
+    set of Path
+        ``spec.paths`` expanded (``~``) and resolved; a file found by expanding a folder is not in it.
+    """
+    return {Path(raw).expanduser().resolve() for raw in spec.paths}
+
+
+def no_data_error(spec: InputSpec, n_files: int, what: str) -> InputError:
+    """The error for an input none of whose ``n_files`` files has ``what`` (e.g. ``"data rows"``)."""
+    paths = ", ".join(map(repr, spec.paths))
+    return InputError(f"the input ({paths}) is empty: none of its {n_files} file(s) has {what}")
+
+
+def detect_format(path: str | Path, format: str = "auto") -> str:
+    """Format of one file: ``format`` itself unless it is ``"auto"``, then by extension.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file; a compression suffix (``.gz``, ``.bz2``, ``.zst``) is ignored.
+    format : str
+        One of :data:`FORMATS`.
+
+    Returns
+    -------
+    str
+        ``"text"``, ``"csv"``, ``"parquet"`` or ``"jsonl"``; an unknown extension is text.
+    """
+    if format != "auto":
+        return format
+    p = Path(path)
+    suffixes = [s.lower() for s in p.suffixes]
+    if suffixes and suffixes[-1] in COMPRESSION_SUFFIXES:
+        suffixes = suffixes[:-1]
+    return _EXTENSIONS.get(suffixes[-1], "text") if suffixes else "text"
+
+
+def input_format(spec: InputSpec, files: list[Path]) -> str:
+    """The one format shared by all ``files``, checked against the columns ``spec`` names.
+
+    Parameters
+    ----------
+    spec : InputSpec
+        The input (its ``format`` and log columns).
+    files : list of Path
+        Its resolved files (:func:`resolve_files`), at least one.
+
+    Returns
+    -------
+    str
+        ``"text"``, ``"csv"``, ``"parquet"`` or ``"jsonl"``.
+
+    Raises
+    ------
+    InputError
+        The files have different formats, a log lacks ``basket_col``/``item_col``, or text has them.
+    """
+    formats = {f: detect_format(f, spec.format) for f in files}
+    kinds = sorted(set(formats.values()))
+    if len(kinds) > 1:
+        examples = ", ".join(f"{f.name!r} is {k}" for k in kinds for f in files if formats[f] == k)
+        raise InputError(f"input mixes formats ({examples}); give files of one format or set format=")
+    fmt = kinds[0]
+    if fmt in LOG_FORMATS and not (spec.basket_col and spec.item_col):
+        raise InputError(
+            f"{fmt} input needs basket_col and item_col (--basket-col, --item-col) "
+            f"(got basket_col={spec.basket_col!r}, "
+            f"item_col={spec.item_col!r})"
+        )
+    if fmt == "text" and (spec.basket_col or spec.item_col or spec.order_col):
+        raise InputError(
+            f"{files[0]} is read as text (one basket per line) but basket_col/item_col are set; "
+            "set format='csv', 'parquet' or 'jsonl' for a log"
+        )
+    return fmt
+
+
+def compression(path: Path) -> str | None:
+    """The compression of ``path`` by its last suffix (``"gzip"``, ``"bz2"``, ``"zstd"``), or None.
+
+    Parameters
+    ----------
+    path : Path
+        A file name; only its last suffix is looked at (case-insensitively).
+
+    Returns
+    -------
+    str or None
+        A value of :data:`COMPRESSION_SUFFIXES` (a codec name pyarrow's ``input_stream`` takes), or
+        None for an uncompressed file.
+    """
+    return COMPRESSION_SUFFIXES.get(path.suffix.lower())
+
+
+def first_line(e: BaseException) -> str:
+    """The first line of an exception's message (its type name when it has none), for short errors.
+
+    Parameters
+    ----------
+    e : BaseException
+        Typically a pyarrow error, whose message may run over many lines.
+
+    Returns
+    -------
+    str
+        The first non-blank line of ``str(e)``, or ``type(e).__name__``.
+    """
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
+def log_progress(msg: str) -> None:
+    """Print one progress line, ``likewise: <msg>``, to stderr (flushed, so it shows at once).
+
+    Parameters
+    ----------
+    msg : str
+        The message, without the ``likewise:`` prefix.
+    """
+    print(f"likewise: {msg}", file=sys.stderr, flush=True)
