@@ -54,7 +54,7 @@ def run_one(method: str, path: str) -> str:
         from likewise.corpus import build_corpus
 
         if method == "likewise-32MiB":
-            readers.GROUP_MEMORY_BUDGET = 32 * 2**20  # force many spill files
+            readers.log.GROUP_MEMORY_BUDGET = 32 * 2**20  # force many spill files (read in readers.log)
         d = tempfile.mkdtemp()
         spec = readers.InputSpec(path, basket_col="order_id", item_col="product_id", order_col="ts")
         c = build_corpus(spec, cache_dir=d)

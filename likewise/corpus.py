@@ -332,7 +332,7 @@ def build_corpus(
             broken = True  # rebuild below and replace it
         else:
             if progress:
-                readers._log(f"using cached corpus {final}")
+                readers.log_progress(f"using cached corpus {final}")
             return corpus
     description = _describe(spec, files, fmt) | {"min_count": min_count, "max_items": max_items}
     # a broken cached corpus is replaced; one that a concurrent builder of the same key published

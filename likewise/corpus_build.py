@@ -193,7 +193,7 @@ def compile_sequences(
     keys = [k if type(k) is str else str(k) for k in keys]
     if progress:
         dt = time.perf_counter() - t0
-        readers._log(f"read {n_tokens:,} tokens, {len(keys):,} distinct {what}s in {dt:.1f}s")
+        readers.log_progress(f"read {n_tokens:,} tokens, {len(keys):,} distinct {what}s in {dt:.1f}s")
     n_seq = prov_lengths.stat().st_size // 8
     if n_tokens == 0:
         raise InputError(f"the input holds no {what}s ({n_seq} sequences, all empty)")
@@ -230,7 +230,9 @@ def compile_sequences(
     manifest = writer.finish(vocab, description)
     if progress:
         dt = time.perf_counter() - t0
-        readers._log(f"compiled {n_tokens:,} tokens in {dt:.1f}s ({n_tokens / max(dt, 1e-9):,.0f} tokens/s)")
+        readers.log_progress(
+            f"compiled {n_tokens:,} tokens in {dt:.1f}s ({n_tokens / max(dt, 1e-9):,.0f} tokens/s)"
+        )
     return manifest
 
 
@@ -261,7 +263,7 @@ def compile_log(
     manifest = writer.finish(vocab, description)
     if progress:
         dt = time.perf_counter() - t0
-        readers._log(
+        readers.log_progress(
             f"compiled {scan.n_rows:,} rows in {dt:.1f}s ({scan.n_rows / max(dt, 1e-9):,.0f} rows/s)"
         )
     return manifest
