@@ -40,13 +40,11 @@ from ._fileio import (
     MANIFEST,
     MAX_MANIFEST_BYTES,
     atomic_folder,
+    check_target,
     file_entry,
     file_sha256,
     write_npy,
     write_text,
-)
-from ._fileio import (
-    check_target as _check_folder,
 )
 from .errors import CorruptModelError, InputError
 from .vocab import Dropped, Vocab
@@ -66,33 +64,6 @@ __all__ = [
 FORMAT = "likewise.embeddings"
 FORMAT_VERSION = 1
 SUPPORTED_VERSIONS = (1,)
-
-
-def check_target(
-    path: str | os.PathLike,
-    *,
-    overwrite: bool = False,
-    fmt: str = FORMAT,
-    what: str = "saved likewise space",
-) -> Path:
-    """Raise now if :func:`save` would refuse ``path`` (so a long training run is not wasted).
-
-    Parameters
-    ----------
-    path : str or path-like
-        Where a space is about to be saved.
-    overwrite : bool
-        Whether an existing saved space may be replaced.
-    fmt, what : str
-        The manifest format a folder must have to be replaced, and its name for messages (other
-        folder formats, such as the next-token model's, reuse this check).
-
-    Returns
-    -------
-    Path
-        ``path`` as a :class:`~pathlib.Path`.
-    """
-    return _check_folder(path, overwrite=overwrite, fmt=fmt, what=what)
 
 
 def save(emb: Any, path: str | os.PathLike, *, overwrite: bool = False) -> Path:

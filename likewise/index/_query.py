@@ -18,7 +18,16 @@ from ..search import top_k_search
 if TYPE_CHECKING:
     from ..embeddings import Embeddings
 
-__all__ = ["ann_top_k", "check_index_for", "measure_recall"]
+__all__ = ["ann_top_k", "check_index_for", "check_search", "measure_recall"]
+
+
+def check_search(queries: np.ndarray, k: object, size: int, dim: int) -> int:
+    """Validate the arguments of an index's ``search``: ``1 <= k <= size``, queries [n, dim]; returns k."""
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k <= size:
+        raise InputError(f"k == {k!r}, must be between 1 and the index size {size}")
+    if queries.ndim != 2 or queries.shape[1] != dim:
+        raise InputError(f"queries must have shape [n, {dim}], got {queries.shape}")
+    return int(k)
 
 
 def check_index_for(emb: Embeddings, index: Any) -> None:

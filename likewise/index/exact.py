@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..search import top_k_search
+from ._query import check_search
 
 if TYPE_CHECKING:
     from ..embeddings import Embeddings
@@ -79,10 +80,7 @@ class ExactIndex:
         -------
         ndarray of int64, shape [n, k]
         """
-        if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k <= self.size:
-            raise InputError(f"k == {k!r}, must be between 1 and the index size {self.size}")
-        if queries.ndim != 2 or queries.shape[1] != self.dim:
-            raise InputError(f"queries must have shape [n, {self.dim}], got {queries.shape}")
+        k = check_search(queries, k, self.size, self.dim)
         none = np.zeros(0, dtype=np.int64)
-        ids, _ = top_k_search(self._normed, np.asarray(queries, dtype=np.float32), int(k), none, none)
+        ids, _ = top_k_search(self._normed, np.asarray(queries, dtype=np.float32), k, none, none)
         return ids

@@ -33,7 +33,7 @@ import numpy as np
 
 from .._fileio import atomic_folder, file_entry, file_sha256, read_json, write_text
 from ..errors import CorruptModelError, InputError, MissingDependencyError, SpaceMismatchError
-from ._query import measure_recall
+from ._query import check_search, measure_recall
 
 if TYPE_CHECKING:
     from ..embeddings import Embeddings
@@ -191,10 +191,7 @@ class HnswIndex:
         RuntimeError
             When the graph cannot return ``k`` results for some query (hnswlib's own error).
         """
-        if not 1 <= k <= self.size:
-            raise InputError(f"k == {k!r}, must be between 1 and the index size {self.size}")
-        if queries.ndim != 2 or queries.shape[1] != self.dim:
-            raise InputError(f"queries must have shape [n, {self.dim}], got {queries.shape}")
+        k = check_search(queries, k, self.size, self.dim)
         graph = self._get_graph()
         # hnswlib searches with max(ef, k) candidates, so a large k needs no change of the shared ef
         labels, _ = graph.knn_query(queries, k=k, num_threads=1)
