@@ -9,8 +9,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ._fileio import atomic_folder
 from .errors import InputError
 
 __all__ = [
@@ -527,10 +526,7 @@ def write_retail(
     target = Path(out_dir)
     if target.exists():
         raise InputError(f"{str(target)!r} already exists; choose a new folder for the data set")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:12]}"
-    tmp.mkdir()
-    try:
+    with atomic_folder(target) as tmp:
         products = np.asarray(data.products, dtype=object)
         customers = np.asarray(data.customers, dtype=object)
         orders = pa.table(
@@ -573,8 +569,4 @@ def write_retail(
             "files": files + ["products.csv", "customers.csv", "truth.json"],
         }
         (tmp / "truth.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-        os.rename(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return {"path": str(target), **summary}

@@ -22,17 +22,12 @@ from typing import Any
 
 import numpy as np
 
+from ._fileio import atomic_file, atomic_folder
 from .embeddings import Embeddings
 from .errors import CorruptModelError, InputError
 from .vocab import Vocab
 
 __all__ = ["export_projector", "read_word2vec", "write_word2vec"]
-
-
-def _atomic_target(path: str | os.PathLike) -> tuple[Path, Path]:
-    final = Path(path)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    return final, final.with_name(f".{final.name}.tmp-{os.getpid()}")
 
 
 def _clean_keys(keys: list[str], replace_space: str | None, what: str) -> list[str]:
@@ -75,31 +70,23 @@ def write_word2vec(
     keys = _clean_keys(emb.keys, replace_space, "the word2vec format")
     order = np.argsort(-np.asarray(emb.counts, dtype=np.int64), kind="stable")
     vecs = emb.vectors
-    final, tmp = _atomic_target(path)
-    try:
-        with open(tmp, "wb") as f:
-            f.write(f"{len(keys)} {emb.dim}\n".encode())
-            step = 4096
-            for s in range(0, len(order), step):
-                rows = order[s : s + step]
-                block = np.asarray(vecs[rows], dtype="<f4")
-                if binary:
-                    f.write(
-                        b"".join(
-                            keys[i].encode() + b" " + v.tobytes() for i, v in zip(rows, block, strict=True)
-                        )
-                    )
-                else:
-                    f.write(
-                        "".join(
-                            f"{keys[i]} {' '.join(str(x) for x in v)}\n"
-                            for i, v in zip(rows, block, strict=True)
-                        ).encode()
-                    )
-        tmp.replace(final)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    final = Path(path)
+    with atomic_file(final, "wb") as f:
+        f.write(f"{len(keys)} {emb.dim}\n".encode())
+        step = 4096
+        for s in range(0, len(order), step):
+            rows = order[s : s + step]
+            block = np.asarray(vecs[rows], dtype="<f4")
+            if binary:
+                f.write(
+                    b"".join(keys[i].encode() + b" " + v.tobytes() for i, v in zip(rows, block, strict=True))
+                )
+            else:
+                f.write(
+                    "".join(
+                        f"{keys[i]} {' '.join(str(x) for x in v)}\n" for i, v in zip(rows, block, strict=True)
+                    ).encode()
+                )
     return final
 
 
@@ -235,10 +222,7 @@ def export_projector(
     for k in emb.keys + list((labels or {}).values()):
         if any(ch in k for ch in "\t\n\r"):
             raise InputError(f"key or label {k!r} contains a tab or newline, which a TSV cell cannot hold")
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.with_name(f".{final.name}.tmp-{os.getpid()}")
-    tmp.mkdir()
-    try:
+    with atomic_folder(final) as tmp:
         with open(tmp / "tensors.tsv", "w", encoding="utf-8", newline="\n") as f:
             for s in range(0, len(emb), 4096):
                 block = np.asarray(emb.vectors[s : s + 4096], dtype=np.float32)
@@ -261,10 +245,4 @@ def export_projector(
             ]
         }
         (tmp / "projector_config.json").write_text(json.dumps(config, indent=2) + "\n", "utf-8")
-        tmp.rename(final)
-    except BaseException:
-        import shutil
-
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return final

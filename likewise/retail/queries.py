@@ -10,6 +10,7 @@ from typing import Literal
 import numpy as np
 
 from .._check import check_k
+from .._fileio import atomic_file
 from ..customers import CustomerTable
 from ..embeddings import Embeddings
 from ..errors import InputError, NotFittedError
@@ -197,22 +198,14 @@ def write_audience(result: Neighbours, path: str | os.PathLike, *, min_score: fl
     Rows scoring below ``min_score`` are cut. The file is written beside ``path`` and renamed into place.
     """
     import csv
-    import uuid
 
-    target = Path(path)
-    tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
     n = 0
-    try:
-        with open(tmp, "w", newline="", encoding="utf-8") as f:
-            w = csv.writer(f)
-            w.writerow(["rank", "customer_id", "score"])
-            for key, score in result:
-                if min_score is not None and score < min_score:
-                    break
-                n += 1
-                w.writerow([n, key, f"{score:.6f}"])
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic_file(Path(path)) as f:
+        w = csv.writer(f)
+        w.writerow(["rank", "customer_id", "score"])
+        for key, score in result:
+            if min_score is not None and score < min_score:
+                break
+            n += 1
+            w.writerow([n, key, f"{score:.6f}"])
     return n
