@@ -12,8 +12,21 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..errors import ItemIndexError
-from .batched import LOG1P_EXP_TABLE, SIGMOID_TABLE, TABLE_SCALE, TABLE_SIZE, validate_group
-from .sgns import LCG_ADD, LCG_MUL, MASK64, MAX_EXP, MODE_SEQUENCE, _validate, chunk_bounds, chunk_states
+from ._common import (
+    LCG_ADD,
+    LCG_MUL,
+    LOG1P_EXP_TABLE,
+    MASK64,
+    MAX_EXP,
+    MODE_SEQUENCE,
+    SIGMOID_TABLE,
+    TABLE_SCALE,
+    TABLE_SIZE,
+    chunk_bounds,
+    chunk_states,
+    validate_group,
+    validate_inputs,
+)
 
 __all__ = ["train_sgns_block_reference"]
 
@@ -113,7 +126,7 @@ def train_sgns_block_reference(
     n_chunks: int,
 ) -> tuple[int, int, int, float]:
     """Reference for :func:`likewise.kernels.train_sgns_block_serial`; same parameters and returns."""
-    p = _validate(
+    p = validate_inputs(
         ids,
         offsets,
         seq_start,
@@ -192,7 +205,7 @@ def train_sgns_batched_block_reference(
     n_chunks: int,
 ) -> tuple[int, int, int, float]:
     """Reference for :func:`likewise.kernels.train_sgns_batched_block_serial`; same parameters and returns."""
-    p = _validate(
+    p = validate_inputs(
         ids,
         offsets,
         seq_start,
