@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -42,6 +43,7 @@ __all__ = [
     "longest_sequence",
     "lr_at",
     "next32",
+    "run_block",
     "splitmix64",
     "stop",
     "subsample",
@@ -349,6 +351,50 @@ def validate_group(group: object) -> int:
     if g < 1:
         raise InputError(f"group == {g}, must be >= 1 (contexts that share one set of negatives)")
     return g
+
+
+def run_block(runner: Callable[..., None], args: tuple, group: object = None) -> tuple[int, int, int, float]:
+    """Validate a block call, split it into chunks, run a compiled driver and sum its counts.
+
+    Parameters
+    ----------
+    runner : compiled driver
+        ``runner(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses)``
+        trains chunk ``k`` into ``counts[k]`` (seen, kept, pairs, error, bad id) and ``losses[k]``.
+    args : tuple
+        The 18 arguments of :func:`likewise.kernels.train_sgns_block`, in its order.
+    group : int, optional
+        The batched kernel's ``group``, checked after ``args`` and appended to ``params``.
+
+    Returns
+    -------
+    tuple of (int, int, int, float)
+        Tokens seen, tokens kept, pairs trained and the loss sum of the block.
+
+    Raises
+    ------
+    InputError
+        A bad argument.
+    ItemIndexError
+        The first id outside ``[0, V)``, in chunk order.
+    """
+    ids, offsets, _, _, W, C, keep_prob, neg_cum = args[:8]
+    p = validate_inputs(*args)
+    params = p.kernel_scalars()
+    if group is not None:
+        params += (validate_group(group),)
+    if p.seq_start == p.seq_end:
+        return 0, 0, 0, 0.0
+    bounds = chunk_bounds(offsets, p.seq_start, p.seq_end, p.n_chunks)
+    states = chunk_states(p.seed, p.seq_start, p.n_chunks)
+    counts = np.zeros((p.n_chunks, 5), dtype=np.int64)
+    losses = np.zeros(p.n_chunks, dtype=np.float64)
+    runner(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses)
+    failed = np.flatnonzero(counts[:, 3])
+    if len(failed):
+        raise ItemIndexError(int(counts[failed[0], 4]), W.shape[0])
+    seen, kept, pairs = (int(v) for v in counts[:, :3].sum(axis=0))
+    return seen, kept, pairs, float(sum(losses.tolist()))  # summed in chunk order: deterministic
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -40,7 +40,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..errors import ItemIndexError
 from ._common import (
     F_MAX,
     LOG1P_EXP_TABLE,
@@ -48,16 +47,16 @@ from ._common import (
     TABLE_SCALE,
     TABLE_SIZE,
     U32,
-    chunk_bounds,
-    chunk_states,
     longest_sequence,
     lr_at,
     next32,
+    run_block,
     stop,
     subsample,
-    validate_group,
-    validate_inputs,
 )
+
+# Public name that lived here before ._common; ``NAME as NAME`` keeps it importable from here.
+from ._common import validate_group as validate_group
 
 __all__ = ["train_sgns_batched_block", "train_sgns_batched_block_serial"]
 
@@ -161,31 +160,12 @@ def _draw_negatives(centre, tg, negative, neg_cum, neg_total, guide, shift, stat
 
 
 @njit(fastmath=True, nogil=True, cache=True)
-def _train_chunk(
-    ids,
-    offsets,
-    s0,
-    s1,
-    W,
-    C,
-    keep_prob,
-    neg_cum,
-    mode,
-    window,
-    negative,
-    max_context,
-    group,
-    lr0,
-    min_lr,
-    words_before,
-    total_words,
-    base,
-    guide,
-    shift,
-    state,
-    out,
-):
-    """Train sequences ``[s0, s1)`` from stream ``state``; write (seen, kept, pairs, error, bad id) to out."""
+def _train_chunk(ids, offsets, s0, s1, W, C, keep_prob, neg_cum, params, base, guide, shift, state, out):
+    """Train sequences ``[s0, s1)`` from stream ``state``; write (seen, kept, pairs, error, bad id) to out.
+
+    As in :mod:`.sgns`, plus ``group`` at the end of ``params`` and the negatives' guide table.
+    """
+    mode, window, negative, max_context, lr0, min_lr, words_before, total_words, group = params
     n_items = W.shape[0]
     dim = W.shape[1]
     longest = longest_sequence(offsets, s0, s1)
@@ -259,95 +239,31 @@ def _train_chunk(
     return loss
 
 
-# Two drivers (prange vs range) for the same reason as in .sgns: numba caches per function.
+# Two drivers (prange vs range), each indexing bounds and states itself, for the reasons given in .sgns.
 
 
 @njit(parallel=True, fastmath=True, nogil=True, cache=True)
-def _run_parallel(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, scalars, group, counts, losses):
-    mode, window, negative, max_context = int(scalars[0]), int(scalars[1]), int(scalars[2]), int(scalars[3])
-    lr0, min_lr, words_before, total_words = scalars[4], scalars[5], scalars[6], scalars[7]
-    base = offsets[bounds[0]]
+def _run_parallel(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses):
     shift = _guide_shift(W.shape[0])
     guide = _make_guide(neg_cum, shift)
+    base = offsets[bounds[0]]
     for k in prange(len(states)):
+        s0, s1 = bounds[k], bounds[k + 1]
         losses[k] = _train_chunk(
-            ids,
-            offsets,
-            bounds[k],
-            bounds[k + 1],
-            W,
-            C,
-            keep_prob,
-            neg_cum,
-            mode,
-            window,
-            negative,
-            max_context,
-            group,
-            lr0,
-            min_lr,
-            words_before,
-            total_words,
-            base,
-            guide,
-            shift,
-            states[k],
-            counts[k],
+            ids, offsets, s0, s1, W, C, keep_prob, neg_cum, params, base, guide, shift, states[k], counts[k]
         )
 
 
 @njit(fastmath=True, nogil=True, cache=True)
-def _run_serial(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, scalars, group, counts, losses):
-    mode, window, negative, max_context = int(scalars[0]), int(scalars[1]), int(scalars[2]), int(scalars[3])
-    lr0, min_lr, words_before, total_words = scalars[4], scalars[5], scalars[6], scalars[7]
-    base = offsets[bounds[0]]
+def _run_serial(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses):
     shift = _guide_shift(W.shape[0])
     guide = _make_guide(neg_cum, shift)
+    base = offsets[bounds[0]]
     for k in range(len(states)):
+        s0, s1 = bounds[k], bounds[k + 1]
         losses[k] = _train_chunk(
-            ids,
-            offsets,
-            bounds[k],
-            bounds[k + 1],
-            W,
-            C,
-            keep_prob,
-            neg_cum,
-            mode,
-            window,
-            negative,
-            max_context,
-            group,
-            lr0,
-            min_lr,
-            words_before,
-            total_words,
-            base,
-            guide,
-            shift,
-            states[k],
-            counts[k],
+            ids, offsets, s0, s1, W, C, keep_prob, neg_cum, params, base, guide, shift, states[k], counts[k]
         )
-
-
-def _train(runner, args, group) -> tuple[int, int, int, float]:
-    ids, offsets, _, _, W, C, keep_prob, neg_cum = args[:8]
-    p = validate_inputs(*args)
-    group = validate_group(group)
-    if p.seq_start == p.seq_end:
-        return 0, 0, 0, 0.0
-    bounds = chunk_bounds(offsets, p.seq_start, p.seq_end, p.n_chunks)
-    states = chunk_states(p.seed, p.seq_start, p.n_chunks)
-    counts = np.zeros((p.n_chunks, 5), dtype=np.int64)
-    losses = np.zeros(p.n_chunks, dtype=np.float64)
-    # Scalars travel as one float64 array: every value is an integer below 2**53 or a float.
-    scalars = np.array(p.kernel_scalars(), dtype=np.float64)
-    runner(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, scalars, group, counts, losses)
-    failed = np.flatnonzero(counts[:, 3])
-    if len(failed):
-        raise ItemIndexError(int(counts[failed[0], 4]), W.shape[0])
-    seen, kept, pairs = (int(v) for v in counts[:, :3].sum(axis=0))
-    return seen, kept, pairs, float(sum(losses.tolist()))
 
 
 def train_sgns_batched_block(
@@ -381,7 +297,7 @@ def train_sgns_batched_block(
     """
     args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
     rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
-    return _train(_run_parallel, args + rest, group)
+    return run_block(_run_parallel, args + rest, group)
 
 
 def train_sgns_batched_block_serial(
@@ -408,4 +324,4 @@ def train_sgns_batched_block_serial(
     """:func:`train_sgns_batched_block` on one thread, chunks in order: bit-identical across runs."""
     args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
     rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
-    return _train(_run_serial, args + rest, group)
+    return run_block(_run_serial, args + rest, group)

@@ -56,7 +56,6 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..errors import ItemIndexError
 from ._common import (
     F_MAX,
     MAX_EXP,
@@ -69,9 +68,9 @@ from ._common import (
     longest_sequence,
     lr_at,
     next32,
+    run_block,
     stop,
     subsample,
-    validate_inputs,
 )
 
 # Public names that lived here before ._common; ``NAME as NAME`` keeps them importable from here.
@@ -140,32 +139,14 @@ def _pair(centre, ctx, W, C, neg_cum, neg_total, negative, lr, neu1e, state):
 
 
 @njit(fastmath=True, nogil=True, cache=True)
-def _train_chunk(
-    ids,
-    offsets,
-    s0,
-    s1,
-    W,
-    C,
-    keep_prob,
-    neg_cum,
-    mode,
-    window,
-    negative,
-    max_context,
-    lr0,
-    min_lr,
-    words_before,
-    total_words,
-    base,
-    state,
-    out,
-):
+def _train_chunk(ids, offsets, s0, s1, W, C, keep_prob, neg_cum, params, base, state, out):
     """Train sequences ``[s0, s1)`` from stream ``state``; write (seen, kept, pairs, error, bad id) to out.
 
-    Returns the loss sum. ``out[3]`` is 1 when an id outside ``[0, V)`` stopped training, and ``out[4]``
-    is that id.
+    ``params`` holds the block's scalars (:meth:`Block.kernel_scalars`), ``base`` is the block's first
+    token offset. Returns the loss sum. ``out[3]`` is 1 when an id outside ``[0, V)`` stopped training,
+    and ``out[4]`` is that id.
     """
+    mode, window, negative, max_context, lr0, min_lr, words_before, total_words = params
     n_items = W.shape[0]
     longest = longest_sequence(offsets, s0, s1)
     kept = np.empty(longest, dtype=np.int32)
@@ -229,30 +210,14 @@ def _train_chunk(
 
 
 # The two drivers differ only in ``prange`` vs ``range``; they are separate functions (not one function
-# compiled twice) because numba's on-disk cache keys entries by function, not by compile flags.
+# compiled twice) because numba's on-disk cache keys entries by function, not by compile flags. They index
+# ``bounds`` and ``states`` themselves so that both call one compiled ``_train_chunk``: ``prange`` makes
+# ``k`` unsigned, and a second specialisation may round differently under fastmath, which would break
+# "one thread gives the serial result bit for bit".
 
 
 @njit(parallel=True, fastmath=True, nogil=True, cache=True)
-def _run_parallel(
-    ids,
-    offsets,
-    bounds,
-    states,
-    W,
-    C,
-    keep_prob,
-    neg_cum,
-    mode,
-    window,
-    negative,
-    max_context,
-    lr0,
-    min_lr,
-    words_before,
-    total_words,
-    counts,
-    losses,
-):
+def _run_parallel(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses):
     base = offsets[bounds[0]]
     for k in prange(len(states)):
         losses[k] = _train_chunk(
@@ -264,14 +229,7 @@ def _run_parallel(
             C,
             keep_prob,
             neg_cum,
-            mode,
-            window,
-            negative,
-            max_context,
-            lr0,
-            min_lr,
-            words_before,
-            total_words,
+            params,
             base,
             states[k],
             counts[k],
@@ -279,26 +237,7 @@ def _run_parallel(
 
 
 @njit(fastmath=True, nogil=True, cache=True)
-def _run_serial(
-    ids,
-    offsets,
-    bounds,
-    states,
-    W,
-    C,
-    keep_prob,
-    neg_cum,
-    mode,
-    window,
-    negative,
-    max_context,
-    lr0,
-    min_lr,
-    words_before,
-    total_words,
-    counts,
-    losses,
-):
+def _run_serial(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses):
     base = offsets[bounds[0]]
     for k in range(len(states)):
         losses[k] = _train_chunk(
@@ -310,35 +249,11 @@ def _run_serial(
             C,
             keep_prob,
             neg_cum,
-            mode,
-            window,
-            negative,
-            max_context,
-            lr0,
-            min_lr,
-            words_before,
-            total_words,
+            params,
             base,
             states[k],
             counts[k],
         )
-
-
-def _train(runner, args) -> tuple[int, int, int, float]:
-    ids, offsets, _, _, W, C, keep_prob, neg_cum = args[:8]
-    p = validate_inputs(*args)
-    if p.seq_start == p.seq_end:
-        return 0, 0, 0, 0.0
-    bounds = chunk_bounds(offsets, p.seq_start, p.seq_end, p.n_chunks)
-    states = chunk_states(p.seed, p.seq_start, p.n_chunks)
-    counts = np.zeros((p.n_chunks, 5), dtype=np.int64)
-    losses = np.zeros(p.n_chunks, dtype=np.float64)
-    runner(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, *p.kernel_scalars(), counts, losses)
-    failed = np.flatnonzero(counts[:, 3])
-    if len(failed):
-        raise ItemIndexError(int(counts[failed[0], 4]), W.shape[0])
-    seen, kept, pairs = (int(v) for v in counts[:, :3].sum(axis=0))
-    return seen, kept, pairs, float(sum(losses.tolist()))  # chunk order: deterministic
 
 
 _DOC_PARAMS = """
@@ -424,29 +339,9 @@ def train_sgns_block(
     use :func:`train_sgns_block_serial` for bit-identical results. See the module docstring for the
     exact algorithm.
     """
-    return _train(
-        _run_parallel,
-        (
-            ids,
-            offsets,
-            seq_start,
-            seq_end,
-            W,
-            C,
-            keep_prob,
-            neg_cum,
-            mode,
-            window,
-            negative,
-            max_context,
-            lr0,
-            min_lr,
-            words_before,
-            total_words,
-            seed,
-            n_chunks,
-        ),
-    )
+    args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
+    rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
+    return run_block(_run_parallel, args + rest)
 
 
 def train_sgns_block_serial(
@@ -474,29 +369,9 @@ def train_sgns_block_serial(
     Same algorithm, chunks and random streams as :func:`train_sgns_block`; with one numba thread the
     two give the same result.
     """
-    return _train(
-        _run_serial,
-        (
-            ids,
-            offsets,
-            seq_start,
-            seq_end,
-            W,
-            C,
-            keep_prob,
-            neg_cum,
-            mode,
-            window,
-            negative,
-            max_context,
-            lr0,
-            min_lr,
-            words_before,
-            total_words,
-            seed,
-            n_chunks,
-        ),
-    )
+    args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
+    rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
+    return run_block(_run_serial, args + rest)
 
 
 train_sgns_block.__doc__ = (train_sgns_block.__doc__ or "") + _DOC_PARAMS
