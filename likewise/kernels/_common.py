@@ -134,6 +134,13 @@ def _int(name: str, value: object) -> int:
         raise InputError(f"{name} == {value!r}, must be an integer") from None
 
 
+def _int_at_least(name: str, value: object, low: int, why: str = "") -> int:
+    out = _int(name, value)
+    if out < low:
+        raise InputError(f"{name} == {out}, must be >= {low}{why}")
+    return out
+
+
 def _float(name: str, value: object) -> float:
     try:
         out = float(value)  # type: ignore[arg-type]
@@ -178,9 +185,7 @@ def check_corpus(ids: np.ndarray, offsets: np.ndarray, n_items: int) -> None:
     """
     _array("ids", ids, np.int32, 1)
     _array("offsets", offsets, np.int64, 1)
-    n_items = _int("n_items", n_items)
-    if n_items < 1:
-        raise InputError(f"n_items == {n_items}, must be >= 1")
+    n_items = _int_at_least("n_items", n_items, 1)
     _check_offsets(offsets, 0, len(offsets) - 1, len(ids))
     bad = (ids < 0) | (ids >= n_items)
     if bad.any():
@@ -304,31 +309,19 @@ lr0, min_lr, words_before, total_words, seed, n_chunks
     mode = _int("mode", mode)
     if mode not in (MODE_SEQUENCE, MODE_BASKET):
         raise InputError(f"mode == {mode}, must be 0 (sequence) or 1 (basket)")
-    window = _int("window", window)
-    if window < 1:
-        raise InputError(f"window == {window}, must be >= 1")
-    negative = _int("negative", negative)
-    if negative < 0:
-        raise InputError(f"negative == {negative}, must be >= 0")
-    max_context = _int("max_context", max_context)
-    if max_context < 1:
-        raise InputError(f"max_context == {max_context}, must be >= 1")
+    window = _int_at_least("window", window, 1)
+    negative = _int_at_least("negative", negative, 0)
+    max_context = _int_at_least("max_context", max_context, 1)
     lr0 = _float("lr0", lr0)
     if lr0 <= 0:
         raise InputError(f"lr0 == {lr0!r}, must be > 0")
     min_lr = _float("min_lr", min_lr)
     if not 0 <= min_lr <= lr0:
         raise InputError(f"min_lr == {min_lr!r}, must be in [0, lr0] = [0, {lr0!r}]")
-    words_before = _int("words_before", words_before)
-    if words_before < 0:
-        raise InputError(f"words_before == {words_before}, must be >= 0")
-    total_words = _int("total_words", total_words)
-    if total_words < 1:
-        raise InputError(f"total_words == {total_words}, must be >= 1")
+    words_before = _int_at_least("words_before", words_before, 0)
+    total_words = _int_at_least("total_words", total_words, 1)
     seed = _int("seed", seed)
-    n_chunks = _int("n_chunks", n_chunks)
-    if n_chunks < 1:
-        raise InputError(f"n_chunks == {n_chunks}, must be >= 1")
+    n_chunks = _int_at_least("n_chunks", n_chunks, 1)
     return Block(
         seq_start,
         seq_end,
@@ -347,10 +340,7 @@ lr0, min_lr, words_before, total_words, seed, n_chunks
 
 def validate_group(group: object) -> int:
     """``group`` as an int >= 1, or an :class:`InputError` naming the value."""
-    g = _int("group", group)
-    if g < 1:
-        raise InputError(f"group == {g}, must be >= 1 (contexts that share one set of negatives)")
-    return g
+    return _int_at_least("group", group, 1, " (contexts that share one set of negatives)")
 
 
 def run_block(runner: Callable[..., None], args: tuple, group: object = None) -> tuple[int, int, int, float]:

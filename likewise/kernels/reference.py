@@ -126,26 +126,8 @@ def train_sgns_block_reference(
     n_chunks: int,
 ) -> tuple[int, int, int, float]:
     """Reference for :func:`likewise.kernels.train_sgns_block_serial`; same parameters and returns."""
-    p = validate_inputs(
-        ids,
-        offsets,
-        seq_start,
-        seq_end,
-        W,
-        C,
-        keep_prob,
-        neg_cum,
-        mode,
-        window,
-        negative,
-        max_context,
-        lr0,
-        min_lr,
-        words_before,
-        total_words,
-        seed,
-        n_chunks,
-    )
+    args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
+    p = validate_inputs(*args, lr0, min_lr, words_before, total_words, seed, n_chunks)
     if p.seq_start == p.seq_end:
         return 0, 0, 0, 0.0
     counts = [0, 0]
@@ -205,26 +187,8 @@ def train_sgns_batched_block_reference(
     n_chunks: int,
 ) -> tuple[int, int, int, float]:
     """Reference for :func:`likewise.kernels.train_sgns_batched_block_serial`; same parameters and returns."""
-    p = validate_inputs(
-        ids,
-        offsets,
-        seq_start,
-        seq_end,
-        W,
-        C,
-        keep_prob,
-        neg_cum,
-        mode,
-        window,
-        negative,
-        max_context,
-        lr0,
-        min_lr,
-        words_before,
-        total_words,
-        seed,
-        n_chunks,
-    )
+    args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
+    p = validate_inputs(*args, lr0, min_lr, words_before, total_words, seed, n_chunks)
     group = validate_group(group)
     if p.seq_start == p.seq_end:
         return 0, 0, 0, 0.0
