@@ -220,19 +220,9 @@ def _train_chunk(ids, offsets, s0, s1, W, C, keep_prob, neg_cum, params, base, s
 def _run_parallel(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses):
     base = offsets[bounds[0]]
     for k in prange(len(states)):
+        s0, s1 = bounds[k], bounds[k + 1]
         losses[k] = _train_chunk(
-            ids,
-            offsets,
-            bounds[k],
-            bounds[k + 1],
-            W,
-            C,
-            keep_prob,
-            neg_cum,
-            params,
-            base,
-            states[k],
-            counts[k],
+            ids, offsets, s0, s1, W, C, keep_prob, neg_cum, params, base, states[k], counts[k]
         )
 
 
@@ -240,19 +230,9 @@ def _run_parallel(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params
 def _run_serial(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses):
     base = offsets[bounds[0]]
     for k in range(len(states)):
+        s0, s1 = bounds[k], bounds[k + 1]
         losses[k] = _train_chunk(
-            ids,
-            offsets,
-            bounds[k],
-            bounds[k + 1],
-            W,
-            C,
-            keep_prob,
-            neg_cum,
-            params,
-            base,
-            states[k],
-            counts[k],
+            ids, offsets, s0, s1, W, C, keep_prob, neg_cum, params, base, states[k], counts[k]
         )
 
 
