@@ -45,7 +45,7 @@ __all__ = [
     "next32",
     "run_block",
     "splitmix64",
-    "stop",
+    "stop_chunk",
     "subsample",
     "validate_group",
     "validate_inputs",
@@ -339,7 +339,23 @@ lr0, min_lr, words_before, total_words, seed, n_chunks
 
 
 def validate_group(group: object) -> int:
-    """``group`` as an int >= 1, or an :class:`InputError` naming the value."""
+    """Check the batched kernel's ``group``.
+
+    Parameters
+    ----------
+    group : int
+        Contexts of one centre that share a set of negatives, >= 1.
+
+    Returns
+    -------
+    int
+        ``group`` as a Python int.
+
+    Raises
+    ------
+    InputError
+        ``group`` is not an integer or is below 1; the message names the value.
+    """
     return _int_at_least("group", group, 1, " (contexts that share one set of negatives)")
 
 
@@ -415,7 +431,7 @@ def lr_at(a, base, words_before, total_words, lr0, min_lr):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def stop(out, seen, n_kept, pairs, bad_id):
+def stop_chunk(out, seen, n_kept, pairs, bad_id):
     """Record the counts so far and the id outside ``[0, V)`` that stopped the chunk."""
     out[0] = seen
     out[1] = n_kept

@@ -69,7 +69,7 @@ from ._common import (
     lr_at,
     next32,
     run_block,
-    stop,
+    stop_chunk,
     subsample,
 )
 
@@ -164,7 +164,7 @@ def _train_chunk(ids, offsets, s0, s1, W, C, keep_prob, neg_cum, params, base, s
         seen += b - a
         n, state, bad = subsample(ids, a, b, keep_prob, kept, state)
         if bad >= 0:
-            stop(out, seen, n_kept, pairs, ids[bad])
+            stop_chunk(out, seen, n_kept, pairs, ids[bad])
             return loss
         n_kept += n
         if n < 2:
