@@ -40,31 +40,25 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..errors import InputError, ItemIndexError
-from .sgns import (
-    _F_MAX,
-    _U32,
-    _int,
-    _longest,
-    _lr_at,
-    _next32,
-    _stop,
-    _subsample,
-    _validate,
-    chunk_bounds,
-    chunk_states,
+from ._common import (
+    F_MAX,
+    LOG1P_EXP_TABLE,
+    SIGMOID_TABLE,
+    TABLE_SCALE,
+    TABLE_SIZE,
+    U32,
+    longest_sequence,
+    lr_at,
+    next32,
+    run_block,
+    stop_chunk,
+    subsample,
 )
 
-__all__ = ["train_sgns_batched_block", "train_sgns_batched_block_serial"]
+# Public name that lived here before ._common; ``NAME as NAME`` keeps it importable from here.
+from ._common import validate_group as validate_group
 
-# sigmoid(z) and log(1 + e^z) on [-MAX_EXP, MAX_EXP] as tables (word2vec's EXP_TABLE idea): entry k
-# holds the value at the centre of bin k; z maps to bin floor((z + MAX_EXP) * TABLE_SCALE). Two libm
-# calls per (context, target) cost more than the dot product itself at dim 100.
-TABLE_SIZE = 2048
-TABLE_SCALE = np.float32(TABLE_SIZE / (2 * 6.0))
-_Z = -6.0 + (np.arange(TABLE_SIZE) + 0.5) * (12.0 / TABLE_SIZE)
-SIGMOID_TABLE = (1.0 / (1.0 + np.exp(-_Z))).astype(np.float32)
-LOG1P_EXP_TABLE = np.log1p(np.exp(_Z))
+__all__ = ["train_sgns_batched_block", "train_sgns_batched_block_serial"]
 
 
 @njit(fastmath=True, nogil=True, cache=True, inline="always")
@@ -85,12 +79,12 @@ def _group(centre, ctx, nb, tg, nt, W, C, xb, tb, gm, dx, lr):
             f = np.float32(0.0)
             for d in range(dim):
                 f += xb[b, d] * tb[t, d]
-            if f > _F_MAX:
-                f = _F_MAX
-            elif f < -_F_MAX:
-                f = -_F_MAX
+            if f > F_MAX:
+                f = F_MAX
+            elif f < -F_MAX:
+                f = -F_MAX
             z = -f if t == 0 else f
-            k = int((z + _F_MAX) * TABLE_SCALE)
+            k = int((z + F_MAX) * TABLE_SCALE)
             if k >= TABLE_SIZE:
                 k = TABLE_SIZE - 1
             q = SIGMOID_TABLE[k]
@@ -138,7 +132,7 @@ def _make_guide(neg_cum, shift):
     guide = np.empty(m, dtype=np.int32)
     t = 0
     for b in range(m):
-        r0 = np.int64((np.uint64(b) << np.uint64(shift)) * total >> _U32)
+        r0 = np.int64((np.uint64(b) << np.uint64(shift)) * total >> U32)
         while neg_cum[t] <= r0:
             t += 1
         guide[b] = t
@@ -154,8 +148,8 @@ def _draw_negatives(centre, tg, negative, neg_cum, neg_total, guide, shift, stat
     tg[0] = centre
     nt = 1
     for _ in range(negative):
-        state, x = _next32(state)
-        r = np.int64((x * neg_total) >> _U32)
+        state, x = next32(state)
+        r = np.int64((x * neg_total) >> U32)
         t = guide[np.int64(x >> shift)]
         while neg_cum[t] <= r:
             t += 1
@@ -166,34 +160,15 @@ def _draw_negatives(centre, tg, negative, neg_cum, neg_total, guide, shift, stat
 
 
 @njit(fastmath=True, nogil=True, cache=True)
-def _train_chunk(
-    ids,
-    offsets,
-    s0,
-    s1,
-    W,
-    C,
-    keep_prob,
-    neg_cum,
-    mode,
-    window,
-    negative,
-    max_context,
-    group,
-    lr0,
-    min_lr,
-    words_before,
-    total_words,
-    base,
-    guide,
-    shift,
-    state,
-    out,
-):
-    """Train sequences ``[s0, s1)`` from stream ``state``; write (seen, kept, pairs, error, bad id) to out."""
+def _train_chunk(ids, offsets, s0, s1, W, C, keep_prob, neg_cum, params, base, guide, shift, state, out):
+    """Train sequences ``[s0, s1)`` from stream ``state``; write (seen, kept, pairs, error, bad id) to out.
+
+    As in :mod:`.sgns`, plus ``group`` at the end of ``params`` and the negatives' guide table.
+    """
+    mode, window, negative, max_context, lr0, min_lr, words_before, total_words, group = params
     n_items = W.shape[0]
     dim = W.shape[1]
-    longest = _longest(offsets, s0, s1)
+    longest = longest_sequence(offsets, s0, s1)
     kept = np.empty(longest, dtype=np.int32)
     ctx_all = np.empty(max(2 * window, max_context, longest) + 1, dtype=np.int32)
     tg = np.empty(negative + 1, dtype=np.int32)
@@ -212,14 +187,14 @@ def _train_chunk(
         a = offsets[s]
         b = offsets[s + 1]
         seen += b - a
-        n, state, bad = _subsample(ids, a, b, keep_prob, kept, state)
+        n, state, bad = subsample(ids, a, b, keep_prob, kept, state)
         if bad >= 0:
-            _stop(out, seen, n_kept, pairs, ids[bad])
+            stop_chunk(out, seen, n_kept, pairs, ids[bad])
             return loss
         n_kept += n
         if n < 2:
             continue
-        lr = _lr_at(a, base, words_before, total_words, lr0, min_lr)
+        lr = lr_at(a, base, words_before, total_words, lr0, min_lr)
         for i in range(n):
             centre = kept[i]
             if mode == 1 and n - 1 > max_context:
@@ -228,8 +203,8 @@ def _train_chunk(
                 while left > 0:
                     nb = min(group, left)
                     for q in range(nb):
-                        state, x = _next32(state)
-                        j = np.int64((x * others) >> _U32)
+                        state, x = next32(state)
+                        j = np.int64((x * others) >> U32)
                         if j >= i:
                             j += 1
                         ctx_all[q] = kept[j]
@@ -239,8 +214,8 @@ def _train_chunk(
                     left -= nb
                 continue
             if mode == 0:
-                state, x = _next32(state)
-                reach = window - np.int64((x * uwindow) >> _U32)
+                state, x = next32(state)
+                reach = window - np.int64((x * uwindow) >> U32)
                 lo = max(0, i - reach)
                 hi = min(n, i + reach + 1)
             else:
@@ -264,103 +239,31 @@ def _train_chunk(
     return loss
 
 
-# Two drivers (prange vs range) for the same reason as in .sgns: numba caches per function.
+# Two drivers (prange vs range), each indexing bounds and states itself, for the reasons given in .sgns.
 
 
 @njit(parallel=True, fastmath=True, nogil=True, cache=True)
-def _run_parallel(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, scalars, group, counts, losses):
-    mode, window, negative, max_context = int(scalars[0]), int(scalars[1]), int(scalars[2]), int(scalars[3])
-    lr0, min_lr, words_before, total_words = scalars[4], scalars[5], scalars[6], scalars[7]
-    base = offsets[bounds[0]]
+def _run_parallel(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses):
     shift = _guide_shift(W.shape[0])
     guide = _make_guide(neg_cum, shift)
+    base = offsets[bounds[0]]
     for k in prange(len(states)):
+        s0, s1 = bounds[k], bounds[k + 1]
         losses[k] = _train_chunk(
-            ids,
-            offsets,
-            bounds[k],
-            bounds[k + 1],
-            W,
-            C,
-            keep_prob,
-            neg_cum,
-            mode,
-            window,
-            negative,
-            max_context,
-            group,
-            lr0,
-            min_lr,
-            words_before,
-            total_words,
-            base,
-            guide,
-            shift,
-            states[k],
-            counts[k],
+            ids, offsets, s0, s1, W, C, keep_prob, neg_cum, params, base, guide, shift, states[k], counts[k]
         )
 
 
 @njit(fastmath=True, nogil=True, cache=True)
-def _run_serial(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, scalars, group, counts, losses):
-    mode, window, negative, max_context = int(scalars[0]), int(scalars[1]), int(scalars[2]), int(scalars[3])
-    lr0, min_lr, words_before, total_words = scalars[4], scalars[5], scalars[6], scalars[7]
-    base = offsets[bounds[0]]
+def _run_serial(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses):
     shift = _guide_shift(W.shape[0])
     guide = _make_guide(neg_cum, shift)
+    base = offsets[bounds[0]]
     for k in range(len(states)):
+        s0, s1 = bounds[k], bounds[k + 1]
         losses[k] = _train_chunk(
-            ids,
-            offsets,
-            bounds[k],
-            bounds[k + 1],
-            W,
-            C,
-            keep_prob,
-            neg_cum,
-            mode,
-            window,
-            negative,
-            max_context,
-            group,
-            lr0,
-            min_lr,
-            words_before,
-            total_words,
-            base,
-            guide,
-            shift,
-            states[k],
-            counts[k],
+            ids, offsets, s0, s1, W, C, keep_prob, neg_cum, params, base, guide, shift, states[k], counts[k]
         )
-
-
-def validate_group(group: object) -> int:
-    """``group`` as an int >= 1, or an :class:`InputError` naming the value."""
-    g = _int("group", group)
-    if g < 1:
-        raise InputError(f"group == {g}, must be >= 1 (contexts that share one set of negatives)")
-    return g
-
-
-def _train(runner, args, group) -> tuple[int, int, int, float]:
-    ids, offsets, _, _, W, C, keep_prob, neg_cum = args[:8]
-    p = _validate(*args)
-    group = validate_group(group)
-    if p.seq_start == p.seq_end:
-        return 0, 0, 0, 0.0
-    bounds = chunk_bounds(offsets, p.seq_start, p.seq_end, p.n_chunks)
-    states = chunk_states(p.seed, p.seq_start, p.n_chunks)
-    counts = np.zeros((p.n_chunks, 5), dtype=np.int64)
-    losses = np.zeros(p.n_chunks, dtype=np.float64)
-    # Scalars travel as one float64 array: every value is an integer below 2**53 or a float.
-    scalars = np.array(p.kernel_scalars(), dtype=np.float64)
-    runner(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, scalars, group, counts, losses)
-    failed = np.flatnonzero(counts[:, 3])
-    if len(failed):
-        raise ItemIndexError(int(counts[failed[0], 4]), W.shape[0])
-    seen, kept, pairs = (int(v) for v in counts[:, :3].sum(axis=0))
-    return seen, kept, pairs, float(sum(losses.tolist()))
 
 
 def train_sgns_batched_block(
@@ -394,7 +297,7 @@ def train_sgns_batched_block(
     """
     args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
     rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
-    return _train(_run_parallel, args + rest, group)
+    return run_block(_run_parallel, args + rest, group)
 
 
 def train_sgns_batched_block_serial(
@@ -421,4 +324,4 @@ def train_sgns_batched_block_serial(
     """:func:`train_sgns_batched_block` on one thread, chunks in order: bit-identical across runs."""
     args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
     rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
-    return _train(_run_serial, args + rest, group)
+    return run_block(_run_serial, args + rest, group)

@@ -12,8 +12,21 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..errors import ItemIndexError
-from .batched import LOG1P_EXP_TABLE, SIGMOID_TABLE, TABLE_SCALE, TABLE_SIZE, validate_group
-from .sgns import LCG_ADD, LCG_MUL, MASK64, MAX_EXP, MODE_SEQUENCE, _validate, chunk_bounds, chunk_states
+from ._common import (
+    LCG_ADD,
+    LCG_MUL,
+    LOG1P_EXP_TABLE,
+    MASK64,
+    MAX_EXP,
+    MODE_SEQUENCE,
+    SIGMOID_TABLE,
+    TABLE_SCALE,
+    TABLE_SIZE,
+    chunk_bounds,
+    chunk_states,
+    validate_group,
+    validate_inputs,
+)
 
 __all__ = ["train_sgns_block_reference"]
 
@@ -113,26 +126,8 @@ def train_sgns_block_reference(
     n_chunks: int,
 ) -> tuple[int, int, int, float]:
     """Reference for :func:`likewise.kernels.train_sgns_block_serial`; same parameters and returns."""
-    p = _validate(
-        ids,
-        offsets,
-        seq_start,
-        seq_end,
-        W,
-        C,
-        keep_prob,
-        neg_cum,
-        mode,
-        window,
-        negative,
-        max_context,
-        lr0,
-        min_lr,
-        words_before,
-        total_words,
-        seed,
-        n_chunks,
-    )
+    args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
+    p = validate_inputs(*args, lr0, min_lr, words_before, total_words, seed, n_chunks)
     if p.seq_start == p.seq_end:
         return 0, 0, 0, 0.0
     counts = [0, 0]
@@ -192,26 +187,8 @@ def train_sgns_batched_block_reference(
     n_chunks: int,
 ) -> tuple[int, int, int, float]:
     """Reference for :func:`likewise.kernels.train_sgns_batched_block_serial`; same parameters and returns."""
-    p = _validate(
-        ids,
-        offsets,
-        seq_start,
-        seq_end,
-        W,
-        C,
-        keep_prob,
-        neg_cum,
-        mode,
-        window,
-        negative,
-        max_context,
-        lr0,
-        min_lr,
-        words_before,
-        total_words,
-        seed,
-        n_chunks,
-    )
+    args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
+    p = validate_inputs(*args, lr0, min_lr, words_before, total_words, seed, n_chunks)
     group = validate_group(group)
     if p.seq_start == p.seq_end:
         return 0, 0, 0, 0.0
