@@ -39,11 +39,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._fileio import file_sha256
-from .baselines import BASELINES, Recommender, VectorRecommender, fit_baselines
-from .embeddings import Embeddings
-from .errors import CorruptModelError, InputError
-from .search import normalise_rows, top_k_search
+from .._fileio import file_sha256
+from ..baselines import BASELINES, Recommender, VectorRecommender, fit_baselines
+from ..embeddings import Embeddings
+from ..errors import CorruptModelError, InputError
+from ..search import normalise_rows, top_k_search
 
 __all__ = [
     "METRICS",
