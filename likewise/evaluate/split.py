@@ -1,0 +1,249 @@
+"""A reproducible train/test split of sequences, and the folder it is saved in.
+
+:func:`split_sequences` holds out a seeded share of the sequences (one item of each hidden);
+:func:`save_split` / :func:`load_split` write and read it, so ``likewise split`` and ``eval --holdout``
+(and :mod:`likewise.tune`) score the same cases.
+
+Split folder format (version 1)
+-------------------------------
+``train.txt``
+    One training sequence per line, item keys separated by one space -- or by the input's ``delimiter``
+    when one was given (then ``likewise train train.txt --delimiter D`` reads it).
+``test.tsv``
+    A header line ``context<TAB>target``, then one test case per line: the visible items (separated as in
+    ``train.txt``, in their original order) and the hidden item.
+``split.json``
+    ``{"format": "likewise.split", "version": 1, "mode", "seed", "test_fraction", "delimiter", "n_train",
+    "n_test", "n_short", "input", "files": {name: {"sha256", "bytes"}}}``.
+
+A key that could not be read back -- one holding whitespace (or, with a delimiter, the delimiter, a tab
+or a line break), or an empty one -- is refused when the split is written.
+
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from .._fileio import file_sha256
+from ..errors import CorruptModelError, InputError
+
+__all__ = ["SPLIT_FORMAT", "SPLIT_VERSION", "Split", "load_split", "save_split", "split_sequences"]
+
+SPLIT_FORMAT = "likewise.split"
+SPLIT_VERSION = 1
+
+
+@dataclass
+class Split:
+    """A train/test split of sequences (see the module docstring for the folder format).
+
+    Attributes
+    ----------
+    train : list of list of str
+    contexts : list of list of str
+        Visible items of each test case.
+    targets : list of str
+        The hidden item of each test case.
+    mode : {"basket", "sequence"}
+    seed : int
+    test_fraction : float
+    n_short : int
+        Sequences too short to hide an item from (they stay in the training part).
+    input : dict
+        Description of where the data came from.
+    delimiter : str or None
+        Separator of keys in the files; None: one space (read back as any whitespace).
+    """
+
+    train: list[list[str]]
+    contexts: list[list[str]]
+    targets: list[str]
+    mode: str = "basket"
+    seed: int = 0
+    test_fraction: float = 0.2
+    n_short: int = 0
+    input: dict[str, Any] = field(default_factory=dict)
+    delimiter: str | None = None
+
+
+def split_sequences(
+    sequences: Iterable[Sequence[str]],
+    *,
+    mode: Literal["basket", "sequence"] = "basket",
+    test_fraction: float = 0.2,
+    seed: int = 0,
+) -> Split:
+    """Hold out a seeded random share of the sequences, hiding one item of each.
+
+    In basket mode a test basket is first reduced to its distinct items (order kept) and one of them,
+    chosen at random, is hidden; in sequence mode the last item is hidden and the items before it are
+    the context. Only sequences with at least two (distinct, in basket mode) items can be test cases;
+    the others stay in the training part. Test sequences are removed from the training part whole.
+
+    Parameters
+    ----------
+    sequences : iterable of sequence of str
+    mode : {"basket", "sequence"}
+    test_fraction : float
+        Share of the eligible sequences held out, in (0, 1).
+    seed : int
+
+    Returns
+    -------
+    Split
+    """
+    if mode not in ("basket", "sequence"):
+        raise InputError(f"mode == {mode!r}, must be 'basket' or 'sequence'")
+    if not 0 < test_fraction < 1:
+        raise InputError(f"test_fraction == {test_fraction!r}, must be in (0, 1)")
+    seqs = [list(s) for s in sequences]
+    if mode == "basket":
+        views = [list(dict.fromkeys(s)) for s in seqs]
+    else:
+        views = seqs
+    eligible = np.flatnonzero(np.fromiter((len(v) >= 2 for v in views), dtype=bool, count=len(views)))
+    rng = np.random.default_rng(seed)
+    n_test = int(round(test_fraction * len(eligible)))
+    if n_test == 0:
+        raise InputError(
+            f"no test case: {len(eligible)} of {len(seqs)} sequences have 2 or more items and "
+            f"test_fraction={test_fraction} of them rounds to 0"
+        )
+    test = np.sort(rng.choice(eligible, size=n_test, replace=False))
+    is_test = np.zeros(len(seqs), dtype=bool)
+    is_test[test] = True
+    contexts, targets = [], []
+    hide = rng.random(n_test)
+    for j, i in enumerate(test.tolist()):
+        v = views[i]
+        p = int(hide[j] * len(v)) if mode == "basket" else len(v) - 1
+        targets.append(v[p])
+        contexts.append(v[:p] + v[p + 1 :])
+    train = [s for s, t in zip(seqs, is_test.tolist(), strict=True) if not t]
+    return Split(train, contexts, targets, mode, seed, test_fraction, len(seqs) - len(eligible))
+
+
+def _key_checker(delimiter: str | None):
+    def check(key: str) -> str:
+        if delimiter is None:
+            bad = not key or any(ch.isspace() for ch in key)
+            why = "whitespace (keys are separated by spaces; read the input with --delimiter to keep them)"
+        else:
+            bad = not key or key != key.strip() or any(ch in key for ch in (delimiter, "\t", "\n", "\r"))
+            why = f"the delimiter {delimiter!r}, a tab, a line break or edge spaces"
+        if bad:
+            raise InputError(
+                f"item key {key!r} is empty or holds {why}: it could not be read back from a split"
+            )
+        return key
+
+    return check
+
+
+def save_split(split: Split, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
+    """Write a split folder (written to a temporary folder beside it, then renamed)."""
+    final = Path(path)
+    if final.exists():
+        if not overwrite:
+            raise InputError(
+                f"{str(final)!r} already exists: pass overwrite=True (--overwrite) to replace it"
+            )
+        if not (final / "split.json").is_file():
+            raise InputError(f"{str(final)!r} exists and is not a split folder: refusing to replace it")
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.with_name(f".{final.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    check = _key_checker(split.delimiter)
+    sep = split.delimiter or " "
+    try:
+        with open(tmp / "train.txt", "w", encoding="utf-8", newline="\n") as f:
+            for s in split.train:
+                if s:
+                    f.write(sep.join(check(k) for k in s) + "\n")
+        with open(tmp / "test.tsv", "w", encoding="utf-8", newline="\n") as f:
+            f.write("context\ttarget\n")
+            for c, t in zip(split.contexts, split.targets, strict=True):
+                f.write(sep.join(check(k) for k in c) + "\t" + check(t) + "\n")
+        files = {
+            n: {"sha256": file_sha256(tmp / n), "bytes": (tmp / n).stat().st_size}
+            for n in ("train.txt", "test.tsv")
+        }
+        manifest = {
+            "format": SPLIT_FORMAT,
+            "version": SPLIT_VERSION,
+            "mode": split.mode,
+            "seed": split.seed,
+            "test_fraction": split.test_fraction,
+            "delimiter": split.delimiter,
+            "n_train": sum(1 for s in split.train if s),
+            "n_test": len(split.targets),
+            "n_short": split.n_short,
+            "input": split.input,
+            "files": files,
+        }
+        (tmp / "split.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        if final.exists():
+            shutil.rmtree(final)
+        tmp.rename(final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final
+
+
+def load_split(path: str | os.PathLike, *, verify: bool = True) -> Split:
+    """Read a split folder written by :func:`save_split` (checksums verified unless ``verify=False``)."""
+    p = Path(path)
+    man_path = p / "split.json"
+    if not man_path.is_file():
+        raise CorruptModelError(f"{str(p)!r} is not a split folder: split.json is missing")
+    try:
+        man = json.loads(man_path.read_text("utf-8"))
+    except ValueError as e:
+        raise CorruptModelError(f"{str(man_path)!r} is not valid JSON: {e}") from None
+    if man.get("format") != SPLIT_FORMAT or man.get("version") != SPLIT_VERSION:
+        raise CorruptModelError(
+            f"{str(man_path)!r} has format {man.get('format')!r} version {man.get('version')!r}; "
+            f"expected {SPLIT_FORMAT!r} version {SPLIT_VERSION}"
+        )
+    for name, info in man["files"].items():
+        f = p / name
+        if not f.is_file():
+            raise CorruptModelError(f"split file {str(f)!r} is missing")
+        if verify and file_sha256(f) != info["sha256"]:
+            raise CorruptModelError(f"split file {str(f)!r} fails its sha256 checksum (changed or truncated)")
+    sep = man.get("delimiter")
+
+    def keys(text: str) -> list[str]:
+        return text.split(sep) if text else []
+
+    with open(p / "train.txt", encoding="utf-8", newline="\n") as f:
+        train = [keys(line.rstrip("\n")) for line in f if line.strip()]
+    contexts, targets = [], []
+    with open(p / "test.tsv", encoding="utf-8", newline="\n") as f:
+        next(f)
+        for line in f:
+            ctx, tgt = line.rstrip("\n").split("\t")
+            contexts.append(keys(ctx))
+            targets.append(tgt)
+    return Split(
+        train,
+        contexts,
+        targets,
+        man["mode"],
+        man["seed"],
+        man["test_fraction"],
+        man["n_short"],
+        man["input"],
+        sep,
+    )
