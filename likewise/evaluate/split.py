@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +32,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .._fileio import file_sha256
+from .._fileio import atomic_folder, file_entry, file_sha256, write_text
 from ..errors import CorruptModelError, InputError
 
 __all__ = ["SPLIT_FORMAT", "SPLIT_VERSION", "Split", "load_split", "save_split", "split_sequences"]
@@ -150,8 +149,30 @@ def _key_checker(delimiter: str | None):
 
 
 def save_split(split: Split, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
-    """Write a split folder (written to a temporary folder beside it, then renamed)."""
+    """Write a split folder (see the module docstring) through :func:`~likewise._fileio.atomic_folder`.
+
+    Parameters
+    ----------
+    split : Split
+    path : str or path-like
+        The folder to write.
+    overwrite : bool
+        Replace an existing split folder at ``path``.
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Raises
+    ------
+    InputError
+        ``path`` exists and ``overwrite`` is False; ``path`` exists and is not a split folder (never
+        replaced); or a key could not be read back. Nothing is left at ``path`` or beside it then.
+    """
     final = Path(path)
+    # Checked here rather than by _fileio.check_target: a split's manifest is split.json, and these
+    # messages are the ones the CLI has always shown.
     if final.exists():
         if not overwrite:
             raise InputError(
@@ -159,13 +180,9 @@ def save_split(split: Split, path: str | os.PathLike, *, overwrite: bool = False
             )
         if not (final / "split.json").is_file():
             raise InputError(f"{str(final)!r} exists and is not a split folder: refusing to replace it")
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.with_name(f".{final.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
     check = _key_checker(split.delimiter)
     sep = split.delimiter or " "
-    try:
+    with atomic_folder(final) as tmp:
         with open(tmp / "train.txt", "w", encoding="utf-8", newline="\n") as f:
             for s in split.train:
                 if s:
@@ -174,10 +191,6 @@ def save_split(split: Split, path: str | os.PathLike, *, overwrite: bool = False
             f.write("context\ttarget\n")
             for c, t in zip(split.contexts, split.targets, strict=True):
                 f.write(sep.join(check(k) for k in c) + "\t" + check(t) + "\n")
-        files = {
-            n: {"sha256": file_sha256(tmp / n), "bytes": (tmp / n).stat().st_size}
-            for n in ("train.txt", "test.tsv")
-        }
         manifest = {
             "format": SPLIT_FORMAT,
             "version": SPLIT_VERSION,
@@ -189,15 +202,9 @@ def save_split(split: Split, path: str | os.PathLike, *, overwrite: bool = False
             "n_test": len(split.targets),
             "n_short": split.n_short,
             "input": split.input,
-            "files": files,
+            "files": {n: file_entry(tmp / n) for n in ("train.txt", "test.tsv")},
         }
-        (tmp / "split.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", "utf-8")
-        if final.exists():
-            shutil.rmtree(final)
-        tmp.rename(final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        write_text(tmp / "split.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return final
 
 
