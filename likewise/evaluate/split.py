@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .._fileio import atomic_folder, file_entry, file_sha256, write_text
+from .._fileio import atomic_folder, file_entry, file_sha256, read_json, write_text
 from ..errors import CorruptModelError, InputError
 
 __all__ = ["SPLIT_FORMAT", "SPLIT_VERSION", "Split", "load_split", "save_split", "split_sequences"]
@@ -209,15 +209,31 @@ def save_split(split: Split, path: str | os.PathLike, *, overwrite: bool = False
 
 
 def load_split(path: str | os.PathLike, *, verify: bool = True) -> Split:
-    """Read a split folder written by :func:`save_split` (checksums verified unless ``verify=False``)."""
+    """Read a split folder written by :func:`save_split`.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The split folder.
+    verify : bool
+        Check each file against the sha256 in ``split.json``.
+
+    Returns
+    -------
+    Split
+
+    Raises
+    ------
+    CorruptModelError
+        No ``split.json``, one that is not valid JSON (or over the manifest size limit) or of another
+        format or version, a listed file missing, or (with ``verify``) a checksum that does not match.
+    """
     p = Path(path)
     man_path = p / "split.json"
     if not man_path.is_file():
         raise CorruptModelError(f"{str(p)!r} is not a split folder: split.json is missing")
-    try:
-        man = json.loads(man_path.read_text("utf-8"))
-    except ValueError as e:
-        raise CorruptModelError(f"{str(man_path)!r} is not valid JSON: {e}") from None
+    # read_json bounds the bytes parsed and turns bad JSON or bad UTF-8 into CorruptModelError.
+    man = read_json(man_path, what="a split folder")
     if man.get("format") != SPLIT_FORMAT or man.get("version") != SPLIT_VERSION:
         raise CorruptModelError(
             f"{str(man_path)!r} has format {man.get('format')!r} version {man.get('version')!r}; "
