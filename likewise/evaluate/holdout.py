@@ -119,7 +119,20 @@ def ranking_metrics(
 
 
 def winners(rows: Mapping[str, Mapping[str, float]], metrics: Sequence[str] = METRICS) -> dict[str, str]:
-    """For each metric, the name of the best row (higher is better); ties joined by ``" = "``."""
+    """For each metric, the name of the best row (higher is better); ties joined by ``" = "``.
+
+    Parameters
+    ----------
+    rows : mapping of str to mapping of str to float
+        Row name -> metrics, as ``holdout_report(...)["rows"]``.
+    metrics : sequence of str
+        The metrics to judge; every row needs each of them.
+
+    Returns
+    -------
+    dict of str to str
+        Metric -> winning row name(s).
+    """
     out = {}
     for m in metrics:
         best = max(r[m] for r in rows.values())
@@ -135,6 +148,14 @@ def holdout_cases(
     A case whose hidden item is not in the vocabulary is dropped (no model could return it); unknown
     context items are dropped, and a case left with an empty context is dropped too. With
     ``context_window`` only the last that many visible items are kept (sequence mode).
+
+    Parameters
+    ----------
+    keys_to_ids : mapping of str to int
+        The vocabulary (e.g. ``emb.vocab.index``).
+    split : Split
+    context_window : int, optional
+        Visible items kept per case, the last ones; None or 0 keeps them all.
 
     Returns
     -------
@@ -175,6 +196,19 @@ def holdout_report(
 
     Baselines use the model's vocabulary (training items outside it are dropped), so every row ranks
     the same catalogue for the same cases. ``ppmi-svd`` gets the model's dimension.
+
+    Parameters
+    ----------
+    emb : Embeddings
+    split : Split
+    k : int
+        Length of each recommendation list.
+    baselines : sequence of str
+        Names from :data:`likewise.baselines.BASELINES` to fit and score.
+    context_window : int, optional
+        As in :func:`holdout_cases`.
+    seed : int
+        Seed of the randomized SVD of ``ppmi-svd``.
 
     Returns
     -------
@@ -219,6 +253,19 @@ def heldout_loss(emb: Embeddings, contexts: Sequence[np.ndarray], targets: np.nd
 
     Why not the training (negative-sampling) loss: that needs the output vectors, which a saved space
     does not keep; this loss needs only the vectors every query uses and has no scale to tune.
+
+    Parameters
+    ----------
+    emb : Embeddings
+    contexts : sequence of int arrays
+        The visible items of each case.
+    targets : int array
+        One hidden item id per context.
+
+    Returns
+    -------
+    float
+        In ``[0, 1]``; 0.5 is chance.
     """
     t = np.asarray(targets, dtype=np.int64).reshape(-1)
     if len(contexts) != len(t):

@@ -65,6 +65,15 @@ def evaluate_labels(emb: Embeddings, labels: Mapping[str, str], k: int = 10) -> 
     candidates). Its predicted label is the most common label among them, a tie going to the label of
     the nearer neighbour. Purity is the share of neighbours with the item's own label.
 
+    Parameters
+    ----------
+    emb : Embeddings
+        The space to judge.
+    labels : mapping of str to str
+        Item key -> label; keys outside the space are counted in ``n_unknown`` and otherwise ignored.
+    k : int
+        Neighbours per item.
+
     Returns
     -------
     dict
@@ -104,7 +113,23 @@ def evaluate_labels(emb: Embeddings, labels: Mapping[str, str], k: int = 10) -> 
 
 
 def read_labels(path: str | os.PathLike) -> dict[str, str]:
-    """Read ``item<TAB>label`` lines (blank lines and ``#`` comments skipped)."""
+    """Read ``item<TAB>label`` lines (blank lines and ``#`` comments skipped).
+
+    Parameters
+    ----------
+    path : str or path-like
+        A UTF-8 text file.
+
+    Returns
+    -------
+    dict of str to str
+        Item key -> label; a key given twice keeps its last label.
+
+    Raises
+    ------
+    InputError
+        A line that is not two tab-separated fields, or a file with no such line.
+    """
     out: dict[str, str] = {}
     with open(path, encoding="utf-8") as f:
         for no, line in enumerate(f, 1):

@@ -201,6 +201,19 @@ def evaluate_pairs(
     parse are skipped; vocabulary, ``restrict`` and case handling as in :func:`evaluate_analogies` (and
     gensim's ``evaluate_word_pairs``).
 
+    Parameters
+    ----------
+    emb : Embeddings
+    path : path
+        The pairs file (UTF-8).
+    delimiter : str
+        Field separator of a line.
+    restrict : int or None
+        Only the ``restrict`` most frequent keys are known words (gensim: 300,000).
+    case_insensitive : bool
+    dummy4unknown : bool
+        Score out-of-vocabulary pairs 0 instead of skipping them.
+
     Returns
     -------
     dict
