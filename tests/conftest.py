@@ -67,6 +67,9 @@ class IndexContract:
         raise NotImplementedError
 
     def test_describes_its_space(self, space: Embeddings, built: Any) -> None:
+        from likewise.index import NeighbourIndex
+
+        assert isinstance(built, NeighbourIndex)
         assert (built.fingerprint, built.size, built.dim) == (space.fingerprint, len(space), space.dim)
         built.warm()
         assert built.loaded

@@ -12,7 +12,7 @@ compares one against exact search. ``AnnIndex`` is the former name of :class:`Hn
 
 from __future__ import annotations
 
-from ._query import ann_top_k, check_index_for, measure_recall
+from ._query import NeighbourIndex, ann_top_k, check_index_for, measure_recall
 from .exact import ExactIndex
 from .hnsw import INDEX_DIR, HnswIndex, IndexParams, attach_saved_index, build_index, index_folder
 
@@ -24,6 +24,7 @@ __all__ = [
     "ExactIndex",
     "HnswIndex",
     "IndexParams",
+    "NeighbourIndex",
     "ann_top_k",
     "attach_saved_index",
     "build_index",

@@ -8,7 +8,7 @@ scores that are the exact cosines, ties by id, and a fall-back signal when the i
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -18,7 +18,50 @@ from ..search import top_k_search
 if TYPE_CHECKING:
     from ..embeddings import Embeddings
 
-__all__ = ["ann_top_k", "check_index_for", "check_search", "measure_recall"]
+__all__ = ["NeighbourIndex", "ann_top_k", "check_index_for", "check_search", "measure_recall"]
+
+
+@runtime_checkable
+class NeighbourIndex(Protocol):
+    """The interface every index implements (:class:`ExactIndex`, :class:`HnswIndex`).
+
+    Attributes
+    ----------
+    fingerprint : str
+        The space the index was built on.
+    size, dim : int
+        Its items and dimensions.
+    info : dict
+        What its build measured (``recall_at_10`` at least).
+    loaded : bool
+        Whether the index is in memory (``warm()`` reads it now).
+    """
+
+    fingerprint: str
+    size: int
+    dim: int
+    info: dict
+
+    @property
+    def loaded(self) -> bool: ...
+
+    def warm(self) -> None: ...
+
+    def search(self, queries: np.ndarray, k: int) -> np.ndarray:
+        """Ids of the ``k`` nearest items (by inner product) of each unit query, best first.
+
+        Parameters
+        ----------
+        queries : ndarray of float32, shape [n, D]
+            Unit-normalised query vectors.
+        k : int
+            Results per query, ``1 <= k <= size`` (:func:`check_search`).
+
+        Returns
+        -------
+        ndarray of int64, shape [n, k]
+        """
+        ...
 
 
 def check_search(queries: np.ndarray, k: object, size: int, dim: int) -> int:

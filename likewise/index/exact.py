@@ -67,19 +67,7 @@ class ExactIndex:
         """Nothing to read."""
 
     def search(self, queries: np.ndarray, k: int) -> np.ndarray:
-        """Ids of the ``k`` nearest items (by inner product) of each unit query, best first, ties by id.
-
-        Parameters
-        ----------
-        queries : ndarray of float32, shape [n, D]
-            Unit-normalised query vectors.
-        k : int
-            Results per query, ``1 <= k <= size``.
-
-        Returns
-        -------
-        ndarray of int64, shape [n, k]
-        """
+        """:meth:`NeighbourIndex.search`, exactly: ties by lower id, as exact search orders them."""
         k = check_search(queries, k, self.size, self.dim)
         none = np.zeros(0, dtype=np.int64)
         ids, _ = top_k_search(self._normed, np.asarray(queries, dtype=np.float32), k, none, none)

@@ -173,18 +173,7 @@ class HnswIndex:
         return self._graph
 
     def search(self, queries: np.ndarray, k: int) -> np.ndarray:
-        """Ids of about the ``k`` nearest items (by inner product) of each unit query, best first.
-
-        Parameters
-        ----------
-        queries : ndarray of float32, shape [n, D]
-            Unit-normalised query vectors.
-        k : int
-            Candidates per query, ``1 <= k <= size``.
-
-        Returns
-        -------
-        ndarray of int64, shape [n, k]
+        """:meth:`NeighbourIndex.search`, approximately (recall measured in ``info["recall_at_10"]``).
 
         Raises
         ------
