@@ -7,13 +7,18 @@ the space can load it without the retail layer.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .errors import InputError
 from .search import normalise_rows
+from .space import items_frame, items_table
 from .vocab import Vocab
+
+if TYPE_CHECKING:  # pyarrow and pandas are imported inside the methods that need them
+    import pandas as pd
+    import pyarrow as pa
 
 __all__ = ["CustomerTable"]
 
@@ -111,3 +116,38 @@ class CustomerTable:
         """Product ids the customer bought (sorted, unique)."""
         r = self.row(customer)
         return self.bought_ids[self.bought_indptr[r] : self.bought_indptr[r + 1]]
+
+    def to_arrow(self, *, norm: bool = False) -> pa.Table:
+        """The customers as a pyarrow Table, one row per customer in row order.
+
+        Parameters
+        ----------
+        norm : bool
+            Export the unit-length vectors instead of the raw ones.
+
+        Returns
+        -------
+        pyarrow.Table
+            Columns ``key`` (the customer id), ``id`` (the row), ``count`` (lines in the log) and
+            ``vector`` (``fixed_size_list<float32>[D]``, in the product space); the schema metadata
+            holds ``likewise.fingerprint`` (the product space's) and ``likewise.what`` = ``customer``.
+        """
+        return items_table(
+            self.keys,
+            self.vocab.counts,
+            self.normed if norm else self._vectors,
+            {"likewise.fingerprint": self.fingerprint, "likewise.what": "customer"},
+        )
+
+    def to_pandas(self, *, norm: bool = False) -> pd.DataFrame:
+        """The columns of :meth:`to_arrow` as a pandas DataFrame (``df.attrs["fingerprint"]`` set).
+
+        Raises
+        ------
+        MissingDependencyError
+            pandas is not installed.
+        """
+        vectors = self.normed if norm else self._vectors
+        return items_frame(
+            self.keys, self.vocab.counts, vectors, self.fingerprint, "CustomerTable.to_pandas()"
+        )

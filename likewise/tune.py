@@ -95,13 +95,17 @@ def parse_budget(text: str | float | int) -> float:
     return seconds
 
 
-def sample_params(rng: np.random.Generator, mode: str) -> dict[str, Any]:
+def sample_params(rng: np.random.Generator, mode: str, n_items: int | None = None) -> dict[str, Any]:
     """One random point of :data:`SPACE` (``window`` only in sequence mode).
 
     Parameters
     ----------
     rng : numpy.random.Generator
     mode : {"basket", "sequence"}
+    n_items : int, optional
+        Distinct items of the training data. A subsampling threshold below ``1 / n_items`` thins even
+        an item of average frequency (every item is "frequent"), which measured trials showed only hurts
+        (docs/tune.md), so ``sample`` is drawn from ``max(1e-5, 1 / n_items) .. 1e-2`` (or off).
 
     Returns
     -------
@@ -115,6 +119,8 @@ def sample_params(rng: np.random.Generator, mode: str) -> dict[str, Any]:
         u = rng.random()
         if name == "sample":
             off = rng.random() < SAMPLE_OFF
+            lo = max(lo, 1.0 / n_items) if n_items else lo
+            off = off or lo >= hi  # a catalogue of fewer than 100 items: off is the only sensible value
             out[name] = 0.0 if off else float(math.exp(math.log(lo) + u * (math.log(hi) - math.log(lo))))
             continue
         if scale == "log":
@@ -426,6 +432,7 @@ def tune(
         if v is not None:
             fixed[name] = v
     train_part = [s for s in split.train if s]
+    n_items = len({x for s in train_part for x in s})
     rng = np.random.default_rng([seed, 0x7E5E])
     show = sys.stderr.isatty() if progress is None else bool(progress)
     reporter = _Reporter(show, max_trials)
@@ -444,7 +451,7 @@ def tune(
                     break
                 if time.perf_counter() - t0 >= budget:
                     break
-            params = {} if number == 0 else sample_params(rng, split.mode)
+            params = {} if number == 0 else sample_params(rng, split.mode, n_items)
             start = time.perf_counter()
             emb = train(train_part, **fixed, **params, progress=False)
             contexts, targets, _ = ev.holdout_cases(emb.vocab.index, split)

@@ -219,6 +219,21 @@ def test_customer_table(emb, shop):
         table.row("C999999")
 
 
+def test_customer_table_to_arrow_and_pandas(emb):
+    table = emb.customers
+    t = table.to_arrow()
+    assert t.column_names == ["key", "id", "count", "vector"] and t.num_rows == len(table)
+    assert t.column("key").to_pylist() == table.keys
+    flat = t.column("vector").combine_chunks().flatten().to_numpy()
+    np.testing.assert_array_equal(flat.reshape(len(table), table.dim), table.vectors)
+    assert t.schema.metadata[b"likewise.fingerprint"] == emb.fingerprint.encode()  # the product space's
+    assert t.schema.metadata[b"likewise.what"] == b"customer"
+    pytest.importorskip("pandas")
+    df = table.to_pandas(norm=True)
+    assert df["key"].tolist() == table.keys and df.attrs["fingerprint"] == emb.fingerprint
+    np.testing.assert_allclose(np.stack(df["vector"].to_numpy()), table.normed)
+
+
 def _complement_hits(emb, data, query):
     noun = {p: n.split(" ", 1)[1] for p, n in zip(data.products, data.product_name, strict=True)}
     comp = dict(zip(data.products, data.complement, strict=True))

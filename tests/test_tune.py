@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
+import numpy as np
 import pytest
 
 from likewise import load
@@ -108,6 +109,15 @@ def test_zero_budget_still_runs_the_default_trial(baskets):
     r = tune(baskets, mode="basket", budget_s=0, seed=0, deterministic=True, min_count=1, baselines=())
     assert [t.number for t in r.trials] == [0]
     assert r.best is r.default and r.baselines == {} and r.stopped == "budget spent"
+
+
+def test_sample_is_never_below_one_over_the_catalogue():
+    rng = np.random.default_rng(0)
+    drawn = [sample_params(rng, "basket", n_items=600)["sample"] for _ in range(400)]
+    on = [s for s in drawn if s]
+    assert on and min(on) >= 1 / 600 * 0.999  # rounded to 3 significant digits
+    assert 0.3 < drawn.count(0.0) / len(drawn) < 0.7  # still off about half the time
+    assert all(sample_params(rng, "basket", n_items=50)["sample"] == 0.0 for _ in range(50))  # 1/50 > 1e-2
 
 
 def test_seed_makes_the_search_reproducible(baskets, result):
