@@ -320,3 +320,32 @@ def test_ring_report_model_beats_counts():
     print("ring HR@10:", hr)
     assert hr["model-cosine"] > hr["cocount"] + 0.05, hr
     assert hr["model-cosine"] > hr["popular"] + 0.4, hr
+
+
+# ---- labels files: item<TAB>label lines or tables with named columns ------------------------------------
+
+
+def test_read_labels_lines_and_tables(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from likewise.evaluate import read_labels
+
+    (tmp_path / "l.tsv").write_text("# comment\ntent\toutdoor\nkettle\tkitchen\n", encoding="utf-8")
+    assert read_labels(tmp_path / "l.tsv") == {"tent": "outdoor", "kettle": "kitchen"}
+    (tmp_path / "p.csv").write_text(
+        "product_id,name,department\ntent,Dome tent,outdoor\nkettle,Kettle,kitchen\nmug,,\n", encoding="utf-8"
+    )
+    assert read_labels(tmp_path / "p.csv", label_col="department") == {"tent": "outdoor", "kettle": "kitchen"}
+    assert read_labels(tmp_path / "p.csv") == {"tent": "Dome tent", "kettle": "Kettle"}  # first two columns
+    (tmp_path / "p.tsv").write_text(
+        "product_id\tname\tdepartment\ntent\tDome tent\toutdoor\n", encoding="utf-8"
+    )
+    assert read_labels(tmp_path / "p.tsv", label_col="department") == {"tent": "outdoor"}
+    pq.write_table(pa.table({"sku": [1, 2], "dept": ["a", "b"]}), tmp_path / "p.parquet")
+    assert read_labels(tmp_path / "p.parquet") == {"1": "a", "2": "b"}
+    with pytest.raises(InputError, match=r"no column 'aisle'; its columns are \['product_id', 'name'"):
+        read_labels(tmp_path / "p.csv", label_col="aisle")
+    (tmp_path / "empty.csv").write_text("a,b\n", encoding="utf-8")
+    with pytest.raises(InputError, match="holds no"):
+        read_labels(tmp_path / "empty.csv")

@@ -112,24 +112,51 @@ def evaluate_labels(emb: Embeddings, labels: Mapping[str, str], k: int = 10) -> 
     }
 
 
-def read_labels(path: str | os.PathLike) -> dict[str, str]:
-    """Read ``item<TAB>label`` lines (blank lines and ``#`` comments skipped).
+_TABLE_SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl"}
+
+
+def read_labels(
+    path: str | os.PathLike, *, item_col: str | None = None, label_col: str | None = None
+) -> dict[str, str]:
+    """Read item labels: ``item<TAB>label`` lines, or a CSV / TSV / Parquet / JSONL table with a header.
 
     Parameters
     ----------
     path : str or path-like
-        A UTF-8 text file.
+        A ``.csv``, ``.parquet`` or ``.jsonl`` file is a table with named columns; so is any other text
+        file (``.tsv``, ``.txt``) whose first line has more than two tab-separated fields, or when a
+        column is named. Otherwise the file is ``item<TAB>label`` lines (blank lines and ``#`` comments
+        skipped), as before.
+    item_col, label_col : str, optional
+        The table's columns of item keys and of labels; default the first and the second column (so
+        ``products.csv`` of ``likewise datasets retail`` needs ``label_col="department"``).
 
     Returns
     -------
     dict of str to str
-        Item key -> label; a key given twice keeps its last label.
+        Item key -> label; a key given twice keeps its last label. Rows with an empty item or label
+        are skipped.
 
     Raises
     ------
     InputError
-        A line that is not two tab-separated fields, or a file with no such line.
+        A line that is not two tab-separated fields, a missing column (the message lists those there
+        are), or a file with no label at all.
     """
+    p = os.fspath(path)
+    fmt = _TABLE_SUFFIXES.get(os.path.splitext(p)[1].lower())
+    if fmt is None:
+        with open(p, encoding="utf-8") as f:
+            first = next((ln for ln in f if ln.strip() and not ln.startswith("#")), "")
+        if item_col is not None or label_col is not None or first.count("\t") > 1:
+            fmt = "tsv"
+    out = _read_label_lines(p) if fmt is None else _read_label_table(p, fmt, item_col, label_col)
+    if not out:
+        raise InputError(f"labels file {p!r} holds no 'item<TAB>label' line or labelled row")
+    return out
+
+
+def _read_label_lines(path: str) -> dict[str, str]:
     out: dict[str, str] = {}
     with open(path, encoding="utf-8") as f:
         for no, line in enumerate(f, 1):
@@ -138,8 +165,34 @@ def read_labels(path: str | os.PathLike) -> dict[str, str]:
                 continue
             parts = line.split("\t")
             if len(parts) != 2:
-                raise InputError(f"{str(path)!r} line {no}: expected 'item<TAB>label', got {line[:80]!r}")
+                raise InputError(f"{path!r} line {no}: expected 'item<TAB>label', got {line[:80]!r}")
             out[parts[0]] = parts[1]
-    if not out:
-        raise InputError(f"labels file {str(path)!r} holds no 'item<TAB>label' line")
     return out
+
+
+def _read_label_table(path: str, fmt: str, item_col: str | None, label_col: str | None) -> dict[str, str]:
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    import pyarrow.json as pjson
+    import pyarrow.parquet as pq
+
+    try:
+        if fmt == "parquet":
+            table = pq.read_table(path)
+        elif fmt == "jsonl":
+            table = pjson.read_json(path)
+        else:
+            opts = pcsv.ParseOptions(delimiter="\t" if fmt == "tsv" else ",")
+            conv = pcsv.ConvertOptions(strings_can_be_null=False)
+            table = pcsv.read_csv(path, parse_options=opts, convert_options=conv)
+    except (pa.ArrowInvalid, OSError) as e:
+        raise InputError(f"cannot read labels {path!r} as {fmt}: {str(e).splitlines()[0]}") from None
+    names = table.column_names
+    if len(names) < 2 and (item_col is None or label_col is None):
+        raise InputError(f"labels table {path!r} has columns {names}: it needs an item and a label column")
+    cols = [item_col or names[0], label_col or names[1]]
+    for c in cols:
+        if c not in names:
+            raise InputError(f"labels table {path!r} has no column {c!r}; its columns are {names}")
+    items, labels = (table.column(c).cast(pa.string()).to_pylist() for c in cols)
+    return {k: v for k, v in zip(items, labels, strict=True) if k and v}
