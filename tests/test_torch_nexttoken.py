@@ -185,3 +185,13 @@ def test_tiny_real_names_run_beats_uniform_guessing():
     m = train_next(names, NextTokenConfig(dim=2, hidden=50, steps=300, batch_size=64))
     assert len(m.vocab) == 27
     assert m.val_loss < math.log(27) - 0.3  # uniform guessing over 27 tokens costs ln 27 = 3.30 nats
+
+
+def test_train_next_shows_progress_when_asked(capsys):
+    from likewise.torch import train_next
+
+    train_next(["anna", "bob", "cleo"] * 20, steps=50, batch_size=8, dim=2, progress=True)
+    err = capsys.readouterr().err
+    assert "train-next dim 2" in err and "50" in err  # the bar (tqdm or its one-line fallback)
+    train_next(["anna", "bob", "cleo"] * 20, steps=50, batch_size=8, dim=2, progress=False)
+    assert capsys.readouterr().err == ""

@@ -161,6 +161,7 @@ def cmd_train_next(args: argparse.Namespace) -> None:
             steps=args.steps,
             seed=args.seed,
             device=args.device,
+            progress=False if args.quiet else None,
             **common,
         )
         payload = {"input": args.input, "items": items, "sequences": len(seqs), "runs": rows}
@@ -172,7 +173,9 @@ def cmd_train_next(args: argparse.Namespace) -> None:
         return
 
     check_model_target(args.output, overwrite=args.overwrite)  # fail before training, not after
-    trained = train_next(seqs, NextTokenConfig(dim=args.dim, **cfg), device=args.device)
+    trained = train_next(
+        seqs, NextTokenConfig(dim=args.dim, **cfg), device=args.device, progress=False if args.quiet else None
+    )
     trained.meta["items_from"] = items
     save_model(trained, args.output, overwrite=args.overwrite)
     summary: dict[str, Any] = {
@@ -288,6 +291,7 @@ def register(commands: Commands) -> None:
         metavar="D1,D2,...",
         help="train once per vector length and print the losses instead of saving a model",
     )
+    t.add_argument("--quiet", action="store_true", help="no progress bar (shown on a terminal by default)")
     _device_args(t)
 
     s = commands.add("sample", cmd_sample, help="generate sequences (e.g. names) from a next-item model")

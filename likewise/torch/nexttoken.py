@@ -20,6 +20,7 @@ Read top to bottom:
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -31,6 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .._progress import bar as progress_bar
 from ..errors import InputError
 from ..vocab import Vocab
 from .embedding import EmbeddingTable, resolve_device
@@ -294,6 +296,7 @@ def train_next(
     device: str | torch.device = "cpu",
     eval_every: int = 0,
     callback: Callable[[dict], None] | None = None,
+    progress: bool | None = None,
     **overrides: Any,
 ) -> TrainedNextToken:
     """Train the next-token model on ``sequences`` of item keys.
@@ -309,6 +312,9 @@ def train_next(
         Also measure both losses every this many steps (0: only at the end); they go to ``history``.
     callback : callable, optional
         Called with each history record.
+    progress : bool, optional
+        Show a bar of the steps with the running loss (tqdm when installed); default: when stderr is a
+        terminal.
 
     Returns
     -------
@@ -353,6 +359,9 @@ def train_next(
         if callback is not None:
             callback(rec)
 
+    show = sys.stderr.isatty() if progress is None else bool(progress)
+    bar = progress_bar(cfg.steps, f"train-next dim {cfg.dim}", "step", enabled=show)
+    every = max(1, cfg.steps // 200)  # a few hundred bar updates, whatever the step count
     model.train()
     for step in range(cfg.steps):
         if step == decay_at:
@@ -363,8 +372,11 @@ def train_next(
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
+        if show and ((step + 1) % every == 0 or step + 1 == cfg.steps):
+            bar.update(every if (step + 1) % every == 0 else (step + 1) % every, loss=f"{loss.item():.3f}")
         if eval_every and (step + 1) % eval_every == 0 and step + 1 < cfg.steps:
             record(step + 1)
+    bar.close()
     record(cfg.steps)
     model.eval()
     meta = {
@@ -390,9 +402,12 @@ def sweep_dims(
     steps: int = 20_000,
     seed: int = 0,
     device: str | torch.device = "cpu",
+    progress: bool | None = None,
     **overrides: Any,
 ) -> list[dict]:
     """Train one model per vector length, everything else equal, and report the losses.
+
+    ``progress`` is passed to :func:`train_next` (one bar per length).
 
     Returns
     -------
@@ -405,7 +420,7 @@ def sweep_dims(
     rows = []
     for d in dims:
         cfg = NextTokenConfig(context=context, dim=d, hidden=hidden, steps=steps, seed=seed, **overrides)
-        res = train_next(sequences, cfg, device=device)
+        res = train_next(sequences, cfg, device=device, progress=progress)
         n_params = sum(p.numel() for p in res.model.parameters())
         rows.append({"dim": d, "train_loss": res.train_loss, "val_loss": res.val_loss, "weights": n_params})
     return rows
