@@ -129,14 +129,35 @@ def plot_map(
     if annotate is None:
         annotate = len(names) if len(names) <= 60 else 0
     show = set(names[:annotate]) if isinstance(annotate, int) else set(annotate)
-    for (x, y), n in zip(coords[:, :2], names, strict=True):
-        if n in show:
-            ax.annotate(n, (x, y), textcoords="offset points", xytext=(4, 3), fontsize=8)
+    texts = [
+        ax.text(x, y, n, fontsize=8)
+        for (x, y), n in zip(coords[:, :2].tolist(), names, strict=True)
+        if n in show
+    ]
+    _spread_labels(ax, texts)
     ax.set_xlabel("PC 1")
     ax.set_ylabel("PC 2")
     if title:
         ax.set_title(title)
     return _save(fig, path)
+
+
+def _spread_labels(ax: Any, texts: list[Any]) -> None:
+    """Move labels apart so none overlaps another (adjustText, part of the ``plot`` extra).
+
+    Without adjustText the labels stay beside their points, offset a little up and right.
+    """
+    if not texts:
+        return
+    try:
+        from adjustText import adjust_text
+    except ImportError:
+        for t in texts:
+            (x, y), label = t.get_position(), t.get_text()
+            t.remove()
+            ax.annotate(label, (x, y), textcoords="offset points", xytext=(4, 3), fontsize=8)
+        return
+    adjust_text(texts, ax=ax, arrowprops={"arrowstyle": "-", "lw": 0.5, "color": "0.5"})
 
 
 def plot_space(

@@ -83,3 +83,30 @@ def test_demo_map_still_works(tmp_path):
     coords = pca_coords(np.random.default_rng(0).standard_normal((10, 4)))
     out = plot_map(coords, [f"k{i}" for i in range(10)], tmp_path / "demo.png", labels={"k0": "a"})
     assert png_size(out) == (770, 660)
+
+
+def test_map_labels_do_not_overlap():
+    pytest.importorskip("adjustText")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from likewise.plot import _spread_labels
+
+    rng = np.random.default_rng(0)
+    xy = rng.normal(scale=0.01, size=(12, 2))  # twelve points nearly on top of each other
+    fig, ax = plt.subplots(figsize=(5, 4))
+    ax.scatter(xy[:, 0], xy[:, 1])
+    texts = [ax.text(x, y, f"product-{i}", fontsize=8) for i, (x, y) in enumerate(xy.tolist())]
+    renderer = fig.canvas.get_renderer()
+
+    def overlaps() -> int:
+        boxes = [t.get_window_extent(renderer) for t in texts]
+        return sum(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+
+    before = overlaps()
+    _spread_labels(ax, texts)
+    fig.canvas.draw()
+    assert before > 10 and overlaps() == 0
+    plt.close(fig)
