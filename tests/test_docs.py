@@ -2,9 +2,10 @@
 
 Every ```python block runs in a fresh process in a scratch folder; a block that says where its data
 comes from (a ``# ... written by: likewise datasets ...`` or ``as above (likewise datasets ...)``
-comment) gets that command run first, so the comment is true too. Shell blocks marked ``<!-- docs-test ... -->`` on the line above run with
-``bash -e`` (the ``likewise`` on PATH is this environment's). A script block that reads ``sys.argv``
-runs with the arguments the text gives it, scaled down (``DOC_ARGS``).
+comment) gets that command run first, so the comment is true too. Shell blocks marked
+``<!-- docs-test ... -->`` on the line above run with ``bash -e`` (the ``likewise`` on PATH is this
+environment's). A script block that reads ``sys.argv`` runs with the arguments the text gives it,
+scaled down (``DOC_ARGS``).
 """
 
 from __future__ import annotations
