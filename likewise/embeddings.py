@@ -21,10 +21,7 @@ import numpy as np
 from ._check import check_k, check_vectors, is_batch, is_item, jsonable
 from .affinity import BasketQueries
 from .analogies import WordQueries
-from .errors import (
-    InputError,
-    SpaceMismatchError,
-)
+from .errors import InputError, ItemIndexError, SpaceMismatchError
 from .persist import SpaceFiles
 from .search import normalise_rows, top_k_search
 from .space import Neighbours, SpaceVector, compute_fingerprint, items_frame, items_table
@@ -308,7 +305,10 @@ class Embeddings(BasketQueries, WordQueries, SpaceFiles):
         if isinstance(item, str):
             return self._vocab.id(item)
         if is_item(item):
-            return int(self._vocab.check_ids([item])[0])  # type: ignore[list-item]
+            i = int(item)  # type: ignore[call-overload]
+            if not 0 <= i < len(self._vocab):  # before any int64 conversion: 2**63 must not wrap
+                raise ItemIndexError(i, len(self._vocab), what=f"{self._vocab.what} id")
+            return i
         raise InputError(
             f"an {self._vocab.what} must be a str key or an int id, got {type(item).__name__} {item!r}"
         )
@@ -455,6 +455,10 @@ class Embeddings(BasketQueries, WordQueries, SpaceFiles):
             raise InputError(f"query vector has length {arr.shape[1]}, expected {self.dim} (the space's dim)")
         if not np.isfinite(arr).all():
             raise InputError("query vector contains NaN or infinite values")
+        zero = ~np.any(arr, axis=1)
+        if zero.any():  # cosine with a zero vector is undefined: any "neighbours" would be arbitrary
+            where = "" if single else f" (row {int(np.argmax(zero))})"
+            raise InputError(f"query vector{where} is all zeros: its cosine similarity is undefined")
         return normalise_rows(arr), single
 
     # ---- queries ---------------------------------------------------------------------------------------

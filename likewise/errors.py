@@ -28,11 +28,25 @@ __all__ = [
     "NotFittedError",
     "SpaceMismatchError",
     "UnknownItemError",
+    "shown",
 ]
 
 
 class LikewiseError(Exception):
     """Base class of every error likewise raises on purpose."""
+
+
+#: Characters of a bad value an error message shows; a longer value is cut and its length given, so a
+#: megabyte-long key sent to the service never comes back whole in the answer.
+SHOWN_CHARS = 80
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)``, cut to about ``limit`` characters with the full length noted when longer."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]!r}… ({len(value)} characters)"
+    text = repr(value)
+    return text if len(text) <= limit + 2 else f"{text[:limit]}… ({len(text)} characters)"
 
 
 class InputError(LikewiseError, ValueError):
@@ -76,7 +90,7 @@ class UnknownItemError(LikewiseError, KeyError):
         self.key = key
         self.suggestions = list(suggestions)
         self.note = note
-        msg = f"unknown {what} {key!r}"
+        msg = f"unknown {what} {shown(key)}"
         if note:
             msg += f": {note}"
         elif self.suggestions:

@@ -16,6 +16,9 @@ import numpy as np
 
 from .errors import InputError, ItemIndexError, UnknownItemError
 
+#: Characters of an unknown key that "did you mean" compares (keeps the error path's work bounded).
+MAX_SUGGEST_CHARS = 200
+
 __all__ = ["Dropped", "Vocab"]
 
 OnUnknown = Literal["raise", "skip"]
@@ -100,12 +103,17 @@ class Vocab:
         )
 
     def suggest(self, key: str, n: int = 3) -> list[str]:
-        """Return up to ``n`` existing keys that look like ``key``."""
+        """Return up to ``n`` existing keys that look like ``key``.
+
+        Bounded work whatever ``key`` is: only its first ``MAX_SUGGEST_CHARS`` characters are compared
+        (a key that long is no typo of a short one) and at most 200,000 candidates.
+        """
+        key = str(key)[:MAX_SUGGEST_CHARS]
         if len(self.keys) > 200_000:  # difflib is O(V); keep the error path bounded on huge vocabularies
             candidates = self.keys[:200_000]
         else:
             candidates = self.keys
-        return difflib.get_close_matches(str(key), candidates, n=n, cutoff=0.6)
+        return difflib.get_close_matches(key, candidates, n=n, cutoff=0.6)
 
     def id(self, key: str) -> int:
         """Id of ``key``; raises :class:`UnknownItemError` with suggestions if absent."""

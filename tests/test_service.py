@@ -433,6 +433,10 @@ def test_app_factory_for_worker_processes_reads_the_environment(models, monkeypa
     }
     monkeypatch.setenv("LIKEWISE_SERVE_CONFIG", json.dumps(config))
     monkeypatch.setenv("LIKEWISE_TOKEN", "tok")
+    # without allowed_hosts the factory answers loopback names only (the test client sends Host: test)
+    refused = Client(app_from_env(), headers={"Authorization": "Bearer tok"}).get("/models")
+    assert refused.status_code == 400 and "--allow-host" in refused.json()["error"]
+    monkeypatch.setenv("LIKEWISE_SERVE_CONFIG", json.dumps({**config, "allowed_hosts": ["test"]}))
     c = Client(app_from_env(), headers={"Authorization": "Bearer tok"})
     assert len(c.get("/models/shop/map").json()["items"]) == 20
     assert c.get("/models/shop/similar", params={"item": "g0_i0", "k": 8}).status_code == 422

@@ -48,12 +48,18 @@ def cmd_serve(args: argparse.Namespace) -> None:
         import uvicorn
     except ImportError:
         raise MissingDependencyError("uvicorn", "service", "the HTTP service") from None
-    token = args.token or os.environ.get("LIKEWISE_TOKEN") or None
+    token = read_token(args)
     if args.host not in LOOPBACK and not token:
         raise InputError(
             f"--host {args.host!r} would accept requests from other machines: give an API token with "
-            "--token or LIKEWISE_TOKEN (requests then need 'Authorization: Bearer <token>')"
+            "--token-file, LIKEWISE_TOKEN or --token (requests then need 'Authorization: Bearer <token>')"
         )
+    if args.host in LOOPBACK:  # refuse other Host names: a page elsewhere must not reach us by DNS rebinding
+        hosts: list[str] | None = sorted({*LOOPBACK, args.host, *(args.allow_host or [])})
+    else:  # a public bind, behind the token: check Host only when names were given
+        hosts = sorted({args.host, *args.allow_host}) if args.allow_host else None
+    if hosts is not None and "*" in hosts:
+        hosts = None
     specs = [parse_model_arg(a) for a in args.models]
     labels = {}
     for raw in args.labels or []:
@@ -67,8 +73,14 @@ def cmd_serve(args: argparse.Namespace) -> None:
     config = {
         "models": [{"name": s.name, "path": str(s.path), "labels": labels.get(s.name)} for s in specs],
         "map_sample": args.map_sample,
-        "limits": {"max_k": args.max_k, "max_batch": args.max_batch, "max_body": args.max_body},
+        "limits": {
+            "max_k": args.max_k,
+            "max_batch": args.max_batch,
+            "max_body": args.max_body,
+            "max_key": args.max_key,
+        },
         "watch_seconds": args.watch,
+        "allowed_hosts": hosts,
     }
     os.environ["LIKEWISE_SERVE_CONFIG"] = json.dumps(config)
     if token:
@@ -99,6 +111,29 @@ def cmd_serve(args: argparse.Namespace) -> None:
         uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=args.access_log)
 
 
+def read_token(args: argparse.Namespace) -> str | None:
+    """The API token: ``--token-file``, else ``--token``, else ``$LIKEWISE_TOKEN``; None when none is set."""
+    import os
+    from pathlib import Path
+
+    from likewise.errors import InputError
+
+    if args.token_file is not None:
+        if args.token:
+            raise InputError("give the token once: --token-file or --token, not both")
+        try:
+            token = Path(args.token_file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as e:
+            raise InputError(f"--token-file {args.token_file!r} cannot be read: {e}") from None
+        if not token or any(c.isspace() for c in token):
+            raise InputError(
+                f"--token-file {args.token_file!r} must hold one token (no spaces), got "
+                f"{'an empty file' if not token else 'text with spaces'}"
+            )
+        return token
+    return args.token or os.environ.get("LIKEWISE_TOKEN") or None
+
+
 def register(commands: Commands) -> None:
     """Add ``index`` and ``serve`` to the ``likewise`` command."""
     i = commands.add(
@@ -121,12 +156,33 @@ def register(commands: Commands) -> None:
         "serve",
         cmd_serve,
         help="serve models over HTTP with the explorer page at /",
-        description="Serve one or more models (NAME=PATH, or PATH named after its folder) over HTTP.",
+        description="Serve one or more models (NAME=PATH, or PATH named after its folder) over HTTP. Off "
+        "loopback an API token is required: give it in a file (--token-file FILE) or in the LIKEWISE_TOKEN "
+        "environment variable; --token TOKEN works too but any user can read it in `ps`.",
     )
     s.add_argument("models", nargs="+", metavar="MODEL", help="NAME=PATH or PATH")
     s.add_argument("--host", default="127.0.0.1", help="bind address (default loopback; others need a token)")
     s.add_argument("--port", type=int, default=8000)
-    s.add_argument("--token", default=None, help="API token (or LIKEWISE_TOKEN); required off loopback")
+    s.add_argument(
+        "--token-file",
+        default=None,
+        metavar="FILE",
+        help="read the API token from FILE (required off loopback, with LIKEWISE_TOKEN or --token as "
+        "alternatives); requests then need 'Authorization: Bearer <token>'",
+    )
+    s.add_argument(
+        "--token",
+        default=None,
+        help="the API token itself; visible to other users in `ps`: prefer --token-file or the "
+        "LIKEWISE_TOKEN environment variable",
+    )
+    s.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="NAME",
+        help="a Host name to answer besides the bound address and localhost (repeatable; '*' for any); "
+        "other Host headers get 400, which stops DNS-rebinding pages",
+    )
     s.add_argument("--labels", action="append", metavar="[NAME=]FILE", help="item<TAB>label file for the map")
     s.add_argument("--workers", type=positive_int, default=1, help="server processes (each loads the models)")
     s.add_argument(
@@ -136,6 +192,7 @@ def register(commands: Commands) -> None:
     s.add_argument("--max-k", type=positive_int, default=1000)
     s.add_argument("--max-batch", type=positive_int, default=1000)
     s.add_argument("--max-body", type=positive_int, default=1 << 20, help="request body limit in bytes")
+    s.add_argument("--max-key", type=positive_int, default=1024, help="longest item key, in characters")
     s.add_argument(
         "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
     )

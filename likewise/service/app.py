@@ -1,116 +1,70 @@
 """The HTTP API (FastAPI) and the explorer page over one or more served models.
 
 Every route lives under ``/models/{name}/...`` except ``/``, ``/static``, ``/health`` and ``/models``.
-Answers are JSON; errors are ``{"error": message, ...}`` with a 4xx status that says what was wrong:
+Answers are JSON; errors are ``{"error": message, ...}`` (:class:`~likewise.service.bodies.ErrorBody`)
+with a 4xx status that says what was wrong:
 
 ====== =============================================================================================
 status meaning
 ====== =============================================================================================
+400    the ``Host`` header is not one the server answers to (DNS-rebinding guard; ``--allow-host``)
 401    a token is configured and the request lacks ``Authorization: Bearer <token>``
-404    unknown model or unknown item (the body carries ``suggestions``) or an id past the table end
+403    a POST from a foreign ``Origin`` (a page on another site)
+404    unknown model, route or item (the body carries ``suggestions``), or an id past the table end
+405    a method the path does not have (``Allow`` lists those it has; ``OPTIONS`` answers 204 with it)
 413    the request body is larger than ``max_body`` bytes
-422    a bad value: ``k`` outside ``1..max_k``, a batch over ``max_batch``, a vector of the wrong length
+422    a bad value, named as sent: ``k`` outside ``1..max_k``, a batch over ``max_batch``, a key over
+       ``max_key`` characters, ``true`` where an id belongs, a zero or wrong-length vector, ...
 503    a reload found the model's folder damaged or half-written; the loaded version keeps serving
 ====== =============================================================================================
 
-Single queries run inline on the event loop (a few hundred microseconds with an index); batches and
-reloads run in the thread pool so they never stall other requests.
+Every query, and the JSON of its answer, is computed in the thread pool, never on the event loop: a slow
+or large request (a huge batch, a map, an unknown key's "did you mean") does not hold up the others.
 """
 
-from __future__ import annotations
-
 import asyncio
-import hmac
 import json
+import logging
 import math
 import os
+from collections.abc import Callable
+from contextlib import asynccontextmanager
 from importlib import resources
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 
 from ..errors import (
     CorruptModelError,
     InputError,
     ItemIndexError,
-    LikewiseError,
     NotFittedError,
     UnknownItemError,
+    shown,
 )
+from .bodies import Limits, as_sent, error_responses, make_bodies, validation_message
+from .guard import LOOPBACK_NAMES, Guard
 from .models import ModelSpec, Registry, Served
 
-__all__ = ["Limits", "create_app"]
+__all__ = ["Limits", "create_app", "watch_models"]
 
 _F32_MAX = 3.4028234663852886e38
 
-
-class Limits(BaseModel):
-    """Request limits."""
-
-    max_k: int = 1000
-    max_batch: int = 1000
-    max_body: int = 1 << 20
-    max_prefix_results: int = 100
-    max_map: int = 20000
-
-
-# ---- request bodies ---------------------------------------------------------------------------------
-
-
-class SimilarBody(BaseModel):
-    items: list[str | int] = Field(description="keys, or int ids")
-    k: int = 10
-    skip_unknown: bool = False
-
-
-class VectorBody(BaseModel):
-    vector: list[float] | list[list[float]] = Field(description="one vector [D] or a batch [n, D]")
-    k: int = 10
-    exclude: list[str | int] = []
-
-
-class BasketBody(BaseModel):
-    items: list[str | int] = Field(description="the basket")
-    k: int = 10
-    skip_unknown: bool = False
-    scoring: str | None = Field(None, description="'auto', 'affinity' or 'cosine' (see Embeddings.recommend)")
-
-
-class AnalogyBody(BaseModel):
-    a: str | int
-    b: str | int
-    c: str | int
-    k: int = 10
-    method: str = "add"
-
-
-class CoordsBody(BaseModel):
-    items: list[str | int]
-    sample: int | None = Field(None, description="the map whose axes to use (default: the server's)")
-
-
-class CustomerBody(BaseModel):
-    customer: str
-    k: int = 10
-    exclude_bought: bool = True
-
-
-class LookalikeBody(BaseModel):
-    seeds: list[str]
-    k: int = 10
-    method: str | None = None
+log = logging.getLogger("likewise.service")
 
 
 # ---- helpers ------------------------------------------------------------------------------------------
 
 
 def _dumps(payload: Any) -> bytes:
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    # backslashreplace: a lone surrogate that reached an answer becomes its JSON escape, not a 500
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "backslashreplace")
 
 
 def _json(payload: Any, status: int = 200) -> Response:
@@ -142,72 +96,49 @@ def _info(s: Served) -> dict:
     }
 
 
-_OPEN_PATHS = frozenset({"/", "/health", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/favicon.ico"})
+async def watch_models(registry: Registry, seconds: float) -> None:
+    """Every ``seconds``, reload each served model whose folder holds a new version; never stop.
 
-
-class Guard:
-    """Pure ASGI middleware: the API token and the request-body limit.
-
-    Written against ASGI directly rather than with ``@app.middleware("http")``: Starlette's
-    BaseHTTPMiddleware wraps every request in an extra task and stream, which costs more than a neighbour
-    query with an index.
+    Whatever a reload raises (a version being written right now, a damaged file, a bug), the loaded
+    version keeps serving, the failure is logged once per folder state, and watching goes on.
     """
+    reported: dict[str, tuple] = {}
+    while True:
+        await asyncio.sleep(seconds)
+        try:
+            names = registry.changed()
+        except Exception:  # noqa: BLE001 -- the watcher must outlive any one bad tick
+            log.exception("likewise: checking the model folders failed; still watching")
+            continue
+        for name in names:
+            try:
+                await run_in_threadpool(registry.reload, name)
+                reported.pop(name, None)
+            except Exception as e:  # noqa: BLE001 -- keep serving the old version, keep watching
+                stamp = registry.stamp_of(name)
+                if reported.get(name) != stamp:
+                    reported[name] = stamp
+                    log.warning(
+                        "likewise: reloading model %r failed (%s: %s); version %d keeps serving, "
+                        "still watching",
+                        name,
+                        type(e).__name__,
+                        e,
+                        registry.get(name).version,
+                    )
 
-    def __init__(self, app: Any, *, token: str | None, max_body: int) -> None:
-        self.app = app
-        self.expected = f"Bearer {token}".encode() if token else None
-        self.max_body = max_body
 
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        headers = dict(scope["headers"])
-        path = scope["path"]
-        if self.expected is not None and path not in _OPEN_PATHS and not path.startswith("/static/"):
-            if not hmac.compare_digest(headers.get(b"authorization", b""), self.expected):
-                return await JSONResponse(
-                    {"error": "missing or wrong token: send 'Authorization: Bearer <token>'"},
-                    status_code=401,
-                    headers={"WWW-Authenticate": "Bearer"},
-                )(scope, receive, send)
-        length = headers.get(b"content-length")
-        if length is not None:
-            if not length.isdigit() or int(length) > self.max_body:
-                return await JSONResponse(
-                    {
-                        "error": f"request body of {length.decode(errors='replace')} bytes is over the limit "
-                        f"of {self.max_body} bytes"
-                    },
-                    status_code=413,
-                )(scope, receive, send)
-            return await self.app(scope, receive, send)
-        if scope["method"] not in ("POST", "PUT", "PATCH"):
-            return await self.app(scope, receive, send)
-        # No Content-Length (a chunked body): read it here, up to the limit, then replay it to the app.
-        chunks: list[bytes] = []
-        seen = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return None  # the client went away
-            chunks.append(message.get("body", b""))
-            seen += len(chunks[-1])
-            if seen > self.max_body:
-                return await JSONResponse(
-                    {"error": f"request body is over the limit of {self.max_body} bytes"}, status_code=413
-                )(scope, receive, send)
-            if not message.get("more_body", False):
-                break
-        replayed = False
+def _methods_of(routes: Callable[[], list]) -> Callable[[str], set[str]]:
+    """``path -> methods`` over the app's routes (all that match, as one path may have GET and POST)."""
 
-        async def replay() -> dict:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+    def methods(path: str) -> set[str]:
+        out: set[str] = set()
+        for r in routes():
+            if isinstance(r, Route) and r.methods and r.path_regex.match(path):
+                out |= r.methods
+        return out
 
-        return await self.app(scope, replay, send)
+    return methods
 
 
 def create_app(
@@ -216,6 +147,7 @@ def create_app(
     token: str | None = None,
     limits: Limits | None = None,
     watch_seconds: float = 0.0,
+    allowed_hosts: list[str] | None = None,
 ) -> FastAPI:
     """The ASGI application.
 
@@ -227,30 +159,25 @@ def create_app(
         When set, every API request must carry ``Authorization: Bearer <token>`` (the page, its assets,
         ``/health`` and the OpenAPI document stay open so the page can load and ask for the token).
     limits : Limits, optional
-        k, batch, body-size and map limits.
+        k, batch, body-size, key-length and map limits.
     watch_seconds : float
         If > 0, check every that many seconds whether a served model's folder holds a new version (its
         manifest, or its index's, changed) and swap it in. Works across server worker processes, unlike
         ``POST /models/{name}/reload``, which reloads in the process that answers it.
+    allowed_hosts : list of str, optional
+        Host names the server answers to (any other ``Host`` header gets 400, so a page elsewhere cannot
+        reach a loopback server by DNS rebinding); None accepts any. ``likewise serve`` passes the
+        loopback names plus ``--allow-host``.
     """
     registry = models if isinstance(models, Registry) else Registry(list(models))
     lim = limits or Limits()
+    bodies = make_bodies(lim)
     static_dir = resources.files("likewise.service") / "static"
-
-    async def watch() -> None:
-        while True:
-            await asyncio.sleep(watch_seconds)
-            for name in registry.changed():
-                try:
-                    await run_in_threadpool(registry.reload, name)
-                except (LikewiseError, OSError):
-                    pass  # a version being written right now: the old one serves, retry on the next tick
-
-    from contextlib import asynccontextmanager
+    ranges = {"k": (1, lim.max_k), "sample": (2, lim.max_map), "limit": (1, lim.max_prefix_results)}
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        task = asyncio.create_task(watch()) if watch_seconds > 0 else None
+        task = asyncio.create_task(watch_models(registry, watch_seconds)) if watch_seconds > 0 else None
         yield
         if task is not None:
             task.cancel()
@@ -260,13 +187,17 @@ def create_app(
         summary="Nearest items, recommendations and analogies over trained item embeddings.",
         version=_version(),
         lifespan=lifespan,
+        responses=error_responses(token is not None),
     )
     app.state.registry = registry
     app.state.limits = lim
-
-    # ---- middleware: token and body size --------------------------------------------------------------
-
-    app.add_middleware(Guard, token=token, max_body=lim.max_body)
+    app.add_middleware(
+        Guard,
+        token=token,
+        max_body=lim.max_body,
+        allowed_hosts=allowed_hosts,
+        methods_of=_methods_of(lambda: app.router.routes),
+    )
 
     # ---- errors ------------------------------------------------------------------------------------------
 
@@ -278,12 +209,13 @@ def create_app(
         sugg = list(e.suggestions)
         if what not in ("model", "customer") and not sugg and isinstance(e.key, str):
             served = _served_of(request)
-            if served is not None:
-                sugg = served.suggestions(e.key)
-        msg = f"unknown {what} {e.key!r}" + (
+            if served is not None:  # bounded work, but off the loop all the same
+                sugg = await run_in_threadpool(served.suggestions, e.key)
+        msg = f"unknown {what} {shown(e.key)}" + (
             " — did you mean " + " or ".join(repr(s) for s in sugg) + "?" if sugg else ""
         )
-        return _json({"error": msg, what: e.key, "suggestions": sugg}, 404)
+        key = e.key if not isinstance(e.key, str) or len(e.key) <= lim.max_key else shown(e.key)
+        return _json({"error": msg, what: key, "suggestions": sugg}, 404)
 
     @app.exception_handler(CorruptModelError)
     async def broken_model(request: Request, e: CorruptModelError):
@@ -304,13 +236,26 @@ def create_app(
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, e: RequestValidationError):
-        parts = []
-        for err in e.errors():
-            where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
-            parts.append(
-                f"{where}: {err.get('msg')}" + (f" (got {err['input']!r})" if "input" in err else "")
-            )
-        return _json({"error": "; ".join(parts) or "invalid request", "detail": _plain(e.errors())}, 422)
+        errors = e.errors()
+        text = "; ".join(validation_message(err, ranges) for err in errors[:5]) or "invalid request"
+        detail = [
+            {
+                "loc": [str(p) for p in err.get("loc", ())],
+                "type": err.get("type"),
+                "input": as_sent(err.get("input")),
+            }
+            for err in errors[:20]
+        ]
+        return _json({"error": text, "detail": detail}, 422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, e: StarletteHTTPException):
+        return Response(
+            _dumps({"error": f"{e.detail}: {request.url.path[:200]!r}"}),
+            status_code=e.status_code,
+            media_type="application/json",
+            headers=e.headers,
+        )
 
     def _served_of(request: Request) -> Served | None:
         name = request.path_params.get("name")
@@ -319,22 +264,29 @@ def create_app(
         except UnknownItemError:
             return None
 
-    def check_k(k: int) -> int:
-        if not 1 <= k <= lim.max_k:
-            raise InputError(f"k == {k!r}, must be between 1 and {lim.max_k}")
-        return k
-
-    def check_batch(n: int, what: str = "items") -> None:
-        if n == 0:
-            raise InputError(f"{what} is empty: give at least one")
-        if n > lim.max_batch:
-            raise InputError(f"{n} {what} in one request, the limit is {lim.max_batch}")
-
     def item_of(raw: str | int) -> str | int:
-        # ints in JSON bodies are ids; in query strings "#12" is id 12 (as on the command line)
-        if isinstance(raw, str) and raw.startswith("#") and raw[1:].isdigit():
-            return int(raw[1:])
+        # ints in JSON bodies are ids; in keys "#12" is id 12 (as on the command line)
+        if isinstance(raw, str) and raw.startswith("#") and len(raw) > 1:
+            digits = raw[1:]
+            if digits.isascii() and digits.isdigit():
+                return int(digits)
+            if digits.isdigit() or digits.isdecimal():  # "#²", "#٣": digits, but not ones an id is written in
+                raise InputError(f"{as_sent(raw)}: an id after '#' is written in ASCII digits 0-9")
         return raw
+
+    def check_results(n: int, k: int) -> None:
+        if n * k > lim.max_results:
+            raise InputError(
+                f"{n} queries × k == {k} asks for {n * k} neighbours in one answer, the limit is "
+                f"{lim.max_results}: lower k or split the batch"
+            )
+
+    async def answer(fn: Callable[[], Any]) -> Response:
+        """Run ``fn`` and serialise its payload in the thread pool, off the event loop."""
+        return await run_in_threadpool(lambda: _json(fn()))
+
+    K = Annotated[int, Query(ge=1, le=lim.max_k, description="neighbours per query")]
+    KeyParam = Annotated[str, Query(min_length=1, max_length=lim.max_key, description="a key, or #id")]
 
     # ---- page and meta -----------------------------------------------------------------------------------
 
@@ -366,118 +318,140 @@ def create_app(
     # ---- queries -----------------------------------------------------------------------------------------
 
     @app.get("/models/{name}/similar", summary="Nearest items to one item")
-    async def similar_one(name: str, item: str, k: int = 10):
+    async def similar_one(name: str, item: KeyParam, k: K = 10):
         s = registry.get(name)
-        res = s.emb.similar(item_of(item), k=check_k(k))
-        return _json({"query": item, "neighbours": _neighbours(res)})
+
+        def run() -> dict:
+            return {"query": item, "neighbours": _neighbours(s.emb.similar(item_of(item), k=k))}
+
+        return await answer(run)
 
     @app.post("/models/{name}/similar", summary="Nearest items to each item of a batch")
-    async def similar_batch(name: str, body: SimilarBody):
+    async def similar_batch(name: str, body: bodies.similar):  # type: ignore[valid-type]
         s = registry.get(name)
-        check_batch(len(body.items))
-        k = check_k(body.k)
-        items = [item_of(i) for i in body.items]
-        res = await run_in_threadpool(
-            s.emb.similar, items, k, on_unknown="skip" if body.skip_unknown else "raise"
-        )
-        rows = res.queries.tolist() if res.queries is not None else []
-        return _json(
-            {
+        check_results(len(body.items), body.k)
+
+        def run() -> dict:
+            items = [item_of(i) for i in body.items]
+            res = s.emb.similar(items, body.k, on_unknown="skip" if body.skip_unknown else "raise")
+            rows = res.queries.tolist() if res.queries is not None else []
+            return {
                 "results": [
                     {"query": body.items[q], "neighbours": _neighbours(res[r])} for r, q in enumerate(rows)
                 ]
             }
-        )
+
+        return await answer(run)
 
     @app.post("/models/{name}/similar_vector", summary="Nearest items to a vector (or a batch)")
-    async def similar_vector(name: str, body: VectorBody):
+    async def similar_vector(name: str, body: bodies.vector):  # type: ignore[valid-type]
         s = registry.get(name)
-        k = check_k(body.k)
         vec = body.vector
         batch = bool(vec) and isinstance(vec[0], list)
         rows = vec if batch else [vec]
         if batch:
-            check_batch(len(vec), "vectors")
+            if not vec:
+                raise InputError("vector is an empty batch: give at least one vector")
             lengths = sorted({len(r) for r in rows})  # type: ignore[arg-type]
             if len(lengths) > 1:
                 raise InputError(f"the vectors of a batch must have one length, got lengths {lengths[:5]}")
-        if not all(math.isfinite(x) and abs(x) <= _F32_MAX for row in rows for x in row):  # type: ignore[union-attr]
-            raise InputError("vector contains NaN or infinite values, or values beyond float32's range")
-        import numpy as np
+        check_results(len(rows), body.k)
+        if len(rows[0]) != s.emb.dim:  # type: ignore[arg-type]
+            raise InputError(
+                f"query vector has length {len(rows[0])}, expected {s.emb.dim} (the space's dim)"  # type: ignore[arg-type]
+            )
 
-        res = await run_in_threadpool(
-            s.emb.similar_to_vector,
-            np.asarray(vec, dtype=np.float32),
-            k,
-            exclude=[item_of(i) for i in body.exclude],
-        )
-        if batch:
-            return _json({"results": [{"neighbours": _neighbours(r)} for r in res]})
-        return _json({"neighbours": _neighbours(res)})
+        def run() -> dict:
+            if not all(math.isfinite(x) and abs(x) <= _F32_MAX for row in rows for x in row):  # type: ignore[union-attr]
+                raise InputError("vector contains NaN or infinite values, or values beyond float32's range")
+            import numpy as np
+
+            res = s.emb.similar_to_vector(
+                np.asarray(vec, dtype=np.float32), body.k, exclude=[item_of(i) for i in body.exclude]
+            )
+            if batch:
+                return {"results": [{"neighbours": _neighbours(r)} for r in res]}
+            return {"neighbours": _neighbours(res)}
+
+        return await answer(run)
 
     @app.post("/models/{name}/recommend", summary="Items to add to a basket")
-    async def recommend(name: str, body: BasketBody):
+    async def recommend(name: str, body: bodies.basket):  # type: ignore[valid-type]
         s = registry.get(name)
-        check_batch(len(body.items), "basket items")
         extra = {"scoring": body.scoring} if body.scoring is not None else {}
-        res = s.emb.recommend(
-            [item_of(i) for i in body.items],
-            k=check_k(body.k),
-            on_unknown="skip" if body.skip_unknown else "raise",
-            **extra,
-        )
-        return _json({"basket": body.items, "neighbours": _neighbours(res)})
+
+        def run() -> dict:
+            res = s.emb.recommend(
+                [item_of(i) for i in body.items],
+                k=body.k,
+                on_unknown="skip" if body.skip_unknown else "raise",
+                **extra,
+            )
+            return {"basket": body.items, "neighbours": _neighbours(res)}
+
+        return await answer(run)
 
     @app.post("/models/{name}/analogy", summary="a is to b as c is to ?")
-    async def analogy(name: str, body: AnalogyBody):
+    async def analogy(name: str, body: bodies.analogy):  # type: ignore[valid-type]
         s = registry.get(name)
-        if body.method not in ("add", "mul"):
-            raise InputError(f"method == {body.method!r}, must be 'add' or 'mul'")
-        res = s.emb.analogy(
-            item_of(body.a), item_of(body.b), item_of(body.c), k=check_k(body.k), method=body.method
-        )
-        return _json(
-            {"a": body.a, "b": body.b, "c": body.c, "method": body.method, "neighbours": _neighbours(res)}
-        )
+
+        def run() -> dict:
+            a, b, c = item_of(body.a), item_of(body.b), item_of(body.c)
+            res = s.emb.analogy(a, b, c, k=body.k, method=body.method)
+            return {
+                "a": body.a,
+                "b": body.b,
+                "c": body.c,
+                "method": body.method,
+                "neighbours": _neighbours(res),
+            }
+
+        return await answer(run)
 
     @app.get("/models/{name}/search", summary="Items whose key starts with a prefix, most frequent first")
-    async def search(name: str, prefix: str = "", limit: int = 10):
+    async def search(
+        name: str,
+        prefix: Annotated[str, Query(max_length=lim.max_key)] = "",
+        limit: Annotated[int, Query(ge=1, le=lim.max_prefix_results)] = 10,
+    ):
         s = registry.get(name)
-        if not 1 <= limit <= lim.max_prefix_results:
-            raise InputError(f"limit == {limit!r}, must be between 1 and {lim.max_prefix_results}")
-        ids = s.search_prefix(prefix, limit)
-        keys = s.emb.keys
-        counts = s.emb.counts
-        return _json(
-            {"prefix": prefix, "items": [{"item": keys[i], "id": i, "count": int(counts[i])} for i in ids]}
-        )
+
+        def run() -> dict:
+            ids = s.search_prefix(prefix, limit)
+            keys, counts = s.emb.keys, s.emb.counts
+            return {
+                "prefix": prefix,
+                "items": [{"item": keys[i], "id": i, "count": int(counts[i])} for i in ids],
+            }
+
+        return await answer(run)
 
     @app.get("/models/{name}/map", summary="2-D PCA coordinates of the most frequent items")
-    async def item_map(name: str, sample: int | None = None):
+    async def item_map(
+        name: str,
+        sample: Annotated[int | None, Query(ge=2, le=lim.max_map, description="items on the map")] = None,
+    ):
         s = registry.get(name)
         n = registry.map_sample if sample is None else sample
-        if not 2 <= n <= lim.max_map:
-            raise InputError(f"sample == {n!r}, must be between 2 and {lim.max_map}")
-        return _json(await run_in_threadpool(s.map, n))
+        return await answer(lambda: s.map(n))
 
     @app.post("/models/{name}/coords", summary="Map coordinates of any items, on the axes of the map")
-    async def coords(name: str, body: CoordsBody):
+    async def coords(name: str, body: bodies.coords):  # type: ignore[valid-type]
         s = registry.get(name)
-        check_batch(len(body.items))
         n = registry.map_sample if body.sample is None else body.sample
-        if not 2 <= n <= lim.max_map:
-            raise InputError(f"sample == {n!r}, must be between 2 and {lim.max_map}")
-        ids, _ = s.emb.ids_of([item_of(i) for i in body.items])
-        xy = await run_in_threadpool(s.project, ids, n)
-        keys = s.emb.keys
-        return _json(
-            {
+
+        def run() -> dict:
+            ids, _ = s.emb.ids_of([item_of(i) for i in body.items])
+            xy = s.project(ids, n)
+            keys = s.emb.keys
+            return {
                 "items": [keys[i] for i in ids.tolist()],
                 "x": [round(float(v), 5) for v in xy[:, 0]],
                 "y": [round(float(v), 5) for v in xy[:, 1]],
                 "labels": [s.labels.get(keys[i]) for i in ids.tolist()] if s.labels else None,
             }
-        )
+
+        return await answer(run)
 
     # ---- customers (when the space has a customer table) ------------------------------------------------
 
@@ -490,41 +464,55 @@ def create_app(
         return s, retail
 
     @app.get("/models/{name}/also_bought", summary="Items bought with an item")
-    async def also_bought(name: str, item: str, k: int = 10):
+    async def also_bought(name: str, item: KeyParam, k: K = 10):
         s = registry.get(name)
         from .. import retail
 
-        res = retail.also_bought(s.emb, item_of(item), check_k(k))
-        return _json({"query": item, "neighbours": _neighbours(res)})
+        return await answer(
+            lambda: {"query": item, "neighbours": _neighbours(retail.also_bought(s.emb, item_of(item), k))}
+        )
 
     @app.post("/models/{name}/complete_basket", summary="Items bought with a basket (retail affinity)")
-    async def complete_basket(name: str, body: BasketBody):
+    async def complete_basket(name: str, body: bodies.basket):  # type: ignore[valid-type]
         s = registry.get(name)
-        check_batch(len(body.items), "basket items")
         from .. import retail
 
-        res = retail.complete_basket(s.emb, [item_of(i) for i in body.items], check_k(body.k))
-        return _json({"basket": body.items, "neighbours": _neighbours(res)})
+        def run() -> dict:
+            res = retail.complete_basket(s.emb, [item_of(i) for i in body.items], body.k)
+            return {"basket": body.items, "neighbours": _neighbours(res)}
+
+        return await answer(run)
 
     @app.post("/models/{name}/for_customer", summary="Items for a customer")
-    async def for_customer(name: str, body: CustomerBody):
+    async def for_customer(name: str, body: bodies.customer):  # type: ignore[valid-type]
         s, retail = retail_of(name)
-        res = retail.for_customer(s.emb, body.customer, check_k(body.k), exclude_bought=body.exclude_bought)
-        return _json({"customer": body.customer, "neighbours": _neighbours(res)})
+
+        def run() -> dict:
+            res = retail.for_customer(s.emb, body.customer, body.k, exclude_bought=body.exclude_bought)
+            return {"customer": body.customer, "neighbours": _neighbours(res)}
+
+        return await answer(run)
 
     @app.post("/models/{name}/similar_customers", summary="Customers like a customer")
-    async def similar_customers(name: str, body: CustomerBody):
+    async def similar_customers(name: str, body: bodies.customer):  # type: ignore[valid-type]
         s, retail = retail_of(name)
-        res = retail.similar_customers(s.emb, body.customer, check_k(body.k))
-        return _json({"customer": body.customer, "neighbours": _neighbours(res)})
+        return await answer(
+            lambda: {
+                "customer": body.customer,
+                "neighbours": _neighbours(retail.similar_customers(s.emb, body.customer, body.k)),
+            }
+        )
 
     @app.post("/models/{name}/lookalike", summary="Customers like a seed set of customers")
-    async def lookalike(name: str, body: LookalikeBody):
+    async def lookalike(name: str, body: bodies.lookalike):  # type: ignore[valid-type]
         s, retail = retail_of(name)
-        check_batch(len(body.seeds), "seeds")
         kw = {"method": body.method} if body.method else {}
-        res = retail.lookalike(s.emb, body.seeds, check_k(body.k), **kw)
-        return _json({"seeds": body.seeds, "neighbours": _neighbours(res)})
+
+        def run() -> dict:
+            res = retail.lookalike(s.emb, body.seeds, body.k, **kw)
+            return {"seeds": body.seeds, "neighbours": _neighbours(res)}
+
+        return await answer(run)
 
     return app
 
@@ -549,9 +537,11 @@ def app_from_env() -> FastAPI:
         ModelSpec(m["name"], Path(m["path"]), Path(m["labels"]) if m.get("labels") else None)
         for m in cfg["models"]
     ]
+    hosts = cfg.get("allowed_hosts", sorted(LOOPBACK_NAMES))
     return create_app(
         Registry(specs, map_sample=cfg.get("map_sample", 3000)),
         token=os.environ.get("LIKEWISE_TOKEN") or None,
         limits=Limits(**cfg.get("limits", {})),
         watch_seconds=cfg.get("watch_seconds", 0.0),
+        allowed_hosts=None if hosts is None or "*" in hosts else hosts,
     )

@@ -15,6 +15,7 @@ import os
 import re
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,12 @@ from ..errors import InputError, UnknownItemError
 __all__ = ["NAME_PATTERN", "ModelSpec", "Registry", "Served", "parse_model_arg", "read_labels"]
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+#: Maps kept per model (distinct ``sample`` sizes, least recently used dropped first).
+MAP_CACHE = 8
+
+#: Prefix lengths tried when suggesting keys for an unknown one.
+PREFIX_TRIES = 64
 
 
 @dataclass(frozen=True)
@@ -84,8 +91,10 @@ class Served:
     labels: dict[str, str] = field(default_factory=dict)
     _sorted_keys: list[str] = field(default_factory=list, repr=False)
     _sorted_ids: np.ndarray | None = field(default=None, repr=False)
-    _maps: dict[int, dict] = field(default_factory=dict, repr=False)
-    _axes: dict[int, tuple] = field(default_factory=dict, repr=False)
+    # maps by sample size, least recently used first: a stream of distinct sizes keeps at most MAP_CACHE
+    _maps: OrderedDict[int, tuple[dict, np.ndarray, np.ndarray]] = field(
+        default_factory=OrderedDict, repr=False
+    )
     _map_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def search_prefix(self, prefix: str, limit: int) -> list[int]:
@@ -109,46 +118,54 @@ class Served:
         except Exception:  # noqa: BLE001 -- a suggestion is a courtesy; never fail the error answer on it
             pass
         keys = self.emb.keys
-        for cut in range(len(key), 0, -1):
+        # the longest known prefix, trying at most PREFIX_TRIES cuts: bounded work for any key length
+        for cut in range(min(len(key), PREFIX_TRIES), 0, -1):
             found = self.search_prefix(key[:cut], n)
             if found:
                 return [keys[i] for i in found]
         return []
 
     def map(self, sample: int) -> dict:
-        """2-D PCA coordinates of the ``sample`` most frequent items (computed once per sample size).
+        """2-D PCA coordinates of the ``sample`` most frequent items (kept for the last few sizes asked).
 
         The principal axes are fitted on those items (the unit vectors); :meth:`project` places any other
         item on the same axes, so a neighbour outside the sample can still be shown.
         """
+        return self._map(sample)[0]
+
+    def _map(self, sample: int) -> tuple[dict, np.ndarray, np.ndarray]:
         with self._map_lock:
-            if sample not in self._maps:
-                n = min(sample, len(self.emb))
-                x = np.asarray(self.emb.normed[:n], dtype=np.float64)
-                mean = x.mean(axis=0)
-                _, _, vt = np.linalg.svd(x - mean, full_matrices=False)
-                axes = vt[:2]
-                # the sign of each axis is fixed (largest loading positive) so maps are stable
-                axes = axes * np.sign(axes[np.arange(len(axes)), np.abs(axes).argmax(axis=1)])[:, None]
-                if len(axes) < 2:  # a 1-D space: the second axis is zero
-                    axes = np.vstack([axes, np.zeros((2 - len(axes), x.shape[1]))])
-                xy = (x - mean) @ axes.T
-                keys = self.emb.keys[:n]
-                self._maps[sample] = {
-                    "items": keys,
-                    "x": np.round(xy[:, 0], 5).tolist(),
-                    "y": np.round(xy[:, 1], 5).tolist(),
-                    "labels": [self.labels.get(k) for k in keys] if self.labels else None,
-                    "sampled": n < len(self.emb),
-                    "total": len(self.emb),
-                }
-                self._axes[sample] = (mean, axes)
+            hit = self._maps.get(sample)
+            if hit is not None:
+                self._maps.move_to_end(sample)
+                return hit
+            n = min(sample, len(self.emb))
+            x = np.asarray(self.emb.normed[:n], dtype=np.float64)
+            mean = x.mean(axis=0)
+            _, _, vt = np.linalg.svd(x - mean, full_matrices=False)
+            axes = vt[:2]
+            # the sign of each axis is fixed (largest loading positive) so maps are stable
+            axes = axes * np.sign(axes[np.arange(len(axes)), np.abs(axes).argmax(axis=1)])[:, None]
+            if len(axes) < 2:  # a 1-D space: the second axis is zero
+                axes = np.vstack([axes, np.zeros((2 - len(axes), x.shape[1]))])
+            xy = (x - mean) @ axes.T
+            keys = self.emb.keys[:n]
+            payload = {
+                "items": keys,
+                "x": np.round(xy[:, 0], 5).tolist(),
+                "y": np.round(xy[:, 1], 5).tolist(),
+                "labels": [self.labels.get(k) for k in keys] if self.labels else None,
+                "sampled": n < len(self.emb),
+                "total": len(self.emb),
+            }
+            self._maps[sample] = (payload, mean, axes)
+            while len(self._maps) > MAP_CACHE:
+                self._maps.popitem(last=False)
             return self._maps[sample]
 
     def project(self, ids: np.ndarray, sample: int) -> np.ndarray:
         """Coordinates [n, 2] of items ``ids`` on the axes of the map of ``sample`` items."""
-        self.map(sample)
-        mean, axes = self._axes[sample]
+        _, mean, axes = self._map(sample)
         return (np.asarray(self.emb.normed[ids], dtype=np.float64) - mean) @ axes.T
 
 
@@ -233,6 +250,10 @@ class Registry:
             new = self._load(old.spec, version=self._models[name].version + 1)
             self._models[name] = new  # one assignment: atomic for every reader
         return new
+
+    def stamp_of(self, name: str) -> tuple:
+        """What the folder of model ``name`` holds now (compare with the served version's ``stamp``)."""
+        return _stamp(self._specs[name].path)
 
     def changed(self) -> list[str]:
         """Names of models whose folder holds a different version than the one served."""

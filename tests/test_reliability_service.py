@@ -1,0 +1,391 @@
+"""The service under hostile or careless clients (issue 14, items 1-6e): each test failed before the fix.
+
+In-process through httpx's ASGI transport, and against a real server on loopback for what only a real
+server shows (the Host header check of ``likewise serve``, the token file).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fastapi")
+httpx = pytest.importorskip("httpx")
+
+from likewise import Embeddings, Vocab  # noqa: E402
+from likewise.cli import main  # noqa: E402
+from likewise.service import app as app_module  # noqa: E402
+from likewise.service import create_app  # noqa: E402
+from likewise.service.app import Limits, watch_models  # noqa: E402
+from likewise.service.models import MAP_CACHE, PREFIX_TRIES, ModelSpec, Registry  # noqa: E402
+
+
+def planted(seed: int = 0, n_groups: int = 5, size: int = 6) -> Embeddings:
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((n_groups, 8))
+    keys = [f"g{g}_i{i}" for g in range(n_groups) for i in range(size)]
+    vecs = np.repeat(centres, size, axis=0) + 0.2 * rng.standard_normal((len(keys), 8))
+    return Embeddings(vecs, Vocab(keys, counts=np.arange(len(keys), 0, -1) * 10))
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("rel") / "shop"
+    planted().save(path)
+    return path
+
+
+def make_app(path: Path, **kw):
+    limits = kw.pop("limits", Limits(max_k=50, max_batch=20, max_body=1 << 20, max_key=100, max_results=200))
+    return create_app(Registry([ModelSpec("shop", path)], map_sample=10), limits=limits, **kw)
+
+
+def call(app, method: str, url: str, **kw) -> httpx.Response:
+    async def go():
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as c:
+            return await c.request(method, url, **kw)
+
+    return asyncio.run(go())
+
+
+# ---- 1. a huge unknown key ---------------------------------------------------------------------------
+
+
+def test_a_huge_key_is_refused_at_once_and_never_echoed_whole(shop):
+    app = make_app(shop)
+    key = "x" * 250_000
+    for method, url, kw in [
+        ("POST", "/models/shop/similar", {"json": {"items": [key]}}),
+        ("GET", "/models/shop/similar", {"params": {"item": key[:20_000]}}),  # httpx caps a URL's length
+        ("POST", "/models/shop/recommend", {"json": {"items": ["g0_i0", key]}}),
+    ]:
+        r = call(app, method, url, **kw)
+        assert r.status_code == 422, r.text
+        assert "over the limit of 100" in r.json()["error"] and len(r.content) < 2000
+
+
+def test_suggestions_for_a_long_unknown_key_do_bounded_work(shop, monkeypatch):
+    app = make_app(shop)
+    served = app.state.registry.get("shop")
+    calls = []
+    real = served.search_prefix
+    monkeypatch.setattr(served, "search_prefix", lambda p, n: calls.append(p) or real(p, n))
+    r = call(app, "GET", "/models/shop/similar", params={"item": "g0_i" + "q" * 95})  # under max_key
+    assert r.status_code == 404 and r.json()["suggestions"]  # g0_i... found by prefix
+    assert 0 < len(calls) <= PREFIX_TRIES  # was one prefix search per character of the key
+
+
+def test_a_slow_query_does_not_hold_up_other_requests(shop, monkeypatch):
+    """A query blocks (on an event, not a clock) until another request has been answered."""
+    app = make_app(shop)
+    served = app.state.registry.get("shop")
+    started, release = threading.Event(), threading.Event()
+    real = served.emb.similar
+
+    def blocking(*a, **kw):
+        started.set()
+        release.wait(10)  # only the failure path waits this long
+        return real(*a, **kw)
+
+    monkeypatch.setattr(served.emb, "similar", blocking)
+    order: list[str] = []
+
+    async def go():
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as c:
+
+            async def slow():
+                r = await c.get("/models/shop/similar", params={"item": "g0_i0"})
+                order.append("slow")
+                return r
+
+            task = asyncio.create_task(slow())
+            while not started.is_set():
+                await asyncio.sleep(0.01)
+            other = await c.get("/models/shop/search", params={"prefix": "g1"})
+            order.append("other" if not release.is_set() else "other-after")
+            release.set()
+            return other, await task
+
+    other, slow_answer = asyncio.run(go())
+    assert order == ["other", "slow"]
+    assert other.status_code == 200 and slow_answer.status_code == 200
+
+
+# ---- 2. the map cache --------------------------------------------------------------------------------
+
+
+def test_map_cache_stays_bounded_under_distinct_sizes(shop):
+    app = make_app(shop)
+    served = app.state.registry.get("shop")
+    for n in range(2, 2 + 3 * MAP_CACHE):
+        assert call(app, "GET", "/models/shop/map", params={"sample": n}).status_code == 200
+        assert (
+            call(app, "POST", "/models/shop/coords", json={"items": ["g0_i0"], "sample": n}).status_code
+            == 200
+        )
+    assert len(served._maps) <= MAP_CACHE
+
+
+# ---- 3. the watcher survives an unexpected error ------------------------------------------------------
+
+
+def test_watcher_logs_keeps_serving_and_keeps_watching(tmp_path, caplog):
+    path = tmp_path / "m"
+    planted(0).save(path)
+    registry = Registry([ModelSpec("m", path)], map_sample=10)
+    real_load = registry._load
+    failures = iter([KeyError("index"), TypeError("bad manifest")])
+
+    def flaky(spec, version):
+        err = next(failures, None)
+        if err is not None:
+            raise err
+        return real_load(spec, version)
+
+    registry._load = flaky  # type: ignore[method-assign]
+    new = planted(1)
+    new.save(path, overwrite=True)
+
+    async def go():
+        task = asyncio.create_task(watch_models(registry, 0.01))
+        deadline = time.monotonic() + 20
+        while registry.get("m").version == 1 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        task.cancel()
+
+    with caplog.at_level(logging.WARNING, logger="likewise.service"):
+        asyncio.run(go())
+    assert registry.get("m").version == 2 and registry.get("m").emb.fingerprint == new.fingerprint
+    assert "KeyError" in caplog.text and "keeps serving" in caplog.text
+
+
+# ---- 4, 6c. Host and Origin --------------------------------------------------------------------------
+
+
+def test_foreign_host_headers_are_refused_and_no_cors_is_sent(shop):
+    app = make_app(shop, allowed_hosts=["localhost", "127.0.0.1", "::1"])
+    ok = call(app, "GET", "/models", headers={"Host": "127.0.0.1:8000"})
+    assert ok.status_code == 200
+    for host in ("attacker.example", "attacker.example:8000", "localhost.attacker.example"):
+        r = call(app, "GET", "/models", headers={"Host": host})
+        assert r.status_code == 400 and host in r.json()["error"] and "--allow-host" in r.json()["error"]
+    pre = call(
+        app,
+        "OPTIONS",
+        "/models/shop/similar",
+        headers={"Origin": "http://attacker.example", "Access-Control-Request-Method": "POST"},
+    )
+    assert pre.status_code == 204 and not any(h.startswith("access-control-") for h in pre.headers)
+    got = call(app, "GET", "/models", headers={"Origin": "http://attacker.example"})
+    assert not any(h.startswith("access-control-") for h in got.headers)
+
+
+def test_cross_origin_state_changes_are_refused(shop, tmp_path):
+    path = tmp_path / "m"
+    planted(0).save(path)
+    app = make_app(path)
+    registry = app.state.registry
+    r = call(app, "POST", "/models/shop/reload", headers={"Origin": "http://attacker.example"})
+    assert r.status_code == 403 and "attacker.example" in r.json()["error"]
+    assert registry.get("shop").version == 1
+    q = call(app, "POST", "/models/shop/similar", json={"items": ["g0_i0"]}, headers={"Origin": "null"})
+    assert q.status_code == 403
+    same = call(app, "POST", "/models/shop/reload", headers={"Origin": "http://localhost"})
+    assert same.status_code == 200 and registry.get("shop").version == 2
+
+
+# ---- 6b. sizes ---------------------------------------------------------------------------------------
+
+
+def test_every_size_in_a_request_is_bounded(shop):
+    app = make_app(shop)
+    v = [0.1] * 8
+    too_many = call(app, "POST", "/models/shop/similar_vector", json={"vector": v, "exclude": ["g0_i0"] * 21})
+    assert (
+        too_many.status_code == 422
+        and "21 exclude in one request, the limit is 20" in too_many.json()["error"]
+    )
+    big = call(app, "POST", "/models/shop/similar", json={"items": ["g0_i0"] * 5, "k": 50})
+    assert big.status_code == 422 and "250 neighbours" in big.json()["error"]
+    batch = call(app, "POST", "/models/shop/similar_vector", json={"vector": [v] * 5, "k": 41})
+    assert batch.status_code == 422 and "the limit is 200" in batch.json()["error"]
+    assert (
+        call(app, "POST", "/models/shop/similar", json={"items": ["g0_i0"] * 4, "k": 50}).status_code == 200
+    )
+
+
+def test_answers_are_built_off_the_event_loop(shop, monkeypatch):
+    app = make_app(shop)
+    loop_threads: list[int] = []
+    where: list[int] = []
+    real = app_module._dumps
+    monkeypatch.setattr(
+        app_module, "_dumps", lambda payload: where.append(threading.get_ident()) or real(payload)
+    )
+
+    async def go():
+        loop_threads.append(threading.get_ident())
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as c:
+            for method, url, kw in [
+                ("POST", "/models/shop/similar", {"json": {"items": ["g0_i0", "g1_i1"], "k": 5}}),
+                ("GET", "/models/shop/similar", {"params": {"item": "g0_i0"}}),
+                ("GET", "/models/shop/map", {"params": {"sample": 7}}),
+                ("POST", "/models/shop/similar_vector", {"json": {"vector": [[0.1] * 8] * 3}}),
+            ]:
+                assert (await c.request(method, url, **kw)).status_code == 200
+
+    asyncio.run(go())
+    assert len(where) == 4 and loop_threads[0] not in where
+
+
+# ---- 6d. strict values -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url, body, status, needle",
+    [
+        ("/models/shop/similar", {"items": [True]}, 422, "items.0 == true"),
+        ("/models/shop/similar", {"items": ["g0_i0"], "k": True}, 422, "(got true)"),
+        ("/models/shop/similar", {"items": ["g0_i0"], "skip_unknown": 1}, 422, "(got 1)"),
+        ("/models/shop/analogy", {"a": False, "b": 1, "c": 2}, 422, "a == false"),
+        ("/models/shop/similar", {"items": ["#\u0663"]}, 422, '"#\u0663": an id after'),
+        ("/models/shop/similar", {"items": ["#\u00b2"]}, 422, '"#\u00b2": an id after'),
+        ("/models/shop/similar", {"items": [2**63]}, 404, "item id 9223372036854775808 is out of range"),
+        ("/models/shop/similar", {"items": [2**70]}, 404, str(2**70)),
+        ("/models/shop/similar", {"items": [1.0]}, 422, "items.0 == 1.0"),
+        ("/models/shop/similar_vector", {"vector": [0.0] * 8}, 422, "all zeros"),
+        ("/models/shop/similar_vector", {"vector": [[0.1] * 8, [0] * 8]}, 422, "(row 1) is all zeros"),
+        ("/models/shop/similar", {"items": ["a\ud800b"]}, 422, "lone surrogate U+D800"),
+    ],
+)
+def test_strict_values_get_a_clear_4xx_showing_the_value(shop, url, body, status, needle):
+    import json
+
+    r = call(
+        make_app(shop), "POST", url, content=json.dumps(body), headers={"content-type": "application/json"}
+    )
+    assert r.status_code == status, r.text
+    assert needle in r.json()["error"]
+
+
+def test_ids_after_hash_in_ascii_digits_still_work(shop):
+    r = call(make_app(shop), "GET", "/models/shop/similar", params={"item": "#3", "k": 2})
+    assert r.status_code == 200 and r.json()["neighbours"]
+
+
+# ---- 6e. the schema and the methods ------------------------------------------------------------------
+
+
+def test_schema_documents_every_status_and_limit(shop):
+    app = make_app(shop)
+    doc = call(app, "GET", "/openapi.json").json()
+    for path, ops in doc["paths"].items():
+        for method, op in ops.items():
+            codes = set(op["responses"])
+            assert {"400", "403", "404", "405", "413", "422", "503"} <= codes, (method, path, codes)
+            for code in codes - {"200"}:
+                ref = op["responses"][code]["content"]["application/json"]["schema"]["$ref"]
+                assert ref.endswith("/ErrorBody"), (method, path, code)
+    schemas = doc["components"]["schemas"]
+    k = schemas["SimilarBody"]["properties"]["k"]
+    assert (k["minimum"], k["maximum"]) == (1, 50)
+    items = schemas["SimilarBody"]["properties"]["items"]
+    assert (items["minItems"], items["maxItems"]) == (1, 20)
+    assert items["items"]["anyOf"][0]["maxLength"] == 100
+    params = {p["name"]: p["schema"] for p in doc["paths"]["/models/{name}/similar"]["get"]["parameters"]}
+    assert (params["k"]["minimum"], params["k"]["maximum"]) == (1, 50)
+    sample = {p["name"]: p["schema"] for p in doc["paths"]["/models/{name}/map"]["get"]["parameters"]}[
+        "sample"
+    ]
+    assert (sample["anyOf"][0]["minimum"], sample["anyOf"][0]["maximum"]) == (2, 20000)
+    tokened = call(make_app(shop, token="t"), "GET", "/openapi.json").json()
+    assert "401" in tokened["paths"]["/models"]["get"]["responses"]
+
+
+def test_options_and_wrong_methods_answer_with_the_whole_allow(shop):
+    app = make_app(shop)
+    opt = call(app, "OPTIONS", "/models/shop/similar")
+    assert opt.status_code == 204 and set(opt.headers["allow"].split(", ")) == {
+        "GET",
+        "OPTIONS",
+        "POST",
+    }
+    bad = call(app, "DELETE", "/models/shop/similar")
+    assert bad.status_code == 405 and set(bad.headers["allow"].split(", ")) >= {"GET", "POST"}
+    assert "DELETE" in bad.json()["error"]
+    assert call(app, "GET", "/models/shop/reload").status_code == 405
+    missing = call(app, "GET", "/no/such/route")
+    assert missing.status_code == 404 and "error" in missing.json()
+
+
+# ---- 4, 5. a real server: Host check, token file ----------------------------------------------------
+
+
+def _serve(args: list[str], env: dict | None = None) -> tuple[subprocess.Popen, str]:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [sys.executable, "-c", "import sys; from likewise.cli import main; sys.exit(main())", "serve"]
+    proc = subprocess.Popen(
+        [*cmd, *args, "--port", str(port), "--watch", "0"],
+        env={**os.environ, "LIKEWISE_TOKEN": "", **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            httpx.get(base + "/health", timeout=1)
+            return proc, base
+        except httpx.TransportError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"server did not start: {proc.stdout.read().decode()[-2000:]}")
+        time.sleep(0.1)
+
+
+def test_real_server_checks_host_and_reads_the_token_from_a_file(shop, tmp_path):
+    token_file = tmp_path / "token"
+    token_file.write_text("s3cret-token\n")
+    proc, base = _serve([str(shop), "--token-file", str(token_file), "--allow-host", "models.internal"])
+    try:
+        auth = {"Authorization": "Bearer s3cret-token"}
+        assert httpx.get(base + "/models", timeout=10).status_code == 401
+        assert httpx.get(base + "/models", headers=auth, timeout=10).status_code == 200
+        rebound = httpx.get(base + "/models", headers={**auth, "Host": "attacker.example"}, timeout=10)
+        assert rebound.status_code == 400
+        named = httpx.get(base + "/models", headers={**auth, "Host": "models.internal:80"}, timeout=10)
+        assert named.status_code == 200
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert b"s3cret-token" not in " ".join(proc.args).encode()  # the token never was on the command line
+
+
+def test_token_file_problems_and_help(shop, tmp_path, capsys):
+    empty = tmp_path / "empty"
+    empty.write_text("\n")
+    assert main(["serve", str(shop), "--token-file", str(empty)]) == 1
+    assert "empty" in capsys.readouterr().err
+    assert main(["serve", str(shop), "--token-file", str(tmp_path / "absent")]) == 1
+    assert "cannot be read" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--token-file" in text and "LIKEWISE_TOKEN" in text and "ps" in text and "--allow-host" in text
