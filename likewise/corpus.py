@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from . import readers
-from ._fileio import atomic_folder
+from ._fileio import atomic_folder, tidy
 from .corpus_build import (
     FORMAT,
     FORMAT_VERSION,
@@ -324,6 +324,7 @@ def build_corpus(
         _cache_root(cache_dir)
         / cache_key(spec, files, min_count=min_count, max_items=max_items, what=what)[:32]
     )
+    tidy(final)  # drop what builds that were killed left behind
     broken = False
     if final.exists():
         try:
