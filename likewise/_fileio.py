@@ -41,6 +41,7 @@ __all__ = [
     "file_sha256",
     "fsync_dir",
     "fsync_file",
+    "fsync_tree",
     "has_format",
     "publish",
     "read_json",
@@ -101,11 +102,28 @@ def fsync_dir(path: Path) -> None:
 
 def fsync_file(path: Path) -> None:
     """Flush a file that another library wrote (an hnswlib graph) to disk."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    # Windows commits a file only through a descriptor that may write
+    fd = os.open(path, (os.O_RDWR if os.name == "nt" else os.O_RDONLY) | getattr(os, "O_BINARY", 0))
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def fsync_tree(folder: Path) -> None:
+    """Flush every file and folder under ``folder`` (itself included) to disk, symlinks not followed.
+
+    :func:`atomic_folder` calls it before publishing, so a file written into the temporary by any means
+    (``np.save``, hnswlib, pyarrow) is on disk before the folder appears under its name.
+    """
+    for root, dirs, files in os.walk(folder):
+        for name in files:
+            path = Path(root) / name
+            if not path.is_symlink():
+                fsync_file(path)
+        for name in dirs:
+            fsync_dir(Path(root) / name)
+    fsync_dir(folder)
 
 
 def write_npy(path: Path, arr: np.ndarray) -> None:
@@ -316,7 +334,8 @@ def atomic_folder(target: str | os.PathLike, *, replace: bool = True) -> Iterato
 
     The folder is made with ``os.mkdir`` under a fresh random name (as ``tempfile.mkdtemp`` does, but
     without its 0700 mode, so the result gets the umask's mode); ``mkdir`` never follows a symlink.
-    Stale temporaries of ``target`` are removed first (:func:`tidy`). On any exception,
+    Stale temporaries of ``target`` are removed first (:func:`tidy`); every file in the folder is
+    fsynced before it is published (:func:`fsync_tree`). On any exception,
     ``KeyboardInterrupt`` included, the temporary is removed and ``target`` is left as it was.
     ``replace`` is passed to :func:`publish`.
     """
@@ -326,7 +345,7 @@ def atomic_folder(target: str | os.PathLike, *, replace: bool = True) -> Iterato
     tmp = _make_temp_folder(final)
     try:
         yield tmp
-        fsync_dir(tmp)
+        fsync_tree(tmp)  # whatever wrote the files, they are on disk before the rename
         publish(tmp, final, replace=replace)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

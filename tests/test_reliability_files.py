@@ -173,3 +173,76 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_a_picture_never_follows_a_symlink_at_its_old_temporary_name(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from likewise.plot import plot_loss
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n", encoding="utf-8")
+    os.symlink(victim, tmp_path / ".loss.png.tmp.png")  # the fixed name pictures were first written to
+    plot_loss([{"epoch": 1, "loss": 2.0}, {"epoch": 2, "loss": 1.0}], tmp_path / "loss.png")
+    assert victim.read_text(encoding="utf-8") == "precious\n"
+    assert (tmp_path / "loss.png").read_bytes()[:4] == b"\x89PNG"
+
+
+# ---- 14: every durable write is fsynced ---------------------------------------------------------------
+
+
+@pytest.fixture
+def fsynced(monkeypatch: pytest.MonkeyPatch) -> set[tuple[int, int]]:
+    """The (device, inode) of every file or folder passed to ``os.fsync`` from now on."""
+    seen: set[tuple[int, int]] = set()
+    real = os.fsync
+
+    def spy(fd: int) -> None:
+        st = os.fstat(fd)
+        seen.add((st.st_dev, st.st_ino))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", spy)
+    return seen
+
+
+def assert_all_fsynced(folder: Path, seen: set[tuple[int, int]]) -> None:
+    missing = [
+        p.name
+        for p in folder.rglob("*")
+        if p.is_file() and (p.stat().st_dev, p.stat().st_ino) not in seen  # a rename keeps the inode
+    ]
+    assert missing == [], f"written without an fsync: {missing}"
+
+
+def test_index_save_fsyncs_the_graph(tmp_path: Path, fsynced: set[tuple[int, int]]) -> None:
+    pytest.importorskip("hnswlib")
+    from likewise.index import IndexParams, build_index
+
+    index = build_index(make_space(n=60), IndexParams(m=4, ef_construction=20), threads=1, recall_queries=0)
+    fsynced.clear()
+    index.save(tmp_path / "index")
+    assert_all_fsynced(tmp_path / "index", fsynced)
+
+
+def test_corpus_files_are_fsynced(tmp_path: Path, fsynced: set[tuple[int, int]]) -> None:
+    from likewise.corpus import corpus_from_sequences
+
+    corpus_from_sequences([["a", "b"], ["b", "c"]] * 5, tmp_path / "c")
+    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == [
+        "counts.npy",
+        "ids.npy",
+        "manifest.json",
+        "offsets.npy",
+        "vocab.json",
+    ]
+    assert_all_fsynced(tmp_path / "c", fsynced)
+
+
+def test_projector_and_saved_space_files_are_fsynced(tmp_path: Path, fsynced: set[tuple[int, int]]) -> None:
+    from likewise.formats import export_projector
+
+    emb = make_space()
+    export_projector(emb, tmp_path / "proj")
+    emb.save(tmp_path / "space")
+    assert_all_fsynced(tmp_path / "proj", fsynced)
+    assert_all_fsynced(tmp_path / "space", fsynced)
