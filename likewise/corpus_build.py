@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import readers
-from ._fileio import write_npy, write_text
+from ._fileio import file_entry, write_npy, write_text
 from .errors import InputError
 from .readers import InputSpec
 from .vocab import Vocab
@@ -141,6 +141,8 @@ class CorpusWriter:
             "dropped_sequences": self.dropped_sequences,
             "dropped_keys": vocab.dropped.to_dict() if vocab.dropped is not None else None,
             "sha256": {"ids.npy": self.ids.sha.hexdigest(), "offsets.npy": self.offsets.sha.hexdigest()},
+            # the whole files (not only their data) of the small ones, as a saved space lists them
+            "files": {name: file_entry(self.folder / name) for name in ("vocab.json", "counts.npy")},
         }
         write_text(self.folder / "manifest.json", json.dumps(manifest, indent=2))
         return manifest

@@ -246,3 +246,47 @@ def test_projector_and_saved_space_files_are_fsynced(tmp_path: Path, fsynced: se
     emb.save(tmp_path / "space")
     assert_all_fsynced(tmp_path / "proj", fsynced)
     assert_all_fsynced(tmp_path / "space", fsynced)
+
+
+# ---- 7: the corpus cache is keyed by content, and a cached corpus is checked whole --------------------
+
+
+def test_a_rewrite_with_the_same_size_and_mtime_is_not_served_stale(tmp_path: Path) -> None:
+    from likewise.corpus import build_corpus
+    from likewise.readers import InputSpec
+
+    data = tmp_path / "s.txt"
+    data.write_text("a b\nb c\n", encoding="utf-8")
+    spec = InputSpec(str(data))
+    first = build_corpus(spec, cache_dir=tmp_path / "cache")
+    st = data.stat()
+    data.write_text("x y\ny z\n", encoding="utf-8")  # same size
+    os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns))  # same mtime
+    assert data.stat().st_size == st.st_size and data.stat().st_mtime_ns == st.st_mtime_ns
+    second = build_corpus(spec, cache_dir=tmp_path / "cache")
+    assert second.path != first.path
+    assert second.keys(0) == ["x", "y"]
+
+
+@pytest.mark.parametrize("name", ["vocab.json", "counts.npy"])
+def test_a_swapped_vocabulary_or_counts_file_is_caught_and_rebuilt(tmp_path: Path, name: str) -> None:
+    import json
+
+    from likewise.corpus import Corpus, build_corpus
+    from likewise.readers import InputSpec
+
+    data = tmp_path / "s.txt"
+    data.write_text("a b\nb c\nb\n", encoding="utf-8")
+    spec = InputSpec(str(data))
+    first = build_corpus(spec, cache_dir=tmp_path / "cache")
+    good = (first.vocab.keys, first.vocab.counts.tolist())
+    if name == "vocab.json":  # same length, other order: every id now names another key
+        (first.path / name).write_text(json.dumps(first.vocab.keys[::-1]), encoding="utf-8")
+    else:
+        np.save(first.path / name, first.vocab.counts[::-1].copy(), allow_pickle=False)
+    with pytest.raises(CorruptModelError, match=rf"{name} has .*the manifest expects sha256"):
+        Corpus.open(first.path)
+    again = build_corpus(spec, cache_dir=tmp_path / "cache")
+    assert again.path == first.path
+    assert (again.vocab.keys, again.vocab.counts.tolist()) == good
+    assert Corpus.open(again.path).n_tokens == 5  # verifies
