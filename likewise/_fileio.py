@@ -36,6 +36,7 @@ __all__ = [
     "MAX_MANIFEST_BYTES",
     "atomic_file",
     "atomic_folder",
+    "check_output_file",
     "check_target",
     "file_entry",
     "file_sha256",
@@ -43,6 +44,7 @@ __all__ = [
     "fsync_file",
     "fsync_tree",
     "has_format",
+    "likewise_folder_of",
     "publish",
     "read_json",
     "recover",
@@ -462,4 +464,63 @@ def check_target(
                 f"refusing to overwrite {str(target)!r}: it is not a {what} "
                 f"(no {manifest} with format {fmt!r})"
             )
+    return target
+
+
+def likewise_folder_of(path: str | os.PathLike) -> tuple[Path, str] | None:
+    """The nearest folder at or above ``path`` whose manifest names a likewise format, and that format.
+
+    A saved space (``likewise.embeddings``), its index (``likewise.index``), a corpus and the like hold
+    a ``manifest.json`` whose ``format`` starts with ``likewise``; a file written into one would change
+    or break it. Symlinks and ``..`` are resolved first. None when ``path`` is inside no such folder.
+    """
+    start = Path(path).expanduser().resolve()
+    for folder in (start, *start.parents):
+        if not (folder / MANIFEST).is_file():
+            continue
+        try:
+            found = read_json(folder / MANIFEST, what="a likewise folder")
+        except CorruptModelError:
+            continue
+        fmt = found.get("format") if isinstance(found, dict) else None
+        if isinstance(fmt, str) and fmt.startswith("likewise"):
+            return folder, fmt
+    return None
+
+
+def check_output_file(path: str | os.PathLike, *, overwrite: bool = False, flag: str = "--overwrite") -> Path:
+    """Raise now if writing the file ``path`` (an export, an audience) would clobber what it should not.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file about to be written.
+    overwrite : bool
+        Whether an existing file may be replaced.
+    flag : str
+        The option that sets ``overwrite``, named in the message.
+
+    Returns
+    -------
+    Path
+        ``path`` as a :class:`~pathlib.Path`.
+
+    Raises
+    ------
+    InputError
+        ``path`` lies inside a saved likewise folder (never written, whatever ``overwrite`` says), is a
+        folder, or exists and ``overwrite`` is False.
+    """
+    target = Path(path)
+    inside = likewise_folder_of(target)
+    if inside is not None:
+        folder, fmt = inside
+        raise InputError(
+            f"refusing to write {str(target)!r}: it is inside {str(folder)!r}, a saved likewise folder "
+            f"(format {fmt!r}); choose a path outside it"
+        )
+    if target.is_dir():
+        raise InputError(f"{str(target)!r} is a folder; give the name of a file to write")
+    if os.path.lexists(target) and not overwrite:
+        raise InputError(f"{str(target)!r} already exists; pass {flag} to replace it")
     return target

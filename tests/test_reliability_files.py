@@ -290,3 +290,73 @@ def test_a_swapped_vocabulary_or_counts_file_is_caught_and_rebuilt(tmp_path: Pat
     assert again.path == first.path
     assert (again.vocab.keys, again.vocab.counts.tolist()) == good
     assert Corpus.open(again.path).n_tokens == 5  # verifies
+
+
+# ---- 13: `export -o FILE` and `lookalike -o FILE` never clobber a file unasked, nor write in a model -----
+
+
+@pytest.fixture
+def shop_model(tmp_path: Path) -> Path:
+    """A saved space with a small customer table (enough for ``lookalike``)."""
+    from likewise.customers import CustomerTable
+
+    emb = make_space()
+    rng = np.random.default_rng(5)
+    n = 12
+    emb.attach_customers(
+        CustomerTable(
+            rng.normal(size=(n, emb.dim)).astype(np.float32),
+            Vocab([f"C{i:03d}" for i in range(n)], np.ones(n, dtype=np.int64), what="customer"),
+            np.arange(n + 1, dtype=np.int64),
+            np.arange(n, dtype=np.int32),
+            fingerprint=emb.fingerprint,
+        )
+    )
+    emb.save(tmp_path / "model")
+    return tmp_path / "model"
+
+
+def _cli_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    from likewise.cli import main
+
+    capsys.readouterr()
+    assert main(argv) == 1
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["export", "lookalike"])
+def test_output_file_is_not_replaced_without_overwrite(
+    shop_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    from likewise.cli import main
+
+    out = tmp_path / "out.txt"
+    out.write_text("someone's notes\n", encoding="utf-8")
+    argv = (
+        ["export", str(shop_model), "--format", "word2vec", "-o", str(out)]
+        if command == "export"
+        else ["lookalike", str(shop_model), "C001", "C002", "-k", "3", "-o", str(out)]
+    )
+    err = _cli_error(capsys, argv)
+    assert str(out) in err and "already exists" in err and "--overwrite" in err
+    assert out.read_text(encoding="utf-8") == "someone's notes\n"
+    assert main([*argv, "--overwrite"]) == 0
+    assert out.read_text(encoding="utf-8") != "someone's notes\n"
+
+
+@pytest.mark.parametrize("command", ["export", "lookalike", "projector"])
+def test_output_is_never_written_inside_a_model_folder(
+    shop_model: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    before = {p.name: p.read_bytes() for p in shop_model.iterdir()}
+    for name in ("keys.json", "notes.txt", "index/x.txt"):  # an existing file, a new one, a deeper one
+        out = shop_model / name
+        argv = {
+            "export": ["export", str(shop_model), "--format", "word2vec", "-o", str(out), "--overwrite"],
+            "lookalike": ["lookalike", str(shop_model), "C001", "-k", "3", "-o", str(out), "--overwrite"],
+            "projector": ["export", str(shop_model), "--format", "projector", "-o", str(out)],
+        }[command]
+        err = _cli_error(capsys, argv)
+        assert "inside" in err and str(shop_model) in err and "saved likewise folder" in err
+    assert {p.name: p.read_bytes() for p in shop_model.iterdir()} == before
+    likewise.load(shop_model)  # verifies every checksum
