@@ -360,3 +360,102 @@ def test_output_is_never_written_inside_a_model_folder(
         assert "inside" in err and str(shop_model) in err and "saved likewise folder" in err
     assert {p.name: p.read_bytes() for p in shop_model.iterdir()} == before
     likewise.load(shop_model)  # verifies every checksum
+
+
+# ---- 17: kill train, update, index and export at random points; the last good model survives ---------
+
+_TRAIN = [
+    "--basket-col", "order_id", "--item-col", "product_id", "--user-col", "customer_id",
+    "--time-col", "timestamp", "--mode", "basket", "--dim", "8", "--epochs", "3", "--min-count", "1",
+    "--sample", "0", "--seed", "1", "--deterministic", "--quiet",
+]  # fmt: skip
+# seconds within which each command has usually finished here (a kill drawn later just finds it done)
+_BUDGET = {"train": 2.5, "update": 2.5, "index": 0.5, "export": 0.5}
+
+
+@pytest.fixture(scope="module")
+def fault_work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A retail log, a model trained on it with an index, an updated model and an export."""
+    from likewise.cli import main
+
+    d = tmp_path_factory.mktemp("faults")
+    for name, customers, seed in (("shop", 200, 3), ("april", 50, 8)):
+        argv = ["datasets", "retail", "-o", str(d / name), "--customers", str(customers)]
+        assert main([*argv, "--products", "120", "--seed", str(seed), "--json"]) == 0
+    for command in ("train", "update", "index", "export"):
+        assert main(_fault_argv(d, command, cache=d / "cache")) == 0
+    return d
+
+
+def _fault_argv(d: Path, command: str, *, cache: Path) -> list[str]:
+    m = str(d / "m")
+    index = ["--m", "4", "--ef-construction", "20", "--recall-queries", "0", "--threads", "1"]
+    argv, target = {
+        "train": (["train", str(d / "shop" / "orders.parquet"), *_TRAIN, "--cache-dir", str(cache)], d / "m"),
+        "update": (["update", m, str(d / "april" / "orders.parquet")], d / "m2"),
+        "index": (["index", m, *index], d / "m" / "index"),
+        "export": (["export", m, "--format", "word2vec"], d / "m.txt"),
+    }[command]
+    if command != "index":
+        argv += ["-o", str(target)]
+    return argv + (["--overwrite"] if target.exists() else [])
+
+
+def _all_litter(d: Path) -> list[str]:
+    return sorted(str(p.relative_to(d)) for p in d.rglob("*") if ".tmp-" in p.name or ".old-" in p.name)
+
+
+def _kill_at_random(argv: list[str], watch: Path, rng: np.random.Generator, budget: float) -> str:
+    """Run ``likewise ARGV`` and SIGKILL it: after a random delay, or a random instant into its write."""
+    root = Path(likewise.__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    at_write = rng.random() < 0.5
+    delay = float(rng.uniform(0.0, 0.03 if at_write else budget))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "likewise", *argv],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    start = time.monotonic()
+    if at_write:  # wait for its first temporary beside the target, then a few milliseconds more
+        while proc.poll() is None and time.monotonic() - start < budget:
+            if any(".tmp-" in p.name for p in watch.iterdir()):
+                break
+            time.sleep(0.001)
+    time.sleep(delay)
+    proc.kill()
+    proc.wait()  # reaped: its pid is gone, so what it left is recognisably stale
+    return f"{'write' if at_write else 'start'}+{delay:.3f}s rc={proc.returncode}"
+
+
+@pytest.mark.skipif(os.name == "nt", reason="SIGKILL and pid checks are POSIX")
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_killed_writers_never_lose_the_last_good_model(fault_work: Path, seed: int) -> None:
+    """SIGKILL ``train``, ``update``, ``index`` and ``export`` at random points (drawn from ``seed``).
+
+    The kill point is timing-based, so which phase it hits varies from machine to machine; that is
+    fine because the assertions hold at every kill point: the model and the updated model load with
+    every checksum verified (their index too, when one is there), the export is a whole file, loading
+    leaves no temporary of the models behind, and the next run of the command succeeds and leaves no
+    ``.tmp-`` / ``.old-`` litter anywhere.
+    """
+    from likewise.cli import main
+    from likewise.formats import read_word2vec
+
+    d = fault_work
+    rng = np.random.default_rng(seed)
+    cache = d / f"cache-{seed}"  # a fresh cache: the killed train compiles (and writes) its corpus
+    for command in ("train", "update", "index", "export"):
+        argv = _fault_argv(d, command, cache=cache)
+        watch = d / "m" if command == "index" else d
+        how = _kill_at_random(argv, watch, rng, _BUDGET[command])
+        for model in (d / "m", d / "m2"):
+            emb = likewise.load(model)  # verify=True: every file's sha256, and the index's
+            assert len(emb) == 120, (command, how)
+        of_models = (".m.tmp-", ".m.old-", ".m2.tmp-", ".m2.old-", "m/.index.")  # loading tidied these
+        assert [n for n in _all_litter(d) if n.startswith(of_models)] == [], (command, how)
+        assert len(read_word2vec(d / "m.txt")) == 120, (command, how)
+        # the next write succeeds (--overwrite if the killed one got as far as publishing) ...
+        assert main(_fault_argv(d, command, cache=cache)) == 0, (command, how)
+        assert _all_litter(d) == [], (command, how)  # ... and tidies what the killed one left
