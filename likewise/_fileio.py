@@ -4,6 +4,12 @@ Every writer in the package (saved spaces, indexes, corpora, splits, projector e
 audiences, next-token models) goes through :func:`atomic_folder` or :func:`atomic_file`, so a crash or a
 ``kill -9`` never leaves a half-written file under the target's name, and a fix here reaches them all.
 Manifests are read with :func:`read_json`, which bounds the bytes it will parse.
+
+Temporaries are named ``.NAME.tmp-PID.HOST.RANDOM`` (and a folder being replaced is set aside as
+``.NAME.old-PID.HOST.RANDOM``): the random part is unguessable, and files are created with ``O_EXCL``
+(folders with ``mkdir``), which never follows a symlink planted under the name. :func:`tidy`, run before
+every write and on every load, puts an aside back when a writer was killed between the two renames of
+:func:`publish` (the target is missing) and removes the temporaries and asides of writers that are gone.
 """
 
 from __future__ import annotations
@@ -12,8 +18,11 @@ import contextlib
 import hashlib
 import json
 import os
+import re
+import secrets
 import shutil
-import uuid
+import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -27,13 +36,19 @@ __all__ = [
     "MAX_MANIFEST_BYTES",
     "atomic_file",
     "atomic_folder",
+    "check_output_file",
     "check_target",
     "file_entry",
     "file_sha256",
     "fsync_dir",
+    "fsync_file",
+    "fsync_tree",
     "has_format",
+    "likewise_folder_of",
     "publish",
     "read_json",
+    "recover",
+    "tidy",
     "write_npy",
     "write_text",
 ]
@@ -41,6 +56,22 @@ __all__ = [
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 64 * 2**20  # a manifest holds names, checksums, config and bounded metadata
 _CHUNK = 1 << 20  # bytes per read when hashing
+#: A temporary or aside whose writer cannot be checked (another host, Windows, an older likewise) is
+#: removed once nothing in it has changed for this long.
+STALE_SECONDS = 3600.0
+_TRIES = 100  # fresh random names tried before giving up on creating a temporary
+# which machine wrote a temporary: a process id means something only on the host that issued it
+_HOST = hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:6]
+_NEW_TAG = re.compile(r"(?P<pid>[0-9]+)\.(?P<host>[0-9a-f]{6})\.[0-9a-f]{12}")
+_OLD_TAG = {"tmp": re.compile(r"[0-9a-f]{12}"), "old": re.compile(r"[0-9a-f]{8}")}  # before this scheme
+_O_EXCL_FLAGS = (
+    os.O_WRONLY
+    | os.O_CREAT
+    | os.O_EXCL
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
 
 
 def file_sha256(path: str | os.PathLike) -> str:
@@ -71,6 +102,32 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def fsync_file(path: Path) -> None:
+    """Flush a file that another library wrote (an hnswlib graph) to disk."""
+    # Windows commits a file only through a descriptor that may write
+    fd = os.open(path, (os.O_RDWR if os.name == "nt" else os.O_RDONLY) | getattr(os, "O_BINARY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_tree(folder: Path) -> None:
+    """Flush every file and folder under ``folder`` (itself included) to disk, symlinks not followed.
+
+    :func:`atomic_folder` calls it before publishing, so a file written into the temporary by any means
+    (``np.save``, hnswlib, pyarrow) is on disk before the folder appears under its name.
+    """
+    for root, dirs, files in os.walk(folder):
+        for name in files:
+            path = Path(root) / name
+            if not path.is_symlink():
+                fsync_file(path)
+        for name in dirs:
+            fsync_dir(Path(root) / name)
+    fsync_dir(folder)
+
+
 def write_npy(path: Path, arr: np.ndarray) -> None:
     """Write one array as ``.npy`` (never pickled) and fsync it."""
     with open(path, "wb") as f:
@@ -87,8 +144,153 @@ def write_text(path: Path, text: str) -> None:
         os.fsync(f.fileno())
 
 
-def _temp_name(target: Path) -> Path:
-    return target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:12]}"
+def _temp_name(target: Path, kind: str = "tmp") -> Path:
+    """A fresh candidate name beside ``target``; the caller creates it exclusively (it may exist)."""
+    return target.parent / f".{target.name}.{kind}-{os.getpid()}.{_HOST}.{secrets.token_hex(6)}"
+
+
+def _make_temp_folder(target: Path) -> Path:
+    """Create a new empty folder beside ``target`` (``mkdir`` fails on any existing name, symlinks too)."""
+    for _ in range(_TRIES):
+        tmp = _temp_name(target)
+        try:
+            tmp.mkdir()
+        except FileExistsError:
+            continue
+        return tmp
+    raise FileExistsError(f"could not create a temporary folder beside {str(target)!r}")
+
+
+def _make_temp_file(target: Path) -> tuple[Path, int]:
+    """Create a new empty file beside ``target`` with ``O_EXCL``; returns its path and descriptor.
+
+    ``O_EXCL`` with ``O_CREAT`` fails when the name exists, a symlink included, so a link planted by
+    another user is never followed. The mode is ``0o666`` less the umask, as ``open`` would give.
+    """
+    for _ in range(_TRIES):
+        tmp = _temp_name(target)
+        try:
+            return tmp, os.open(tmp, _O_EXCL_FLAGS, 0o666)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"could not create a temporary file beside {str(target)!r}")
+
+
+def _aside_name(target: Path) -> Path:
+    for _ in range(_TRIES):
+        aside = _temp_name(target, "old")
+        if not os.path.lexists(aside):
+            return aside
+    raise FileExistsError(f"could not choose a free name to set {str(target)!r} aside")
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists (POSIX; not called on Windows)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: it exists, owned by someone else
+        return True
+    return True
+
+
+def _last_change(path: Path) -> float:
+    """The newest mtime of ``path`` and the entries directly inside it (a long write keeps it fresh)."""
+    newest = path.lstat().st_mtime
+    if path.is_dir() and not path.is_symlink():
+        with os.scandir(path) as it:
+            for entry in it:
+                with contextlib.suppress(OSError):
+                    newest = max(newest, entry.stat(follow_symlinks=False).st_mtime)
+    return newest
+
+
+def _litter(target: Path) -> list[tuple[Path, str, bool]]:
+    """The temporaries (``"tmp"``) and asides (``"old"``) of ``target``, each with whether it is stale.
+
+    Stale: written on this host by a process that is gone, or (when that cannot be told) unchanged for
+    :data:`STALE_SECONDS`. A live writer's temporary is never stale.
+    """
+    prefix = f".{target.name}."
+    found = []
+    try:
+        with os.scandir(target.parent) as it:
+            names = [e.name for e in it if e.name.startswith(prefix)]
+    except OSError:
+        return []
+    now = time.time()
+    for name in names:
+        kind, _, tag = name[len(prefix) :].partition("-")
+        if kind not in _OLD_TAG:
+            continue
+        path = target.parent / name
+        new = _NEW_TAG.fullmatch(tag)
+        try:
+            if new and new["host"] == _HOST and os.name != "nt":
+                stale = not _pid_alive(int(new["pid"]))
+            elif new or _OLD_TAG[kind].fullmatch(tag):
+                stale = now - _last_change(path) > STALE_SECONDS
+            else:
+                continue
+        except OSError:  # vanished meanwhile (its writer finished)
+            continue
+        found.append((path, kind, stale))
+    return found
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink() or not path.is_dir():
+        path.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def recover(target: str | os.PathLike) -> bool:
+    """Put ``target`` back from its aside when a writer was killed between the two renames of a publish.
+
+    Parameters
+    ----------
+    target : str or path-like
+        A file or folder written through :func:`publish`.
+
+    Returns
+    -------
+    bool
+        True when ``target`` was missing and exactly one aside of a writer that is gone existed (the
+        complete previous ``target``: it was set aside by one rename) and was renamed back.
+    """
+    final = Path(target)
+    if os.path.lexists(final):
+        return False
+    asides = [path for path, kind, stale in _litter(final) if kind == "old" and stale]
+    if len(asides) != 1:
+        return False  # none, or ambiguous: leave them for a person to look at
+    try:
+        os.rename(asides[0], final)
+    except OSError:
+        return False  # another process recovered it first, or the folder is read-only
+    fsync_dir(final.parent)
+    return True
+
+
+def tidy(target: str | os.PathLike) -> None:
+    """Recover ``target`` (:func:`recover`), then remove the stale temporaries and asides beside it.
+
+    Run before every write and on every load. While ``target`` is missing its asides are kept (an
+    ambiguous recovery is left to a person). Errors (a read-only folder) are ignored: tidying is best
+    effort and never stops a read.
+    """
+    final = Path(target)
+    try:
+        recover(final)
+        present = os.path.lexists(final)
+        for path, kind, stale in _litter(final):
+            if stale and (kind == "tmp" or present):
+                _remove(path)
+    except OSError:
+        pass
 
 
 def publish(tmp: Path, target: Path, *, replace: bool = True) -> None:
@@ -105,7 +307,7 @@ def publish(tmp: Path, target: Path, *, replace: bool = True) -> None:
         if not replace:
             shutil.rmtree(tmp, ignore_errors=True)
             return
-        aside = parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
+        aside = _aside_name(target)
         os.rename(target, aside)
         try:
             os.rename(tmp, target)
@@ -132,17 +334,20 @@ def publish(tmp: Path, target: Path, *, replace: bool = True) -> None:
 def atomic_folder(target: str | os.PathLike, *, replace: bool = True) -> Iterator[Path]:
     """Yield an empty temporary folder beside ``target``; publish it there when the block ends cleanly.
 
-    The folder is made with ``os.mkdir`` (not ``tempfile.mkdtemp``, whose folders are 0700) so the
-    result gets the umask's mode. On any exception, ``KeyboardInterrupt`` included, the temporary is
-    removed and ``target`` is left as it was. ``replace`` is passed to :func:`publish`.
+    The folder is made with ``os.mkdir`` under a fresh random name (as ``tempfile.mkdtemp`` does, but
+    without its 0700 mode, so the result gets the umask's mode); ``mkdir`` never follows a symlink.
+    Stale temporaries of ``target`` are removed first (:func:`tidy`); every file in the folder is
+    fsynced before it is published (:func:`fsync_tree`). On any exception,
+    ``KeyboardInterrupt`` included, the temporary is removed and ``target`` is left as it was.
+    ``replace`` is passed to :func:`publish`.
     """
     final = Path(target)
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _temp_name(final)
-    tmp.mkdir()
+    tidy(final)
+    tmp = _make_temp_folder(final)
     try:
         yield tmp
-        fsync_dir(tmp)
+        fsync_tree(tmp)  # whatever wrote the files, they are on disk before the rename
         publish(tmp, final, replace=replace)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -153,17 +358,25 @@ def atomic_folder(target: str | os.PathLike, *, replace: bool = True) -> Iterato
 def atomic_file(target: str | os.PathLike, mode: str = "w") -> Iterator[IO[Any]]:
     """Yield a file opened beside ``target`` (text: UTF-8, ``\\n``); it replaces ``target`` when done.
 
-    ``mode`` is ``"w"`` (text) or ``"wb"``. The file is flushed and fsynced before the rename; on an
-    exception it is removed and ``target`` is untouched.
+    ``mode`` is ``"w"`` (text) or ``"wb"``. The temporary is created with ``O_EXCL`` under a fresh
+    random name (as ``tempfile.mkstemp`` does, but with the umask's mode), so a symlink planted beside
+    ``target`` is never followed. The file is flushed and fsynced before the rename; on an exception it
+    is removed and ``target`` is untouched.
     """
     if mode not in ("w", "wb"):
         raise InputError(f"mode == {mode!r}, must be 'w' or 'wb'")
     final = Path(target)
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _temp_name(final)
+    tidy(final)
+    tmp, fd = _make_temp_file(final)
     try:
         kwargs: dict[str, Any] = {} if mode == "wb" else {"encoding": "utf-8", "newline": "\n"}
-        with open(tmp, mode, **kwargs) as f:
+        try:
+            f = open(fd, mode, **kwargs)  # noqa: SIM115 - closed by the with below
+        except BaseException:
+            os.close(fd)
+            raise
+        with f:
             yield f
             f.flush()
             os.fsync(f.fileno())
@@ -240,6 +453,7 @@ def check_target(
         (which is never replaced).
     """
     target = Path(path)
+    tidy(target)  # a save killed between its two renames left the old folder aside: put it back
     if target.exists() or target.is_symlink():
         if not overwrite:
             raise InputError(
@@ -250,4 +464,63 @@ def check_target(
                 f"refusing to overwrite {str(target)!r}: it is not a {what} "
                 f"(no {manifest} with format {fmt!r})"
             )
+    return target
+
+
+def likewise_folder_of(path: str | os.PathLike) -> tuple[Path, str] | None:
+    """The nearest folder at or above ``path`` whose manifest names a likewise format, and that format.
+
+    A saved space (``likewise.embeddings``), its index (``likewise.index``), a corpus and the like hold
+    a ``manifest.json`` whose ``format`` starts with ``likewise``; a file written into one would change
+    or break it. Symlinks and ``..`` are resolved first. None when ``path`` is inside no such folder.
+    """
+    start = Path(path).expanduser().resolve()
+    for folder in (start, *start.parents):
+        if not (folder / MANIFEST).is_file():
+            continue
+        try:
+            found = read_json(folder / MANIFEST, what="a likewise folder")
+        except CorruptModelError:
+            continue
+        fmt = found.get("format") if isinstance(found, dict) else None
+        if isinstance(fmt, str) and fmt.startswith("likewise"):
+            return folder, fmt
+    return None
+
+
+def check_output_file(path: str | os.PathLike, *, overwrite: bool = False, flag: str = "--overwrite") -> Path:
+    """Raise now if writing the file ``path`` (an export, an audience) would clobber what it should not.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file about to be written.
+    overwrite : bool
+        Whether an existing file may be replaced.
+    flag : str
+        The option that sets ``overwrite``, named in the message.
+
+    Returns
+    -------
+    Path
+        ``path`` as a :class:`~pathlib.Path`.
+
+    Raises
+    ------
+    InputError
+        ``path`` lies inside a saved likewise folder (never written, whatever ``overwrite`` says), is a
+        folder, or exists and ``overwrite`` is False.
+    """
+    target = Path(path)
+    inside = likewise_folder_of(target)
+    if inside is not None:
+        folder, fmt = inside
+        raise InputError(
+            f"refusing to write {str(target)!r}: it is inside {str(folder)!r}, a saved likewise folder "
+            f"(format {fmt!r}); choose a path outside it"
+        )
+    if target.is_dir():
+        raise InputError(f"{str(target)!r} is a folder; give the name of a file to write")
+    if os.path.lexists(target) and not overwrite:
+        raise InputError(f"{str(target)!r} already exists; pass {flag} to replace it")
     return target

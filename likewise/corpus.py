@@ -7,13 +7,14 @@ A corpus folder holds::
     vocab.json     the keys in id order (a JSON list of strings)
     counts.npy     int64, the count of each key in the input
     manifest.json  format version, sizes, input description, dropped counts, sha256 of the arrays
+                   (``sha256``: of the data of ids and offsets; ``files``: of vocab.json and counts.npy)
 
 Items below ``min_count`` (or past ``max_items``) are removed from their sequences; sequences left
 empty are removed; the manifest records how many of each. A corpus is written into a temporary folder
 beside its destination and renamed into place, so a reader never sees a half-written corpus.
 
 :func:`build_corpus` compiles an :class:`~likewise.readers.InputSpec` once and caches the result
-under a key that covers the input files' sizes and modification times; :func:`corpus_from_sequences`
+under a key that covers the input files' contents (their sha256); :func:`corpus_from_sequences`
 compiles any iterable of key sequences (generated data, a demo) into a given folder.
 
 Text and in-memory sequences are compiled in one pass over the input: each new key gets a
@@ -36,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from . import readers
-from ._fileio import atomic_folder
+from ._fileio import atomic_folder, file_sha256, tidy
 from .corpus_build import (
     FORMAT,
     FORMAT_VERSION,
@@ -132,8 +133,10 @@ class Corpus:
         path : str or Path
             The corpus folder.
         verify : bool
-            Check the sha256 of ``ids.npy`` and ``offsets.npy`` against the manifest. This reads both
-            arrays once, in chunks (constant memory); pass False to skip it for a corpus just written.
+            Check the sha256 of ``ids.npy``, ``offsets.npy``, ``vocab.json`` and ``counts.npy`` against
+            the manifest. This reads each file once, in chunks (constant memory); pass False to skip it
+            for a corpus just written. (A corpus written before the manifest listed ``vocab.json`` and
+            ``counts.npy`` has only its two arrays checked.)
 
         Returns
         -------
@@ -183,6 +186,7 @@ class Corpus:
             raise CorruptModelError(f"corpus {path} is inconsistent: " + "; ".join(problems))
         if verify:
             _verify_checksums(path, manifest, {"ids.npy": ids, "offsets.npy": offsets})
+            _verify_files(path, manifest)
         vocab = Vocab(keys, counts, what=manifest.get("what", "item"))
         if manifest.get("dropped_keys"):
             try:
@@ -212,6 +216,29 @@ def _verify_checksums(path: Path, manifest: dict[str, Any], arrays: dict[str, np
             raise CorruptModelError(
                 f"corpus {path}: {path / name} has sha256 {got}, the manifest expects {want} "
                 "(the file is corrupt; rebuild the corpus)"
+            )
+
+
+def _verify_files(path: Path, manifest: dict[str, Any]) -> None:
+    """Raise :class:`CorruptModelError` when ``vocab.json`` or ``counts.npy`` differs from the manifest.
+
+    Swapping either for another of the same length changes every key's identity or frequency without
+    any shape check noticing, so their size and sha256 are recorded at build time and compared here.
+    """
+    files = manifest.get("files")
+    if files is None:
+        return  # written by a likewise that did not record them
+    for name in ("vocab.json", "counts.npy"):
+        entry = files.get(name) if isinstance(files, dict) else None
+        if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str):
+            raise CorruptModelError(f"corpus {path}: manifest.json has no sha256 for {name}")
+        size = (path / name).stat().st_size
+        got = file_sha256(path / name) if size == entry.get("bytes") else None
+        if got != entry["sha256"]:
+            found = f"sha256 {got}" if got else f"{size} bytes (the manifest says {entry.get('bytes')})"
+            raise CorruptModelError(
+                f"corpus {path}: {path / name} has {found}, the manifest expects sha256 {entry['sha256']} "
+                "(the file was changed or replaced; rebuild the corpus)"
             )
 
 
@@ -254,12 +281,12 @@ def cache_key(
     """The sha256 (hex) naming a compiled corpus in the cache.
 
     It covers :data:`FORMAT_VERSION`, the spec with absolute paths, each input file's absolute path,
-    size and ``mtime_ns``, ``min_count``, ``max_items`` and ``what``.
+    size and the sha256 of its bytes (read in 1 MiB chunks: a file rewritten with the same size and
+    modification time still gets a new key), ``min_count``, ``max_items`` and ``what``.
     """
     stats = []
     for f in files:
-        st = f.stat()
-        stats.append([str(f.resolve()), st.st_size, st.st_mtime_ns])
+        stats.append([str(f.resolve()), f.stat().st_size, file_sha256(f)])
     payload = {
         "format_version": FORMAT_VERSION,
         "spec": {
@@ -311,9 +338,11 @@ def build_corpus(
 
     Notes
     -----
-    The cache key covers each file's size and ``mtime_ns``; a file rewritten in place with the same
-    size within the clock's resolution is not noticed. Concurrent builds of the same input are safe:
-    each builds in its own temporary folder and the first rename wins.
+    The cache key covers each file's content (:func:`cache_key` hashes every input file, one read
+    of the input, much cheaper than compiling it). A cached corpus is verified when it is opened (the
+    checksums of its arrays, vocabulary and counts, recorded when it was built); one that fails is
+    rebuilt. Concurrent builds of the same input are safe: each builds in its own temporary folder and
+    the first rename wins.
     """
     if not isinstance(spec, InputSpec):
         raise InputError(f"spec must be an InputSpec, got {type(spec).__name__}")
@@ -324,6 +353,7 @@ def build_corpus(
         _cache_root(cache_dir)
         / cache_key(spec, files, min_count=min_count, max_items=max_items, what=what)[:32]
     )
+    tidy(final)  # drop what builds that were killed left behind
     broken = False
     if final.exists():
         try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import struct
 import time
@@ -20,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import readers
+from ._fileio import file_entry, write_npy, write_text
 from .errors import InputError
 from .readers import InputSpec
 from .vocab import Vocab
@@ -76,6 +78,8 @@ class NpyStreamWriter:
             return
         self._fh.seek(0)
         self._fh.write(self._header(self.n))
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
         self._fh.close()
 
 
@@ -121,8 +125,8 @@ class CorpusWriter:
         """Close the arrays and write the vocabulary and the manifest; return the manifest."""
         self.ids.close()
         self.offsets.close()
-        np.save(self.folder / "counts.npy", vocab.counts.astype(np.int64), allow_pickle=False)
-        (self.folder / "vocab.json").write_text(json.dumps(vocab.keys, ensure_ascii=False), encoding="utf-8")
+        write_npy(self.folder / "counts.npy", vocab.counts.astype(np.int64))
+        write_text(self.folder / "vocab.json", json.dumps(vocab.keys, ensure_ascii=False))
         manifest = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
@@ -137,8 +141,10 @@ class CorpusWriter:
             "dropped_sequences": self.dropped_sequences,
             "dropped_keys": vocab.dropped.to_dict() if vocab.dropped is not None else None,
             "sha256": {"ids.npy": self.ids.sha.hexdigest(), "offsets.npy": self.offsets.sha.hexdigest()},
+            # the whole files (not only their data) of the small ones, as a saved space lists them
+            "files": {name: file_entry(self.folder / name) for name in ("vocab.json", "counts.npy")},
         }
-        (self.folder / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        write_text(self.folder / "manifest.json", json.dumps(manifest, indent=2))
         return manifest
 
     def abort(self) -> None:

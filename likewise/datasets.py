@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ._fileio import atomic_folder
+from ._fileio import atomic_folder, write_text
 from .errors import InputError
 
 __all__ = [
@@ -568,5 +568,5 @@ def write_retail(
             "departments": data.departments,
             "files": files + ["products.csv", "customers.csv", "truth.json"],
         }
-        (tmp / "truth.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        write_text(tmp / "truth.json", json.dumps(summary, indent=2) + "\n")
     return {"path": str(target), **summary}

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ._fileio import atomic_file, atomic_folder
+from ._fileio import atomic_file, atomic_folder, write_text
 from .embeddings import Embeddings
 from .errors import CorruptModelError, InputError
 from .vocab import Vocab
@@ -244,5 +244,5 @@ def export_projector(
                 }
             ]
         }
-        (tmp / "projector_config.json").write_text(json.dumps(config, indent=2) + "\n", "utf-8")
+        write_text(tmp / "projector_config.json", json.dumps(config, indent=2) + "\n")
     return final

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ._fileio import atomic_file
 from .errors import InputError, MissingDependencyError
 
 DPI = 110
@@ -42,14 +43,13 @@ def _save(fig: Any, path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{path.suffix}")
+    fmt = path.suffix.lower()[1:]
     try:
-        # fixed metadata so two runs give the same SVG bytes
-        fig.savefig(tmp, metadata={"Date": None} if path.suffix.lower() == ".svg" else None)
+        with atomic_file(path, "wb") as f:  # an exclusive, unguessable temporary, fsynced, renamed
+            # fixed metadata so two runs give the same SVG bytes
+            fig.savefig(f, format=fmt, metadata={"Date": None} if fmt == "svg" else None)
     finally:
         plt.close(fig)
-    tmp.replace(path)
     return path
 
 

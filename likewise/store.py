@@ -43,6 +43,7 @@ from ._fileio import (
     check_target,
     file_entry,
     file_sha256,
+    tidy,
     write_npy,
     write_text,
 )
@@ -144,12 +145,16 @@ class SavedSpace:
 def read_manifest(path: str | os.PathLike) -> dict[str, Any]:
     """Read and check the manifest of a saved space (format and version only; files are not read).
 
+    A save that was killed between the two renames of its publish is recovered first, and temporaries
+    left by writers that are gone are removed (:func:`likewise._fileio.tidy`).
+
     Raises
     ------
     CorruptModelError
         The folder or its manifest is missing or unparseable, or the format or version is not supported.
     """
     folder = Path(path)
+    tidy(folder)  # a save killed mid-publish: put the old folder back, drop what dead writers left
     if not folder.exists():
         raise CorruptModelError(f"no saved likewise space at {str(folder)!r}: the path does not exist")
     if not folder.is_dir():

@@ -190,8 +190,20 @@ def cmd_split(args: argparse.Namespace) -> None:
 def cmd_export(args: argparse.Namespace) -> None:
     """Write a saved space as word2vec text/binary or a TensorBoard Projector folder."""
     from likewise import formats
+    from likewise._fileio import check_output_file, likewise_folder_of
+    from likewise.errors import InputError
     from likewise.evaluate import read_labels
 
+    # before loading: an export never lands inside a model folder nor replaces a file unasked
+    if args.format == "projector":
+        inside = likewise_folder_of(args.output)
+        if inside is not None:
+            raise InputError(
+                f"refusing to write {args.output!r}: it is inside {str(inside[0])!r}, a saved likewise "
+                f"folder (format {inside[1]!r}); choose a path outside it"
+            )
+    else:
+        check_output_file(args.output, overwrite=args.overwrite)
     emb = load_space(args.model)
     if args.format == "projector":
         labels = read_labels(args.labels) if args.labels else None
@@ -406,6 +418,7 @@ def register(commands: Commands) -> None:
         "--replace-space", default=None, metavar="S", help="word2vec: replace whitespace in keys by S"
     )
     x.add_argument("--labels", default=None, metavar="FILE", help="projector: an item<TAB>label column")
+    x.add_argument("--overwrite", action="store_true", help="word2vec: replace an existing file at PATH")
 
     i = commands.add("import", cmd_import, help="make a saved space of word2vec / fastText .vec vectors")
     i.add_argument("file", metavar="FILE")

@@ -110,6 +110,7 @@ def cmd_lookalike(args: argparse.Namespace) -> None:
     """Print (or export with ``-o``) the customers closest to a seed audience."""
     import sys
 
+    from likewise._fileio import check_output_file
     from likewise.errors import InputError
     from likewise.retail import lookalike, write_audience
 
@@ -120,6 +121,8 @@ def cmd_lookalike(args: argparse.Namespace) -> None:
         raise InputError("--seed-col names a column of --seeds-file; give the file too")
     if not seeds:
         raise InputError("no seed customers: give them as arguments or with --seeds-file")
+    if args.output:  # before the work: never inside a model folder, never over a file unasked
+        check_output_file(args.output, overwrite=args.overwrite)
     emb = load_space(args.model)
     unknown: list[str] = []
     if args.skip_unknown and emb.customers is not None:
@@ -214,6 +217,7 @@ def register(commands: Commands) -> None:
     p.add_argument("-k", type=positive_int, default=100, help="audience size")
     p.add_argument("--method", default="centroid", choices=["centroid", "knn"])
     p.add_argument("-o", "--output", default=None, metavar="CSV", help="export the audience to CSV")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing file at CSV")
     p.add_argument(
         "--min-score", type=float, default=None, help="cut the audience (printed or exported) here"
     )

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._fileio import atomic_folder, file_entry, file_sha256, read_json, write_text
+from .._fileio import atomic_folder, file_entry, file_sha256, fsync_file, read_json, tidy, write_text
 from ..errors import CorruptModelError, InputError, MissingDependencyError, SpaceMismatchError
 from ._query import check_search, measure_recall
 
@@ -211,6 +211,7 @@ class HnswIndex:
         existing index is replaced only with ``overwrite=True``.
         """
         target = Path(folder)
+        tidy(target)
         if target.exists() and not overwrite:
             raise InputError(
                 f"{str(target)!r} already exists; pass overwrite=True (--overwrite) to replace it"
@@ -218,6 +219,7 @@ class HnswIndex:
         graph = self._get_graph()
         with atomic_folder(target) as tmp:
             graph.save_index(str(tmp / _GRAPH))
+            fsync_file(tmp / _GRAPH)  # hnswlib writes it without an fsync (atomic_folder would flush it too)
             manifest = self.manifest()
             manifest["files"] = {_GRAPH: file_entry(tmp / _GRAPH)}
             write_text(tmp / _MANIFEST, json.dumps(manifest, indent=2) + "\n")
@@ -331,6 +333,7 @@ def attach_saved_index(emb: Embeddings, model: str | os.PathLike, *, verify: boo
     import warnings
 
     folder = index_folder(model)
+    tidy(folder)
     if not (folder / _MANIFEST).is_file():
         return None
     try:
