@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +19,7 @@ httpx = pytest.importorskip("httpx")
 if not Path(CHROMIUM).exists():
     pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium; .ci/run does it)", allow_module_level=True)
 
+from _live import live_server  # noqa: E402
 from test_service import planted  # noqa: E402
 
 from likewise import Embeddings  # noqa: E402
@@ -38,53 +36,15 @@ ARGS = [
 ]
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     d = tmp_path_factory.mktemp("browser")
     emb, labels = planted(3, n_groups=8, group_size=12)
     emb.save(d / "shop")
     (d / "labels.tsv").write_text("".join(f"{k}\t{v}\n" for k, v in labels.items()))
-    port = free_port()
-    cmd = [sys.executable, "-c", "import sys; from likewise.cli import main; sys.exit(main())"]
-    proc = subprocess.Popen(
-        [
-            *cmd,
-            "serve",
-            f"shop={d / 'shop'}",
-            "--labels",
-            str(d / "labels.tsv"),
-            "--map-sample",
-            "80",
-            "--port",
-            str(port),
-        ],
-        env={**os.environ, "LIKEWISE_TOKEN": ""},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(base + "/health", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError(f"server did not start: {proc.stdout.read().decode()[-2000:]}")
-        time.sleep(0.1)
-    yield base, Embeddings.load(d / "shop")
-    proc.terminate()
-    proc.wait(timeout=10)
+    args = [f"shop={d / 'shop'}", "--labels", str(d / "labels.tsv"), "--map-sample", "80"]
+    with live_server(args) as (base, _):
+        yield base, Embeddings.load(d / "shop")
 
 
 def shown(page, selector: str) -> list[str]:

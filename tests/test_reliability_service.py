@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -20,6 +17,8 @@ import pytest
 
 pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
+
+from _live import live_server  # noqa: E402
 
 from likewise import Embeddings, Vocab  # noqa: E402
 from likewise.cli import main  # noqa: E402
@@ -333,38 +332,11 @@ def test_options_and_wrong_methods_answer_with_the_whole_allow(shop):
 # ---- 4, 5. a real server: Host check, token file ----------------------------------------------------
 
 
-def _serve(args: list[str], env: dict | None = None) -> tuple[subprocess.Popen, str]:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    cmd = [sys.executable, "-c", "import sys; from likewise.cli import main; sys.exit(main())", "serve"]
-    proc = subprocess.Popen(
-        [*cmd, *args, "--port", str(port), "--watch", "0"],
-        env={**os.environ, "LIKEWISE_TOKEN": "", **(env or {})},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            httpx.get(base + "/health", timeout=1)
-            return proc, base
-        except httpx.TransportError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError(f"server did not start: {proc.stdout.read().decode()[-2000:]}")
-        time.sleep(0.1)
-
-
 def test_real_server_checks_host_and_reads_the_token_from_a_file(shop, tmp_path):
     token_file = tmp_path / "token"
     token_file.write_text("s3cret-token\n")
-    proc, base = _serve([str(shop), "--token-file", str(token_file), "--allow-host", "models.internal"])
-    try:
+    args = [str(shop), "--token-file", str(token_file), "--allow-host", "models.internal", "--watch", "0"]
+    with live_server(args) as (base, proc):
         auth = {"Authorization": "Bearer s3cret-token"}
         assert httpx.get(base + "/models", timeout=10).status_code == 401
         assert httpx.get(base + "/models", headers=auth, timeout=10).status_code == 200
@@ -372,9 +344,6 @@ def test_real_server_checks_host_and_reads_the_token_from_a_file(shop, tmp_path)
         assert rebound.status_code == 400
         named = httpx.get(base + "/models", headers={**auth, "Host": "models.internal:80"}, timeout=10)
         assert named.status_code == 200
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
     assert b"s3cret-token" not in " ".join(proc.args).encode()  # the token never was on the command line
 
 

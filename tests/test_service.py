@@ -5,9 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
-import subprocess
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -18,6 +15,8 @@ import pytest
 
 pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
+
+from _live import live_server  # noqa: E402
 
 from likewise import Embeddings, Vocab  # noqa: E402
 from likewise.cli import main  # noqa: E402
@@ -301,40 +300,12 @@ def test_reload_swaps_in_a_new_version(tmp_path, models):
 # ---- a real server ---------------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture()
 def server(tmp_path, models):
     path = tmp_path / "live"
     Embeddings.load(models["shop"]).save(path)
-    port = free_port()
-    env = {**os.environ, "LIKEWISE_TOKEN": ""}
-    cmd = [sys.executable, "-c", "import sys; from likewise.cli import main; sys.exit(main())"]
-    proc = subprocess.Popen(
-        [*cmd, "serve", f"live={path}", "--port", str(port), "--watch", "0.2"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(base + "/health", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError(f"server did not start: {proc.stdout.read().decode()[-2000:]}")
-        time.sleep(0.1)
-    yield base, path
-    proc.terminate()
-    proc.wait(timeout=10)
+    with live_server([f"live={path}", "--watch", "0.2"]) as (base, _):
+        yield base, path
 
 
 def test_real_server_answers_and_swaps_models_with_no_failed_request(server, models):

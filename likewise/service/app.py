@@ -71,6 +71,12 @@ def _json(payload: Any, status: int = 200) -> Response:
     return Response(_dumps(payload), status_code=status, media_type="application/json")
 
 
+def _json_error(message: str, status: int, headers: dict[str, str]) -> Response:
+    return Response(
+        _dumps({"error": message}), status_code=status, media_type="application/json", headers=headers
+    )
+
+
 def _neighbours(res: Any) -> list[dict]:
     return [
         {"item": k, "id": i, "score": round(float(s), 6)}
@@ -196,7 +202,6 @@ def create_app(
         token=token,
         max_body=lim.max_body,
         allowed_hosts=allowed_hosts,
-        methods_of=_methods_of(lambda: app.router.routes),
     )
 
     # ---- errors ------------------------------------------------------------------------------------------
@@ -248,8 +253,19 @@ def create_app(
         ]
         return _json({"error": text, "detail": detail}, 422)
 
+    methods_of = _methods_of(lambda: app.router.routes)
+
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, e: StarletteHTTPException):
+        if e.status_code == 405:  # Starlette's Allow names only the first matching route's methods
+            allow = ", ".join(sorted(methods_of(request.url.path) | {"OPTIONS"}))
+            if request.method == "OPTIONS":
+                return Response(status_code=204, headers={"allow": allow})
+            return _json_error(
+                f"method {request.method} is not allowed on {request.url.path[:200]!r}; allowed: {allow}",
+                405,
+                {"allow": allow},
+            )
         return Response(
             _dumps({"error": f"{e.detail}: {request.url.path[:200]!r}"}),
             status_code=e.status_code,

@@ -1,18 +1,17 @@
 """The service's front door, as pure ASGI middleware: what is refused before any route runs.
 
 In order: a ``Host`` header outside the allowed names (400: a page elsewhere that reaches a loopback
-server through DNS rebinding sends its own host name), ``OPTIONS`` (204 with the path's ``Allow``; no
-CORS headers are ever sent, so browsers keep other origins' pages from reading answers), a method the
-path does not have (405 with the whole ``Allow``), a state-changing request from a foreign ``Origin``
-(403: no preflight protects a body-less cross-site ``POST``), a missing token (401) and a body over the
-limit (413). Every refusal is the API's JSON error body.
+server through DNS rebinding sends its own host name), a state-changing request from a foreign
+``Origin`` (403: no preflight protects a body-less cross-site ``POST``), a missing token (401) and a body
+over the limit (413). Every refusal is the API's JSON error body. No CORS headers are ever sent, so
+browsers keep other origins' pages from reading answers.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -71,9 +70,6 @@ class Guard:
     allowed_hosts : iterable of str, or None
         Host names (without port) the server answers to; None accepts any (only sensible behind a
         proxy that checks it, or off loopback with a token).
-    methods_of : callable, optional
-        ``path -> set of methods`` of the routes that match ``path`` (empty when none does), for
-        ``OPTIONS`` and 405 answers.
     """
 
     def __init__(
@@ -83,13 +79,11 @@ class Guard:
         token: str | None,
         max_body: int,
         allowed_hosts: Iterable[str] | None = None,
-        methods_of: Callable[[str], set[str]] | None = None,
     ) -> None:
         self.app = app
         self.expected = f"Bearer {token}".encode() if token else None
         self.max_body = max_body
         self.allowed = None if allowed_hosts is None else frozenset(host_name(h) for h in allowed_hosts)
-        self.methods_of = methods_of
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -107,26 +101,6 @@ class Guard:
                     f"({', '.join(sorted(self.allowed))}); start it with --allow-host NAME to add one"
                 },
             )
-        if self.methods_of is not None and not path.startswith("/static/"):
-            allowed = self.methods_of(path)
-            if allowed:
-                allow = ", ".join(sorted(allowed | {"OPTIONS"}))
-                if method == "OPTIONS":
-                    await send(
-                        {
-                            "type": "http.response.start",
-                            "status": 204,
-                            "headers": [(b"allow", allow.encode())],
-                        }
-                    )
-                    return await send({"type": "http.response.body", "body": b""})
-                if method not in allowed:
-                    return await _send_json(
-                        send,
-                        405,
-                        {"error": f"method {method} is not allowed on {path[:200]!r}; allowed: {allow}"},
-                        [(b"allow", allow.encode())],
-                    )
         origin = headers.get(b"origin")
         if origin is not None and method not in _SAFE_METHODS and not self._same_origin(origin, host):
             return await _send_json(
