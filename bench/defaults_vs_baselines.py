@@ -1,8 +1,9 @@
 """What a user gets from likewise's defaults, beside counting baselines and implicit's ALS.
 
 ``python bench/defaults_vs_baselines.py --seeds 1,2,3 --sizes full --json defaults.json``
+(``--datasets retail,zipf-groups`` for a subset).
 
-Two labelled basket data sets, each drawn afresh for every seed:
+Five labelled basket data sets, three generated (drawn afresh for every seed) and two real:
 
 * ``retail`` -- the generated shop of :func:`likewise.datasets.retail_orders` (8 departments, Zipf
   popularity, complements, customer tastes); one basket per order, labelled by department (8) and by
@@ -11,6 +12,15 @@ Two labelled basket data sets, each drawn afresh for every seed:
   Zipf popularity over the whole catalogue) in 30 latent groups of unequal size, baskets of 1 to 40
   items (lognormal), most of them drawn from one group with a little noise, some from two groups and
   some mostly noise. The label is the group.
+* ``mixed-tastes`` -- written here, shaped like a topic model: 2,000 items with one home taste each (25
+  tastes, the label) and Zipf popularity; every basket draws its own mixture of tastes (Dirichlet, 0.15:
+  most baskets mix two or three) and about 8 items from it, one in ten a catalogue-wide staple. No item
+  names a basket's tastes alone, so a ranking must combine the basket's items.
+* ``debian-deps`` and ``debian-tags`` -- real baskets nobody here wrote (``bench/debian_baskets.py``):
+  each Debian package's dependencies (55,700 baskets over 36,601 packages, labelled by archive section)
+  and each package's debtags (30,303 baskets over 598 tags, labelled by facet), from this machine's apt
+  lists (``apt-get update`` first; skipped, and said so, without them). The same baskets for every seed;
+  the split and the training differ.
 
 Each data set is split by :func:`likewise.evaluate.split_sequences` (20 % of the baskets with two or
 more distinct items held out, one item of each hidden: leave-one-out completion, the rest is the query),
@@ -80,6 +90,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 K = 10
 TEST_FRACTION = 0.2
 METHODS = ("likewise", "popular", "cocount", "ppmi", "ppmi-svd", "als")
+DATASETS = ("retail", "zipf-groups", "mixed-tastes", "debian-deps", "debian-tags")
 COMPLETION = {"hr": "HR@10", "ndcg": "NDCG@10"}
 
 # Sizes: "full" keeps the whole run (2 data sets x 3 seeds) to a few minutes on 2 cores; "small" is the
@@ -88,10 +99,14 @@ SIZES: dict[str, dict[str, dict[str, int]]] = {
     "full": {
         "retail": {"customers": 4_000, "products": 1_000},
         "zipf-groups": {"items": 3_000, "groups": 30, "baskets": 30_000},
+        "mixed-tastes": {"items": 2_000, "tastes": 25, "baskets": 20_000},
+        "debian": {"max_baskets": 0},  # 0: all of them
     },
     "small": {
         "retail": {"customers": 300, "products": 150},
         "zipf-groups": {"items": 300, "groups": 10, "baskets": 2_000},
+        "mixed-tastes": {"items": 300, "tastes": 8, "baskets": 2_000},
+        "debian": {"max_baskets": 3_000},
     },
 }
 
@@ -181,10 +196,73 @@ def zipf_group_baskets(
     )
 
 
+def mixed_taste_baskets(
+    seed: int, items: int = 2_000, tastes: int = 25, baskets: int = 20_000, alpha: float = 0.15
+) -> LabelledBaskets:
+    """Baskets that mix several tastes (a topic model): see the module docstring.
+
+    Each item has a home taste (uniform) and a Zipf popularity ``1 / rank**0.9`` (ranks shuffled). A
+    basket draws taste shares from ``Dirichlet(alpha)`` and ``Poisson(8)`` items (clipped to 2..60):
+    each item a taste by the shares, then an item of that taste by popularity; with probability 0.1 a
+    catalogue-wide popular item instead. Repeats collapse.
+    """
+    rng = np.random.default_rng(seed)
+    home = rng.integers(tastes, size=items)
+    pop = 1.0 / rng.permutation(np.arange(1, items + 1)) ** 0.9
+    names = [f"t{h:02d}-i{i:04d}" for i, h in enumerate(home.tolist())]
+    members = [np.flatnonzero(home == t) for t in range(tastes)]
+    cdfs = [np.cumsum(pop[m]) for m in members]
+    all_cdf = np.cumsum(pop)
+    sizes = np.clip(rng.poisson(8.0, baskets), 2, 60)
+    out: list[list[str]] = []
+    for b in range(baskets):
+        share = rng.dirichlet(np.full(tastes, alpha))
+        picks = []
+        for t in rng.choice(tastes, size=int(sizes[b]), p=share).tolist():
+            if rng.random() < 0.1:
+                picks.append(min(int(np.searchsorted(all_cdf, rng.random() * all_cdf[-1])), items - 1))
+            elif len(members[t]):
+                c = cdfs[t]
+                picks.append(int(members[t][min(int(np.searchsorted(c, rng.random() * c[-1])), len(c) - 1)]))
+        out.append([names[i] for i in dict.fromkeys(picks)])
+    labels = {"taste": {names[i]: f"t{h:02d}" for i, h in enumerate(home.tolist())}}
+    return LabelledBaskets(
+        "mixed-tastes",
+        out,
+        labels,
+        f"mixed_taste_baskets({items:,} items, {tastes} tastes, {baskets:,} baskets, alpha {alpha}), "
+        f"label = home taste ({tastes})",
+    )
+
+
+def debian_set(name: str, seed: int, max_baskets: int) -> LabelledBaskets:
+    """``debian-deps`` or ``debian-tags`` (``bench/debian_baskets.py``); ``max_baskets`` > 0 keeps a seeded
+    sample of that many baskets (the smoke cut)."""
+    from debian_baskets import debian_sets, source_digest
+
+    baskets, labels = debian_sets()[name]
+    if max_baskets and len(baskets) > max_baskets:
+        keep = np.random.default_rng(seed).choice(len(baskets), size=max_baskets, replace=False)
+        baskets = [baskets[i] for i in sorted(keep.tolist())]
+    items = {x for b in baskets for x in b}
+    level = next(iter(labels))
+    return LabelledBaskets(
+        name,
+        baskets,
+        {level: {k: v for k, v in labels[level].items() if k in items}},
+        f"{name}: {len(baskets):,} baskets over {len(items):,} items from Debian's package list "
+        f"(sha256 {source_digest()}), label = {level} ({len(set(labels[level].values()))})",
+    )
+
+
 def make_data(name: str, seed: int, sizes: dict[str, dict[str, int]]) -> LabelledBaskets:
     """One data set by name, drawn with ``seed``."""
     if name == "retail":
         return retail_set(seed, **sizes["retail"])
+    if name == "mixed-tastes":
+        return mixed_taste_baskets(seed, **sizes["mixed-tastes"])
+    if name.startswith("debian-"):
+        return debian_set(name, seed, **sizes["debian"])
     return zipf_group_baskets(seed, **sizes["zipf-groups"])
 
 
@@ -379,6 +457,7 @@ def run_once(name: str, seed: int, sizes: dict[str, dict[str, int]]) -> dict[str
             k: cfg.get(k) for k in ("mode", "dim", "epochs", "sample", "min_count", "negative", "window")
         },
         "model_mode_reason": emb.meta.get("mode_reason"),
+        "model_basket_rule": emb.basket_rule,
         "seconds": secs,
         "rows": rows,
     }
@@ -447,6 +526,8 @@ def format_table(name: str, runs: list[dict[str, Any]], summary: dict[str, Any])
         f"held-out cases; catalogue {mean('catalogue'):,.0f} items (means over seeds)",
         "   likewise defaults: "
         + " ".join(f"{key}={v}" for key, v in cfg.items())
+        + " basket_rule="
+        + "/".join(r["model_basket_rule"] for r in runs)
         + f" ({r0['model_mode_reason']})",
         f"   vocab: {mean('model_vocab') / mean('catalogue'):.1%} of the catalogue; hidden item known to "
         f"the model in {mean('model_target_known'):.1%} of cases; {mean('model_empty_queries'):.0f} "
@@ -481,12 +562,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", default="1,2,3", help="comma-separated seeds (data, split and training)")
     p.add_argument("--sizes", choices=sorted(SIZES), default="full")
-    p.add_argument("--datasets", default="retail,zipf-groups", help="comma-separated: retail, zipf-groups")
+    p.add_argument(
+        "--datasets",
+        default=",".join(DATASETS),
+        help=f"comma-separated, of: {', '.join(DATASETS)} (the Debian ones need apt's lists)",
+    )
     p.add_argument("--json", type=Path, default=None, help="write every number here")
     args = p.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     names = [n.strip() for n in args.datasets.split(",") if n.strip()]
-    bad = [n for n in names if n not in SIZES[args.sizes]]
+    bad = [n for n in names if n not in DATASETS]
     if bad or not seeds:
         p.error(f"unknown data set {bad[0]!r}" if bad else "--seeds is empty")
     if not HAS_IMPLICIT:
@@ -502,6 +587,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     t_all = time.perf_counter()
     for name in names:
+        if name.startswith("debian-"):
+            try:
+                from debian_baskets import packages_file
+
+                packages_file()
+            except FileNotFoundError as e:
+                print(f"== {name}: skipped: {e}\n", flush=True)
+                continue
         runs = [run_once(name, s, SIZES[args.sizes]) for s in seeds]
         summary = summarise(runs)
         print(format_table(name, runs, summary), flush=True)

@@ -3,7 +3,7 @@
 :class:`BasketQueries` is a mixin of :class:`~likewise.embeddings.Embeddings` (its methods are
 ``Embeddings`` methods). The Python API, the CLI (``likewise recommend``, the retail commands) and the
 HTTP service all rank basket completions here: :meth:`affinity_top_k` for a basket of items (a mixture,
-:func:`likewise.search.mixture_affinity_top_k`), :attr:`affinity_table` for a vector query such as a
+:func:`likewise.search.basket_affinity_top_k`), :attr:`affinity_table` for a vector query such as a
 customer's mean. It relies on the host's ``normed``, ``vectors``, ``context``, ``counts``, ``config``,
 ``ids_of`` and the shared ``_candidates`` / ``_search`` / ``_result`` plumbing.
 """
@@ -17,18 +17,21 @@ import numpy as np
 
 from ._check import check_k, is_batch
 from .errors import InputError, ItemIndexError, NotFittedError
-from .search import affinity_bias, mixture_affinity_top_k, normalise_rows
+from .search import BASKET_RULES, BasketRule, affinity_bias, basket_affinity_top_k, normalise_rows
 from .space import Neighbours
 from .vocab import OnUnknown
 
 if TYPE_CHECKING:
     from .embeddings import Item, Restrict
 
-__all__ = ["BasketQueries"]
+__all__ = ["SCORINGS", "BasketQueries"]
+
+SCORINGS: tuple[str, ...] = ("auto", "affinity", *BASKET_RULES, "cosine")
 
 
 class BasketQueries:
-    """``recommend``, ``affinity_top_k``, ``affinity_bias``, ``affinity_table`` (mixed into Embeddings)."""
+    """``recommend``, ``affinity_top_k``, ``basket_rule``, ``affinity_bias``, ``affinity_table`` (mixed into
+    Embeddings)."""
 
     _bias: np.ndarray | None
     _affinity_table: np.ndarray | None
@@ -40,7 +43,7 @@ class BasketQueries:
         *,
         restrict: Restrict = None,
         on_unknown: OnUnknown = "raise",
-        scoring: Literal["auto", "affinity", "cosine"] = "auto",
+        scoring: Literal["auto", "affinity", "mixture", "product", "cosine"] = "auto",
     ) -> Neighbours:
         """Items to add to a basket, basket items excluded.
 
@@ -55,15 +58,18 @@ class BasketQueries:
         on_unknown : {"raise", "skip"}
             With ``"skip"`` unknown keys are dropped from the baskets; a basket left with no known item
             raises :class:`InputError`.
-        scoring : {"auto", "affinity", "cosine"}
+        scoring : {"auto", "affinity", "mixture", "product", "cosine"}
             ``affinity`` (needs the :attr:`context` table, which :func:`likewise.train` keeps): each
             basket item ``i`` scores a candidate ``j`` by ``vectors[i] · context[j] + a·log(count[j])``,
             skip-gram's estimate of ``log P(j | i)`` up to a constant (``a`` = the ``ns_exponent`` it
-            was trained with); the basket's score is the log of the mean of ``exp`` of those (a
-            mixture: a candidate that goes with one basket item ranks high, as co-purchase counts
-            summed over the basket do). ``cosine``: the cosine to the sum of the basket's unit vectors
-            (finds items *like* the basket: substitutes more than complements; repeated items weigh
-            more). ``auto``: affinity when the space has a context table, else cosine.
+            was trained with), and the basket combines them by the space's :attr:`basket_rule`, which
+            training chose on held-out baskets: ``mixture`` (the log of the mean of ``exp`` of those: a
+            candidate that goes with *one* basket item ranks high, as co-purchase counts summed over the
+            basket do) or ``product`` (their sum: a candidate must go with *all* of them, what baskets
+            that mix several tastes need). ``mixture`` and ``product`` ask for one rule explicitly.
+            ``cosine``: the cosine to the sum of the basket's unit vectors (finds items *like* the
+            basket: substitutes more than complements; repeated items weigh more). ``auto``:
+            ``affinity`` when the space has a context table, else cosine.
 
         Returns
         -------
@@ -83,14 +89,15 @@ class BasketQueries:
             baskets, single = [basket], True
         else:
             raise InputError("basket mixes items and lists of items: give one basket or a list of baskets")
-        if scoring not in ("auto", "affinity", "cosine"):
-            raise InputError(f"scoring == {scoring!r}, must be 'auto', 'affinity' or 'cosine'")
-        if scoring == "affinity" and self.context is None:
+        if scoring not in SCORINGS:
+            raise InputError(f"scoring == {scoring!r}, must be one of {', '.join(map(repr, SCORINGS))}")
+        if scoring in ("affinity", *BASKET_RULES) and self.context is None:
             raise NotFittedError(
-                "scoring='affinity' needs the context (output) table, which this space does not have "
+                f"scoring={scoring!r} needs the context (output) table, which this space does not have "
                 "(it was imported or trained by an older version); use scoring='cosine'"
             )
-        use_affinity = scoring == "affinity" or (scoring == "auto" and self.context is not None)
+        use_affinity = scoring not in ("auto", "cosine") or (scoring == "auto" and self.context is not None)
+        rule = scoring if scoring in BASKET_RULES else None
         ex_rows: list[np.ndarray] = []
         ex_ids: list[np.ndarray] = []
         contexts: list[np.ndarray] = []
@@ -105,7 +112,7 @@ class BasketQueries:
             ex_rows.append(np.full(len(ids), row, dtype=np.int64))
             ex_ids.append(ids)
         if use_affinity:
-            out_ids, scores = self.affinity_top_k(contexts, k, restrict=restrict)
+            out_ids, scores = self.affinity_top_k(contexts, k, restrict=restrict, rule=rule)
             return self._result(out_ids, scores, single)
         out_ids, scores = self._search(
             normalise_rows(queries), k, restrict, np.concatenate(ex_rows), np.concatenate(ex_ids)
@@ -113,11 +120,18 @@ class BasketQueries:
         return self._result(out_ids, scores, single)
 
     def affinity_top_k(
-        self, contexts: Sequence[np.ndarray], k: int, *, restrict: Restrict = None
+        self,
+        contexts: Sequence[np.ndarray],
+        k: int,
+        *,
+        restrict: Restrict = None,
+        rule: BasketRule | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Top-``k`` ids for each context (an array of item ids) by the mixture affinity of :meth:`recommend`.
+        """Top-``k`` ids for each context (an array of item ids) by the affinity of :meth:`recommend`.
 
         A context's own items are never returned; an empty context is ranked by ``a·log(count)`` alone.
+        ``rule`` (``"mixture"`` or ``"product"``) combines a context's items; default: the space's
+        :attr:`basket_rule`.
 
         Returns
         -------
@@ -143,9 +157,23 @@ class BasketQueries:
         k = min(k, left)
         if k < 1:
             raise InputError("no candidate is left after excluding the context's own items")
-        return mixture_affinity_top_k(
-            np.asarray(self.vectors), np.asarray(self.context), self.affinity_bias, ctx, k, allowed
+        rule = self.basket_rule if rule is None else rule
+        if rule not in BASKET_RULES:
+            raise InputError(f"rule == {rule!r}, must be one of {', '.join(map(repr, BASKET_RULES))}")
+        return basket_affinity_top_k(
+            np.asarray(self.vectors), np.asarray(self.context), self.affinity_bias, ctx, k, allowed, rule
         )
+
+    @property
+    def basket_rule(self) -> BasketRule:
+        """How :meth:`recommend` combines a basket's items: ``"mixture"`` or ``"product"``.
+
+        Training picks the rule with the better leave-one-out completion on its held-out slice
+        (``meta["basket_scoring"]``, with ``meta["scoring_reason"]``); a space trained without one, or
+        by an older version, uses the mixture.
+        """
+        rule = (self.meta or {}).get("basket_scoring", "mixture")
+        return rule if rule in BASKET_RULES else "mixture"
 
     @property
     def affinity_bias(self) -> np.ndarray:

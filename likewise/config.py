@@ -68,7 +68,9 @@ class TrainConfig:
         the exact sigmoid (the kernel of :mod:`likewise.kernels.sgns`). Larger is faster at equal
         quality (see ``bench/speed_vs_gensim.py``).
     threads : int, optional
-        Worker threads (default: all cores). Ignored when ``deterministic``.
+        Worker threads. Default: all cores, but no more than one per 50,000 tokens (a small corpus
+        trains on one thread: it gains nothing from more, and is then the same from run to run).
+        Ignored when ``deterministic``.
     seed : int
         Seed of every random stream (initial vectors, subsampling, windows, negatives).
     deterministic : bool

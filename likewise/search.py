@@ -14,10 +14,13 @@ from typing import Literal
 import numpy as np
 
 __all__ = [
+    "BASKET_RULES",
     "BLOCK_ELEMS",
+    "BasketRule",
     "COSMUL_EPS",
     "affinity_bias",
-    "mixture_affinity_top_k",
+    "basket_affinity",
+    "basket_affinity_top_k",
     "normalise_rows",
     "select_top_k",
     "top_k_excluding",
@@ -176,15 +179,44 @@ def affinity_bias(counts: np.ndarray, ns_exponent: float, keep: np.ndarray) -> n
     return np.log(c) * float(ns_exponent) - np.log(np.asarray(keep, dtype=np.float64))
 
 
-def mixture_affinity_top_k(
+BasketRule = Literal["mixture", "product"]
+BASKET_RULES: tuple[str, ...] = ("mixture", "product")
+
+
+def basket_affinity(pair_scores: np.ndarray, bias: np.ndarray, rule: BasketRule) -> np.ndarray:
+    """One basket's affinity to every item, float64 [V], from its items' rows of ``W · C^T``.
+
+    Parameters
+    ----------
+    pair_scores : ndarray, shape [n, V]
+        ``W[i] · C[j]`` for each of the basket's ``n >= 1`` items ``i`` and every item ``j``.
+    bias : ndarray of float64, shape [V]
+        :func:`affinity_bias`.
+    rule : {"mixture", "product"}
+        ``mixture``: ``log mean_i exp(W[i] · C[j]) + bias[j]``, skip-gram's ``log P(j | basket)`` when
+        ``j`` goes with *one* of the basket's items (an item that goes with any one of them ranks
+        high, as co-purchase counts summed over the basket do). ``product``: ``sum_i W[i] · C[j] +
+        bias[j]``, the product of the items' odds: ``j`` must go with *all* of them, and the more items
+        the basket has, the more they outweigh popularity (what a basket that mixes several tastes
+        needs). Neither wins on every data set; training picks one on held-out baskets.
+    """
+    s = np.asarray(pair_scores, dtype=np.float64)
+    if rule == "product":
+        return s.sum(axis=0) + bias
+    top = s.max(axis=0)
+    return top + np.log(np.exp(s - top).mean(axis=0)) + bias  # log-mean-exp, stable
+
+
+def basket_affinity_top_k(
     W: np.ndarray,
     C: np.ndarray,
     bias: np.ndarray,
     contexts: Sequence[np.ndarray],
     k: int,
     allowed: np.ndarray,
+    rule: BasketRule = "mixture",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Top-``k`` ids per context by ``log mean_i exp(W[i] · C[j]) + bias[j]``, context items excluded.
+    """Top-``k`` ids per context by :func:`basket_affinity` under ``rule``, context items excluded.
 
     Parameters
     ----------
@@ -198,6 +230,8 @@ def mixture_affinity_top_k(
         Already clamped so that every context leaves ``k`` allowed candidates.
     allowed : ndarray of bool, shape [V]
         Candidates that may be returned.
+    rule : {"mixture", "product"}
+        How a basket's items combine (:func:`basket_affinity`).
 
     Returns
     -------
@@ -211,9 +245,7 @@ def mixture_affinity_top_k(
         if len(c) == 0:
             s = bias.copy()
         else:
-            s = (W[c] @ C.T).astype(np.float64)  # [len(c), V]
-            top = s.max(axis=0)
-            s = top + np.log(np.exp(s - top).mean(axis=0)) + bias  # log-mean-exp, stable
+            s = basket_affinity(W[c] @ C.T, bias, rule)
             s[c] = -np.inf
         s[~allowed] = -np.inf
         ids, sc = select_top_k(s[None, :], k)

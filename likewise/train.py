@@ -22,13 +22,13 @@ import numpy as np
 from ._progress import bar as progress_bar
 from .auto import (
     EPOCHS_AT_SCALE,
-    MIN_GAIN,
-    PATIENCE,
+    clearly_better,
     infer_mode,
     kept_share,
     plan_epochs,
     resolve_sample,
     split_validation,
+    trial_passes,
     validation_completion,
     validation_queries,
 )
@@ -54,6 +54,12 @@ _BLOCK_TOKENS = 1 << 20
 # Chunks per block and thread: enough to balance hogwild threads, few enough to keep scratch buffers cheap.
 _CHUNKS_PER_THREAD = 4
 _DETERMINISTIC_CHUNKS = 8
+_TOKENS_PER_THREAD = 50_000
+
+
+def _auto_threads(ids: np.ndarray) -> int:
+    """Threads worth using by default: one per ``_TOKENS_PER_THREAD`` tokens, at least one."""
+    return max(1, len(ids) // _TOKENS_PER_THREAD)
 
 
 def _lr_at(config: TrainConfig, done: float) -> float:
@@ -302,8 +308,10 @@ def train_tables(
         Show a progress bar on stderr.
     notes : dict, optional
         Filled with what the caller should record: ``epochs`` (the passes whose tables are returned,
-        which ``epochs="auto"`` decides), ``epochs_reason`` and, when stopped early,
-        ``validation_loss`` (one per pass).
+        which ``epochs="auto"`` decides) and ``epochs_reason``; ``basket_scoring`` (the rule
+        :meth:`Embeddings.recommend` combines a basket's items by, chosen on the held-out slice when
+        there is one) and ``scoring_reason``; with a held-out slice, ``validation_mrr`` (per rule, one
+        value per pass of the probe).
 
     Returns
     -------
@@ -358,7 +366,9 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes)
         import numba
 
         threads = config.threads or numba.config.NUMBA_NUM_THREADS
-        threads = min(threads, numba.config.NUMBA_NUM_THREADS)
+        # A small corpus gains nothing from more threads (a pass takes milliseconds) and its few rows
+        # collide under hogwild, so by default it trains on one (and is then the same run to run).
+        threads = min(threads, numba.config.NUMBA_NUM_THREADS, config.threads or _auto_threads(ids))
         numba.set_num_threads(threads)
         kernel = kernels.train_sgns_block if classic else kernels.train_sgns_batched_block
         n_chunks = threads * _CHUNKS_PER_THREAD
@@ -374,18 +384,14 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes)
             bias = config.ns_exponent * np.log(np.maximum(counts, 1)) - np.log(np.maximum(keep, 1e-12))
             val = (bias, *validation_queries(va_ids, va_off, config.seed))
         notes["epochs_reason"] = f"auto: up to {epochs} passes for {int(offsets[-1]):,} tokens" + (
-            f", stopped on MRR@10 of {len(val[2]):,} held-out baskets / sequences" if val else ""
+            f", chosen on MRR@10 of {len(val[2]):,} held-out baskets / sequences" if val else ""
         )
     else:
         epochs = int(config.epochs)
         notes["epochs_reason"] = "set by the caller"
 
-    def run(ids, offsets, W, C, epochs, val, label):
-        """``epochs`` passes over ``ids`` (the learning rate decays over all of them); with ``val``,
-        stop once held-out MRR@10 has not improved for a few passes. Returns the tables, the history,
-        the best pass (0 without ``val``) and the held-out MRR of each pass."""
-        best = (-1.0, 0)
-        val_history: list[float] = []
+    def run(ids, offsets, W, C, epochs, label):
+        """``epochs`` passes over ``ids``, the learning rate decayed over all of them."""
         n_tokens = int(offsets[-1])
         total_words = max(1, n_tokens * epochs)
         blocks = _blocks(offsets, _BLOCK_TOKENS)
@@ -441,33 +447,46 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes)
             )
             bar.close()
             history.append(dataclasses.asdict(stats))
-            if val is None:
-                if callback is not None:
-                    callback(stats)
-                continue
-            mrr, hr = validation_completion(W, C, *val)
-            if progress:
-                print(f"  held-out MRR@10 {mrr:.4f}, HR@10 {hr:.4f}", file=sys.stderr)
-            val_history.append(mrr)
-            if mrr > best[0] * (1 + MIN_GAIN) or epoch + 1 <= EPOCHS_AT_SCALE:
-                best = (mrr, epoch + 1)  # never fewer passes than word2vec's 5
-            elif epoch + 1 - best[1] >= PATIENCE:
-                break
-        return W, C, history, best, val_history
+            if callback is not None and not label.startswith("trial"):
+                callback(stats)
+        return W, C, history
 
     if val is None:
-        W, C, history, _, _ = run(ids, offsets, W, C, epochs, None, "epoch ")
+        W, C, history = run(ids, offsets, W, C, epochs, "epoch ")
         notes["epochs"] = len(history)
+        notes["basket_scoring"] = "mixture"
+        notes["scoring_reason"] = "the mixture: no held-out slice to choose on (epochs set, or little data)"
         return W, C, history, threads
-    # The probe finds the number of passes on the training part; the real run then trains that many
-    # passes on everything, with the learning rate decayed to the end (a run stopped half-way would
-    # keep a learning rate that is still high).
-    _, _, _, best, val_history = run(tr_ids, tr_off, W.copy(), C.copy(), epochs, val, "probe ")
-    W, C, history, _, _ = run(ids, offsets, W, C, best[1], None, "epoch ")
+    # The trials: for 10, 20, 40, ... passes up to the plan, train on the training part from the same
+    # start with the learning rate decayed to the end, and score held-out completion under each basket
+    # rule; stop when a longer trial no longer pays. The real run then trains the best number of
+    # passes on everything, and recommend() combines a basket's items by the best rule.
+    trials: dict[str, dict[str, float]] = {}
+    best: np.ndarray | None = None
+    passes, rule = 0, "mixture"
+    for n in trial_passes(epochs):
+        Wt, Ct, _ = run(tr_ids, tr_off, W.copy(), C.copy(), n, f"trial {n}: ")
+        rr = validation_completion(Wt, Ct, *val)
+        trials[str(n)] = {r: float(v.mean()) for r, v in rr.items()}
+        if progress:
+            shown = ", ".join(f"{r} {m:.4f}" for r, m in trials[str(n)].items())
+            print(f"  held-out MRR@10 after {n} passes: {shown}", file=sys.stderr)
+        # the better rule of this trial (equal: the mixture); more passes only if clearly better
+        n_rule = max(rr, key=lambda r: rr[r].mean())
+        if best is not None and not clearly_better(rr[n_rule], best):
+            break
+        best, passes, rule = rr[n_rule], n, n_rule
+    W, C, history = run(ids, offsets, W, C, passes, "epoch ")
+    tried = ", ".join(f"{max(sc.values()):.4f} after {n}" for n, sc in trials.items())
     notes["epochs_reason"] += (
-        f"; best held-out MRR@10 {best[0]:.4f} after pass {best[1]} of {len(val_history)}, "
-        f"then {best[1]} passes on all the data"
+        f": {tried} passes (more passes must win by two standard errors); {passes} passes on all the data"
     )
-    notes["validation_mrr"] = val_history
-    notes["epochs"] = best[1]
+    others = ", ".join(f"{r} {m:.4f}" for r, m in trials[str(passes)].items() if r != rule)
+    notes["basket_scoring"] = rule
+    notes["scoring_reason"] = (
+        f"held-out MRR@10 after {passes} passes {trials[str(passes)][rule]:.4f} with the {rule}, "
+        f"against {others}"
+    )
+    notes["validation_mrr"] = trials
+    notes["epochs"] = passes
     return W, C, history, threads

@@ -21,7 +21,17 @@ _CONFIG_FIELDS = (
 ).split()
 
 # Summary keys printed as sentences under the table rather than as rows.
-_NOTES = ("mode", "mode_reason", "sample", "sample_reason", "tokens_kept", "epochs_reason", "dropped")
+_NOTES = (
+    "mode",
+    "mode_reason",
+    "sample",
+    "sample_reason",
+    "tokens_kept",
+    "epochs_reason",
+    "basket_rule",
+    "basket_rule_reason",
+    "dropped",
+)
 
 
 def cmd_train(args: argparse.Namespace) -> None:
@@ -69,6 +79,8 @@ def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, A
         "sample_reason": meta.get("sample_reason"),
         "tokens_kept": meta.get("kept_share"),
         "epochs_reason": meta.get("epochs_reason"),
+        "basket_rule": emb.basket_rule,
+        "basket_rule_reason": meta.get("scoring_reason"),
         "dropped": dropped.to_dict() if dropped is not None else None,
     }
     if args.quiet and not args.json:
@@ -79,6 +91,7 @@ def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, A
         f"subsampling: sample={summary['sample']:.3g}: {summary['sample_reason']}; "
         f"{summary['tokens_kept']:.1%} of tokens kept",
         f"epochs: {summary['epochs']}: {summary['epochs_reason']}",
+        f"basket rule (recommend): {summary['basket_rule']}: {summary['basket_rule_reason'] or '-'}",
         dropped.summary(emb.vocab.what) if dropped is not None else "dropped: not recorded",
     ]
     emit(args, summary, fields_table(rows) + "\n" + "\n".join(notes))
@@ -218,7 +231,9 @@ def register(commands: Commands) -> None:
     m.add_argument("--lr", type=float, default=0.025)
     m.add_argument("--min-lr", type=float, default=0.0001)
     r = t.add_argument_group("run")
-    r.add_argument("--threads", type=positive_int, default=None, help="default: all cores")
+    r.add_argument(
+        "--threads", type=positive_int, default=None, help="default: all cores, one per 50,000 tokens"
+    )
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--deterministic", action="store_true", help="one thread, bit-identical runs")
     r.add_argument("--backend", default="auto", choices=["auto", "cpu", "torch"])

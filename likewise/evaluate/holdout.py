@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from ..affinity import SCORINGS
 from ..baselines import BASELINES, Recommender, VectorRecommender, fit_baselines
 from ..embeddings import Embeddings
 from ..errors import InputError
-from ..search import normalise_rows
+from ..search import BASKET_RULES, normalise_rows
 from .split import Split
 
 __all__ = [
@@ -37,20 +38,21 @@ class EmbeddingRecommender(VectorRecommender):
     """The model as a :class:`~likewise.baselines.Recommender`, scored as :meth:`Embeddings.recommend` does.
 
     With the space's context (output) table -- spaces trained by :func:`likewise.train` keep it -- the
-    mixture affinity of :meth:`Embeddings.affinity_top_k`; without it (imported vectors) the cosine to the
-    mean of the context's unit vectors. Context items are excluded; ties go to the lower id.
+    affinity of :meth:`Embeddings.affinity_top_k` under the space's basket rule; without it (imported
+    vectors) the cosine to the mean of the context's unit vectors. Context items are excluded; ties go to
+    the lower id.
 
     Parameters
     ----------
     emb : Embeddings
     name : str
-    scoring : {"auto", "affinity", "cosine"}
+    scoring : {"auto", "affinity", "mixture", "product", "cosine"}
         As in :meth:`Embeddings.recommend`.
     """
 
     def __init__(self, emb: Embeddings, name: str = "model", scoring: str = "auto") -> None:
-        if scoring not in ("auto", "affinity", "cosine"):
-            raise InputError(f"scoring == {scoring!r}, must be 'auto', 'affinity' or 'cosine'")
+        if scoring not in SCORINGS:
+            raise InputError(f"scoring == {scoring!r}, must be one of {', '.join(map(repr, SCORINGS))}")
         self.name = name
         self.normed_ = emb.normed
         self.n_items = len(emb)
@@ -63,7 +65,8 @@ class EmbeddingRecommender(VectorRecommender):
         """See :class:`~likewise.baselines.Recommender`."""
         if self.scoring == "cosine":
             return super().recommend_ids(contexts, k)
-        return self._emb.affinity_top_k(contexts, k)[0]
+        rule = self.scoring if self.scoring in BASKET_RULES else None
+        return self._emb.affinity_top_k(contexts, k, rule=rule)[0]
 
 
 def ranking_metrics(
