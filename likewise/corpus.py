@@ -292,7 +292,8 @@ def cache_key(
 
     It covers :data:`FORMAT_VERSION`, the spec with absolute paths, each input file's absolute path,
     size and the sha256 of its bytes (read in 1 MiB chunks: a file rewritten with the same size and
-    modification time still gets a new key), ``min_count``, ``max_items`` and ``what``.
+    modification time still gets a new key), the length text lines are cut at
+    (:data:`~likewise.readers.MAX_SEQUENCE_LENGTH`), ``min_count``, ``max_items`` and ``what``.
     """
     stats = []
     for f in files:
@@ -308,6 +309,7 @@ def cache_key(
             "order_col": spec.order_col,
         },
         "files": stats,
+        "max_sequence_length": readers.MAX_SEQUENCE_LENGTH,  # text lines are cut at it
         "min_count": int(min_count),
         "max_items": None if max_items is None else int(max_items),
         "what": what,

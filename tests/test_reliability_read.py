@@ -7,6 +7,7 @@ The property tests of every reader (item 15) are in tests/test_reader_fuzz.py.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -398,3 +399,62 @@ def test_a_space_file_that_is_a_symlink_out_of_the_folder_is_refused(
     (folder / "vectors.npy").symlink_to(outside)
     with pytest.raises(CorruptModelError, match="'vectors.npy', which is not inside"):
         Embeddings.load(folder)
+
+
+# ---- 11: one enormous line in a small gzip -------------------------------------------------------------
+
+
+def test_an_enormous_line_is_read_in_bounded_memory_and_cut(tmp_path: Path, monkeypatch) -> None:
+    """An 8 M-character line with 64 K-character chunks: memory follows the chunk, not the line.
+
+    (The chunk is made small so the test is quick; the real one is 4 M characters, and the same code
+    keeps a 5 GiB line at that.)
+    """
+    from likewise import readers
+    from likewise.readers import InputSpec, iter_text_chunks
+    from likewise.readers import text as text_reader
+
+    monkeypatch.setattr(text_reader, "_TEXT_CHUNK_CHARS", 1 << 16)
+    n = 2_000_000
+    line = " ".join(f"i{j % 1000}" for j in range(n))
+    path = tmp_path / "one_line.txt.gz"
+    path.write_bytes(gzip.compress((line + "\nlast line\n").encode(), compresslevel=1))
+    del line
+    lengths: list[int] = []
+    firsts: list[str] = []
+
+    def read() -> None:
+        for chunk in iter_text_chunks(InputSpec(str(path))):
+            lengths.extend(len(s) for s in chunk)
+            firsts.extend(s[0] for s in chunk)
+
+    raised, peak = traced_peak(read)
+    assert raised is None, repr(raised)
+    assert peak < 8 * 2**20  # the line alone is 10 MB of text and 2 M item strings
+    cap = getattr(readers, "MAX_SEQUENCE_LENGTH", 10_000)  # getattr: on old code the assertions fail
+    assert lengths == [cap] * (n // cap) + [2]
+    assert firsts[: n // cap] == [f"i{(k * cap) % 1000}" for k in range(n // cap)] and firsts[-1] == "last"
+
+
+def test_an_item_without_end_is_an_error_naming_the_line(tmp_path: Path, monkeypatch) -> None:
+    from likewise.readers import InputSpec, iter_text_sequences
+    from likewise.readers import text as text_reader
+
+    monkeypatch.setattr(text_reader, "_TEXT_CHUNK_CHARS", 1 << 16)
+    path = tmp_path / "blob.txt.gz"
+    path.write_bytes(gzip.compress(b"a b\n" + b"x" * (1 << 20) + b"\n"))
+    with pytest.raises(InputError, match=r"blob.txt.gz line 2: an item longer than 65536 characters"):
+        list(iter_text_sequences(InputSpec(str(path))))
+
+
+def test_long_lines_are_cut_as_word2vec_does_and_training_sees_the_pieces(tmp_path: Path) -> None:
+    from likewise import readers
+    from likewise.corpus import build_corpus
+    from likewise.readers import InputSpec
+
+    cap = getattr(readers, "MAX_SEQUENCE_LENGTH", 10_000)  # getattr: on old code the assertion fails
+    path = tmp_path / "t.txt"
+    path.write_text(" ".join(f"w{j % 50}" for j in range(25_000)) + "\na b\n", encoding="utf-8")
+    corpus = build_corpus(InputSpec(str(path)), cache_dir=tmp_path / "cache")
+    lengths = np.diff(np.asarray(corpus.offsets)).tolist()
+    assert lengths == [cap, cap, 5_000, 2]
