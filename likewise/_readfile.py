@@ -214,16 +214,9 @@ def read_npy(path: str | os.PathLike, *, mmap: bool = False) -> np.ndarray:
                 )
             else:
                 raise ValueError(f"format version {version} is not 1.0 or 2.0")
-        except (
-            ValueError,
-            SyntaxError,
-            TypeError,
-            OverflowError,
-            RecursionError,
-            MemoryError,
-            EOFError,
-        ) as e:
-            raise CorruptModelError(f"{where}: {e}") from None
+        except Exception as e:  # numpy's header parser raises ValueError, SyntaxError,
+            # tokenize.TokenError, ... on bytes it does not expect: each means the header is not valid
+            raise CorruptModelError(f"{where}: the header is not valid ({type(e).__name__}: {e})") from None
         if dtype.hasobject:
             raise CorruptModelError(f"{where}: it holds Python objects ({dtype}), never unpickled")
         offset = f.tell()

@@ -332,7 +332,10 @@ def _read_customers(folder: Path, manifest: dict, paths: dict[str, Path], mmap: 
         raise CorruptModelError(
             f"{str(folder / MANIFEST)!r} names a customer table but does not list {', '.join(missing)}"
         )
-    size = info.get("size")
+    mpath = folder / MANIFEST
+    size = field(info, "size", int, mpath)
+    if info.get("config") is not None:
+        field(info, "config", dict, mpath)
     vectors = _load_npy(paths["customer_vectors.npy"], mmap)
     counts = _load_npy(paths["customer_counts.npy"], False)
     indptr = _load_npy(paths["customer_bought_indptr.npy"], False)

@@ -49,28 +49,10 @@ def npy_header(shape: tuple[int, ...], descr: str) -> bytes:
     return b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text.encode("latin1")
 
 
-@pytest.fixture(scope="module")
-def folders(tmp_path_factory) -> dict[str, Path]:
-    """One pristine saved folder of each kind; tests copy the one they damage."""
-    root = tmp_path_factory.mktemp("saved")
-    out = {
-        "space": _saved.plain_space(root / "space"),
-        "retail": _saved.retail_space(root / "retail"),
-        "index": _saved.indexed_space(root / "index"),
-        "corpus": _saved.corpus(root / "corpus"),
-        "split": _saved.split(root / "split"),
-    }
-    if _has_torch():
-        out["nexttoken"] = _saved.nexttoken(root / "nexttoken")
-    return out
-
-
-def _has_torch() -> bool:
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        return False
-    return True
+@pytest.fixture
+def folders(saved_folders: dict[str, Path]) -> dict[str, Path]:
+    """One pristine saved folder of each kind (tests/conftest.py); tests copy the one they damage."""
+    return saved_folders
 
 
 def copy_of(folders: dict[str, Path], kind: str, tmp_path: Path) -> Path:
@@ -261,7 +243,7 @@ def test_a_fifo_in_place_of_a_manifest_is_refused_without_blocking(
         cases.append((kind, str(folder)))
     try:
         done = subprocess.run(
-            [sys.executable, "-c", FIFO_CHILD, json.dumps(cases)], capture_output=True, text=True, timeout=300
+            [sys.executable, "-c", FIFO_CHILD, json.dumps(cases)], capture_output=True, text=True, timeout=120
         )
     except subprocess.TimeoutExpired as e:
         pytest.fail(f"a reader blocked on a FIFO; it had printed: {e.stdout!r}")
