@@ -548,3 +548,60 @@ def test_every_manifest_field_removed_or_of_every_wrong_type(
                 except BaseException as e:
                     raise AssertionError(f"{mpath.name}: {'.'.join(path)} = {new!r}: {e!r}") from e
         mpath.write_text(json.dumps(original), encoding="utf-8")
+
+
+# ---- what the fuzzers found, kept as plain tests ---------------------------------------------------------
+
+
+def test_a_jsonl_row_that_is_null_is_an_input_error_not_a_crash(tmp_path: Path) -> None:
+    """pyarrow's JSON reader dies (SIGSEGV) on a block starting with a ``null`` row: run it in a child."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(b'{"b": "o1", "i": "p1"}\n' * 3 + b"  null \r\n" + b'{"b": "o2", "i": "p2"}\n')
+    code = (
+        "import sys\n"
+        "from likewise.corpus import build_corpus\n"
+        "from likewise.errors import InputError\n"
+        "from likewise.readers import InputSpec\n"
+        "try:\n"
+        "    build_corpus(InputSpec(sys.argv[1], basket_col='b', item_col='i'), cache_dir=sys.argv[2])\n"
+        "except InputError as e:\n"
+        "    print(e)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path), str(tmp_path / "cache")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, f"the reader died with status {done.returncode}: {done.stderr[-2000:]}"
+    assert done.stdout.strip() == f"{path} line 4 is null; each line of JSON Lines must be an object"
+
+
+def test_parquet_text_that_is_not_utf8_is_an_input_error(tmp_path: Path) -> None:
+    """Parquet does not check its string columns; before, ``to_pylist`` raised UnicodeDecodeError."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from likewise.corpus import build_corpus
+
+    items = pa.array([b"p1", b"\x80\xff", b"p2"], pa.binary()).view(pa.string())
+    pq.write_table(pa.table({"b": ["o1", "o1", "o2"], "i": items}), tmp_path / "log.parquet")
+    with pytest.raises(
+        LikewiseError, match=r"'i' values in .*log.parquet at data rows 1 to 3 are not all UTF-8"
+    ):
+        build_corpus(
+            InputSpec(str(tmp_path / "log.parquet"), basket_col="b", item_col="i"), cache_dir=tmp_path / "c"
+        )
+
+
+def test_a_csv_header_that_is_not_utf8_is_an_input_error(tmp_path: Path) -> None:
+    from likewise.corpus import build_corpus
+
+    (tmp_path / "log.csv").write_bytes(b"\x80,i\no1,p1\n")
+    with pytest.raises(LikewiseError, match=r"cannot read .*log.csv as CSV"):
+        build_corpus(
+            InputSpec(str(tmp_path / "log.csv"), basket_col="b", item_col="i"), cache_dir=tmp_path / "c"
+        )
