@@ -605,3 +605,41 @@ def test_a_csv_header_that_is_not_utf8_is_an_input_error(tmp_path: Path) -> None
         build_corpus(
             InputSpec(str(tmp_path / "log.csv"), basket_col="b", item_col="i"), cache_dir=tmp_path / "c"
         )
+
+
+def test_an_index_graph_with_a_neighbour_out_of_range_is_refused(
+    saved_folders: dict[str, Path], tmp_path
+) -> None:
+    """hnswlib follows the ids in its file: before, a search on this graph killed the process (SIGSEGV).
+
+    The checksum is made to match, as another tool writing the file would; run in a child process.
+    """
+    import struct
+    import subprocess
+    import sys
+
+    folder = Path(shutil.copytree(saved_folders["index"], tmp_path / "index"))
+    graph = folder / "index" / "hnsw.bin"
+    raw = bytearray(graph.read_bytes())
+    count, per_element = struct.unpack_from("<QQ", raw, 16)
+    for i in range(count):  # every neighbour of every element points far past the end
+        at = 96 + i * per_element
+        n = struct.unpack_from("<H", raw, at)[0]
+        struct.pack_into(f"<{n}I", raw, at + 4, *([2_000_000_000] * n))
+    graph.write_bytes(bytes(raw))
+    _saved.refresh_entry(folder / "index", "hnsw.bin")
+    code = (
+        "import sys\n"
+        "from likewise import Embeddings\n"
+        "from likewise.errors import CorruptModelError\n"
+        "try:\n"
+        "    emb = Embeddings.load(sys.argv[1])\n"
+        "    print(emb.similar('k0', k=3).keys)\n"
+        "except CorruptModelError as e:\n"
+        "    print(e)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(folder)], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, f"the search died with status {done.returncode}: {done.stderr[-2000:]}"
+    assert "is not a valid hnswlib graph" in done.stdout and "neighbour list out of range" in done.stdout

@@ -34,6 +34,7 @@ import numpy as np
 from .._fileio import atomic_folder, file_entry, file_sha256, fsync_file, tidy, write_text
 from .._readfile import field, read_json
 from ..errors import CorruptModelError, InputError, MissingDependencyError, SpaceMismatchError, shown
+from ._graphfile import check_graph
 from ._query import check_search, measure_recall
 
 if TYPE_CHECKING:
@@ -157,6 +158,7 @@ class HnswIndex:
             with self._lock:
                 if self._graph is None:
                     hnswlib = _hnswlib()
+                    check_graph(self._source, self.size, self.dim)  # hnswlib trusts the file; a bad id kills
                     g = hnswlib.Index(space="ip", dim=self.dim)
                     try:
                         g.load_index(str(self._source), max_elements=self.size)
