@@ -15,7 +15,18 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["check_int", "check_k", "check_real", "check_vectors", "is_batch", "is_item", "jsonable"]
+__all__ = [
+    "check_int",
+    "check_k",
+    "check_real",
+    "check_vectors",
+    "first_nonfinite_row",
+    "is_batch",
+    "is_item",
+    "jsonable",
+]
+
+_SCAN_BYTES = 1 << 24  # rows scanned for NaN / inf per step: a memory-mapped table is never copied whole
 
 
 def check_int(name: str, v: Any, lo: int, more: str = "") -> None:
@@ -82,11 +93,22 @@ def check_vectors(vectors: Any, keys: Sequence[str], *, check_finite: bool = Tru
         raise InputError(f"dim == {arr.shape[1]}, must be >= 1")
     arr = np.ascontiguousarray(arr, dtype=np.float32)
     if check_finite:
-        bad = ~np.isfinite(arr).all(axis=1)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
+        i = first_nonfinite_row(arr)
+        if i is not None:
             raise InputError(
-                f"vectors row {i} ({keys[i]!r}) is not finite "
-                f"({int(bad.sum())} bad rows in all); vectors must be finite"
+                f"vectors row {i} ({keys[i]!r}) is not finite (NaN or infinity); vectors must be finite"
             )
     return arr
+
+
+def first_nonfinite_row(table: np.ndarray) -> int | None:
+    """The index of the first row of a 2-D float table holding NaN or infinity, or None.
+
+    Scanned in blocks of about 16 MiB, so a memory-mapped table of any size costs bounded memory.
+    """
+    step = max(1, _SCAN_BYTES // max(1, table.shape[1] * table.itemsize))
+    for start in range(0, table.shape[0], step):
+        bad = ~np.isfinite(table[start : start + step]).all(axis=1)
+        if bad.any():
+            return start + int(np.flatnonzero(bad)[0])
+    return None

@@ -3,7 +3,7 @@
 Every writer in the package (saved spaces, indexes, corpora, splits, projector exports, data sets,
 audiences, next-token models) goes through :func:`atomic_folder` or :func:`atomic_file`, so a crash or a
 ``kill -9`` never leaves a half-written file under the target's name, and a fix here reaches them all.
-Manifests are read with :func:`read_json`, which bounds the bytes it will parse.
+Files written by others are read through :mod:`likewise._readfile` (bounded, never blocking).
 
 Temporaries are named ``.NAME.tmp-PID.HOST.RANDOM`` (and a folder being replaced is set aside as
 ``.NAME.old-PID.HOST.RANDOM``): the random part is unguessable, and files are created with ``O_EXCL``
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import re
 import secrets
@@ -29,11 +28,11 @@ from typing import IO, Any
 
 import numpy as np
 
+from ._readfile import read_json
 from .errors import CorruptModelError, InputError
 
 __all__ = [
     "MANIFEST",
-    "MAX_MANIFEST_BYTES",
     "atomic_file",
     "atomic_folder",
     "check_output_file",
@@ -46,7 +45,6 @@ __all__ = [
     "has_format",
     "likewise_folder_of",
     "publish",
-    "read_json",
     "recover",
     "tidy",
     "write_npy",
@@ -54,7 +52,6 @@ __all__ = [
 ]
 
 MANIFEST = "manifest.json"
-MAX_MANIFEST_BYTES = 64 * 2**20  # a manifest holds names, checksums, config and bounded metadata
 _CHUNK = 1 << 20  # bytes per read when hashing
 #: A temporary or aside whose writer cannot be checked (another host, Windows, an older likewise) is
 #: removed once nothing in it has changed for this long.
@@ -385,30 +382,6 @@ def atomic_file(target: str | os.PathLike, mode: str = "w") -> Iterator[IO[Any]]
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-
-
-def read_json(path: Path, *, what: str, max_bytes: int = MAX_MANIFEST_BYTES) -> Any:
-    """Parse a JSON file of at most ``max_bytes``; :class:`CorruptModelError` names the file otherwise.
-
-    ``what`` says what the folder should have been ("a saved likewise space", "an index folder") in the
-    message for a missing file.
-    """
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise CorruptModelError(f"{str(path.parent)!r} is not {what}: no {path.name}") from None
-    except OSError as e:
-        raise CorruptModelError(f"{str(path)!r} cannot be read: {e}") from None
-    if size > max_bytes:
-        raise CorruptModelError(
-            f"{str(path)!r} is {size} bytes, over the {max_bytes}-byte limit for a {path.name}"
-        )
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise CorruptModelError(f"{str(path)!r} is not valid JSON: {e}") from None
-    except OSError as e:
-        raise CorruptModelError(f"{str(path)!r} cannot be read: {e}") from None
 
 
 def has_format(path: Path, fmt: str, manifest: str = MANIFEST) -> bool:

@@ -38,6 +38,7 @@ import numpy as np
 
 from . import readers
 from ._fileio import atomic_folder, file_sha256, tidy
+from ._readfile import read_json, read_npy
 from .corpus_build import (
     FORMAT,
     FORMAT_VERSION,
@@ -53,6 +54,7 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "Corpus", "build_corpus", "cache_key", "c
 
 _FILES = ("ids.npy", "offsets.npy", "vocab.json", "counts.npy", "manifest.json")
 _HASH_ELEMENTS = 1 << 22  # array elements hashed at a time when verifying checksums
+MAX_VOCAB_BYTES = 1 << 34  # vocab.json is read whole: a bound far above any real vocabulary
 
 
 class Corpus:
@@ -151,26 +153,31 @@ class Corpus:
         """
         path = Path(path)
         for name in _FILES:
-            if not (path / name).is_file():
+            if not os.path.lexists(path / name):  # one that is there but not a regular file: see below
                 raise CorruptModelError(f"{path} is not a complete likewise corpus: {name} is missing")
-        try:
-            manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
-            keys = json.loads((path / "vocab.json").read_text(encoding="utf-8"))
-            ids = np.load(path / "ids.npy", mmap_mode="r", allow_pickle=False)
-            offsets = np.load(path / "offsets.npy", mmap_mode="r", allow_pickle=False)
-            counts = np.load(path / "counts.npy", allow_pickle=False)
-        except (ValueError, OSError) as e:
-            raise CorruptModelError(f"cannot read corpus {path}: {e}") from e
-        version = manifest.get("format_version")
+        # bounded reads: a lying .npy header, a deep or huge JSON file or a FIFO is a CorruptModelError
+        manifest = read_json(path / "manifest.json", what="a likewise corpus")
+        version = manifest.get("format_version") if isinstance(manifest, dict) else None
         if version != FORMAT_VERSION:
             raise CorruptModelError(
                 f"corpus {path} has format version {version!r}; this likewise reads version {FORMAT_VERSION}"
             )
+        keys = read_json(path / "vocab.json", what="a likewise corpus", max_bytes=MAX_VOCAB_BYTES)
+        ids = read_npy(path / "ids.npy", mmap=True)
+        offsets = read_npy(path / "offsets.npy", mmap=True)
+        counts = read_npy(path / "counts.npy")
         problems = []
-        if ids.dtype != np.int32 or ids.ndim != 1:
-            problems.append(f"ids.npy is {ids.dtype}{ids.shape}, expected 1-D int32")
-        if offsets.dtype != np.int64 or offsets.ndim != 1 or len(offsets) < 1:
-            problems.append(f"offsets.npy is {offsets.dtype}{offsets.shape}, expected 1-D int64")
+        for name, arr, dtype in (
+            ("ids", ids, np.int32),
+            ("offsets", offsets, np.int64),
+            ("counts", counts, np.int64),
+        ):
+            if arr.dtype != dtype or arr.ndim != 1:
+                problems.append(f"{name}.npy is {arr.dtype}{arr.shape}, expected 1-D {np.dtype(dtype)}")
+        if problems:
+            raise CorruptModelError(f"corpus {path} is inconsistent: " + "; ".join(problems))
+        if len(offsets) < 1:
+            problems.append("offsets.npy is empty, expected at least one entry")
         elif offsets[0] != 0 or offsets[-1] != len(ids):
             problems.append(f"offsets run from {offsets[0]} to {offsets[-1]}, expected 0 to {len(ids)}")
         if len(ids) != manifest.get("n_tokens") or len(offsets) - 1 != manifest.get("n_sequences"):
@@ -187,7 +194,10 @@ class Corpus:
         if verify:
             _verify_checksums(path, manifest, {"ids.npy": ids, "offsets.npy": offsets})
             _verify_files(path, manifest)
-        vocab = Vocab(keys, counts, what=manifest.get("what", "item"))
+        try:
+            vocab = Vocab(keys, counts, what=str(manifest.get("what", "item")))
+        except InputError as e:
+            raise CorruptModelError(f"corpus {path}: vocab.json and counts.npy: {e}") from None
         if manifest.get("dropped_keys"):
             try:
                 vocab.dropped = Dropped.from_dict(manifest["dropped_keys"])
@@ -282,7 +292,8 @@ def cache_key(
 
     It covers :data:`FORMAT_VERSION`, the spec with absolute paths, each input file's absolute path,
     size and the sha256 of its bytes (read in 1 MiB chunks: a file rewritten with the same size and
-    modification time still gets a new key), ``min_count``, ``max_items`` and ``what``.
+    modification time still gets a new key), the length text lines are cut at
+    (:data:`~likewise.readers.MAX_SEQUENCE_LENGTH`), ``min_count``, ``max_items`` and ``what``.
     """
     stats = []
     for f in files:
@@ -298,6 +309,7 @@ def cache_key(
             "order_col": spec.order_col,
         },
         "files": stats,
+        "max_sequence_length": readers.MAX_SEQUENCE_LENGTH,  # text lines are cut at it
         "min_count": int(min_count),
         "max_items": None if max_items is None else int(max_items),
         "what": what,
@@ -462,8 +474,8 @@ def _check_out_dir(final: Path) -> bool:
     mpath = final / "manifest.json"
     if mpath.is_file():
         try:
-            manifest = json.loads(mpath.read_text(encoding="utf-8"))
-        except (ValueError, OSError) as e:
+            manifest = read_json(mpath, what="a likewise corpus")
+        except CorruptModelError as e:
             raise InputError(
                 f"out_dir {str(final)!r} holds a manifest.json that cannot be read ({e}); "
                 "it is not replaced: choose another out_dir"

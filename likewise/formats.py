@@ -23,11 +23,14 @@ from typing import Any
 import numpy as np
 
 from ._fileio import atomic_file, atomic_folder, write_text
+from ._readfile import open_regular
 from .embeddings import Embeddings
 from .errors import CorruptModelError, InputError
 from .vocab import Vocab
 
 __all__ = ["export_projector", "read_word2vec", "write_word2vec"]
+
+_MAX_HEADER = 1024  # bytes of the "V D" line read; a real one is a few dozen
 
 
 def _clean_keys(keys: list[str], replace_space: str | None, what: str) -> list[str]:
@@ -122,8 +125,8 @@ def read_word2vec(
     if unicode_errors not in ("strict", "replace", "ignore"):
         raise InputError(f"unicode_errors == {unicode_errors!r}, must be 'strict', 'replace' or 'ignore'")
     p = Path(path)
-    with open(p, "rb") as f:
-        header = f.readline()
+    with open_regular(p) as f:
+        header = f.readline(_MAX_HEADER)
         try:
             n, dim = (int(x) for x in header.split())
         except ValueError:
@@ -133,6 +136,14 @@ def read_word2vec(
         if limit is not None:
             n = min(n, int(limit))
         body_start = f.tell()
+        # The table is allocated from the header's claim: check the claim against the bytes that are
+        # there first (a vector takes at least 2 bytes per value as text, 4 + a space as binary).
+        body = os.fstat(f.fileno()).st_size - body_start
+        if n * 2 * dim > body + 1:
+            raise CorruptModelError(
+                f"{str(p)!r}: the header says {n} vectors of {dim} dims, more than the {body} bytes after "
+                "it can hold"
+            )
         if binary is None:
             probe = f.read(4096)
             rest = probe.split(b" ", 1)[-1]
@@ -145,6 +156,11 @@ def read_word2vec(
         keys: list[str] = []
         vecs = np.empty((n, dim), dtype=np.float32)
         if binary:
+            if n * (4 * dim + 1) > body:
+                raise CorruptModelError(
+                    f"{str(p)!r}: the header says {n} binary vectors of {dim} dims, more than the {body} "
+                    "bytes after it can hold"
+                )
             data = f.read()
             pos = 0
             nbytes = 4 * dim
@@ -177,7 +193,10 @@ def read_word2vec(
         keys = [k for k, ok in zip(keys, keep, strict=True) if ok]
     counts = np.arange(len(keys), 0, -1, dtype=np.int64)
     meta: dict[str, Any] = {"source": {"file": str(p), "format": "word2vec-binary" if binary else "word2vec"}}
-    return Embeddings(vecs, Vocab(keys, counts, what=what), meta=meta)
+    try:
+        return Embeddings(vecs, Vocab(keys, counts, what=what), meta=meta)
+    except InputError as e:  # a NaN or infinite value, an empty key: say which file
+        raise CorruptModelError(f"{str(p)!r}: {e}") from None
 
 
 def _decode(raw: bytes, errors: str, path: Path, i: int) -> str:

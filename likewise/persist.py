@@ -61,7 +61,7 @@ class SpaceFiles:
                 config=saved.config,
                 fingerprint=saved.fingerprint,
                 meta=saved.meta,
-                check_finite=not saved.verified,  # checksums passed: the bytes validated when saved
+                check_finite=False,  # store.read_space has scanned every table once
             )
         except InputError as e:
             raise CorruptModelError(f"{str(saved.folder)!r}: {e}") from None

@@ -36,9 +36,9 @@ from typing import Any
 
 import numpy as np
 
+from ._check import first_nonfinite_row
 from ._fileio import (
     MANIFEST,
-    MAX_MANIFEST_BYTES,
     atomic_folder,
     check_target,
     file_entry,
@@ -47,6 +47,7 @@ from ._fileio import (
     write_npy,
     write_text,
 )
+from ._readfile import field, inside, read_json, read_npy
 from .errors import CorruptModelError, InputError
 from .vocab import Dropped, Vocab
 
@@ -63,6 +64,7 @@ __all__ = [
 ]
 
 FORMAT = "likewise.embeddings"
+MAX_KEYS_BYTES = 1 << 34  # keys.json: a bound far above any real vocabulary (it is read whole)
 FORMAT_VERSION = 1
 SUPPORTED_VERSIONS = (1,)
 
@@ -126,9 +128,11 @@ def save(emb: Any, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
 class SavedSpace:
     """The checked contents of a saved space folder, as :func:`read_space` returns them.
 
-    ``verified`` is True when every file's sha256 matched the manifest (so the vectors need no
-    finiteness scan). ``customers`` holds the customer table's parts (``vectors``, ``vocab``,
-    ``bought_indptr``, ``bought_ids``, ``fingerprint``, ``config``) or is None.
+    ``verified`` is True when every file's sha256 matched the manifest. Every float table (vectors,
+    context, customer vectors) has been checked to be finite either way: a checksum only says the bytes
+    are the ones written, not that the writer wrote finite numbers. ``customers`` holds the customer
+    table's parts (``vectors``, ``vocab``, ``bought_indptr``, ``bought_ids``, ``fingerprint``,
+    ``config``) or is None.
     """
 
     folder: Path
@@ -162,23 +166,9 @@ def read_manifest(path: str | os.PathLike) -> dict[str, Any]:
             f"{str(folder)!r} is a file; a saved likewise space is a folder containing {MANIFEST}"
         )
     mpath = folder / MANIFEST
-    try:
-        if mpath.stat().st_size > MAX_MANIFEST_BYTES:
-            raise CorruptModelError(
-                f"{str(mpath)!r} is {mpath.stat().st_size} bytes, over the {MAX_MANIFEST_BYTES}-byte "
-                "limit for a manifest"
-            )
-        text = mpath.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CorruptModelError(
-            f"{str(mpath)!r} is missing: {str(folder)!r} is not a saved likewise space"
-        ) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise CorruptModelError(f"cannot read {str(mpath)!r}: {e}") from None
-    try:
-        manifest = json.loads(text)
-    except ValueError as e:
-        raise CorruptModelError(f"{str(mpath)!r} is not valid JSON: {e}") from None
+    if not os.path.lexists(mpath):
+        raise CorruptModelError(f"{str(mpath)!r} is missing: {str(folder)!r} is not a saved likewise space")
+    manifest = read_json(mpath, what="a saved likewise space")  # bounded; a FIFO or a deep nest refused
     if not isinstance(manifest, dict):
         raise CorruptModelError(f"{str(mpath)!r} holds a JSON {type(manifest).__name__}, expected an object")
     fmt = manifest.get("format")
@@ -197,22 +187,16 @@ def read_manifest(path: str | os.PathLike) -> dict[str, Any]:
     return manifest
 
 
-def _field(manifest: dict, name: str, kind: type | tuple[type, ...], where: Path) -> Any:
-    value = manifest.get(name)
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise CorruptModelError(f"{str(where / MANIFEST)!r}: field {name!r} is {value!r}, which is not valid")
-    return value
-
-
 def _check_file(folder: Path, name: str, entry: Any, verify: bool) -> Path:
     """Existence (always), then size and sha256 (when verifying) of one file listed in the manifest."""
     if name != Path(name).name or name in ("", ".", "..", MANIFEST):
         raise CorruptModelError(
             f"{str(folder / MANIFEST)!r} lists a file named {name!r}, which is not allowed"
         )
-    fpath = folder / name
+    fpath = inside(folder, name, manifest=folder / MANIFEST)  # a symlink out of the folder is refused
     if not fpath.is_file():
-        raise CorruptModelError(f"{name} is missing from {str(folder)!r}")
+        what = "not a regular file" if os.path.lexists(fpath) else "missing"
+        raise CorruptModelError(f"{name} is {what} in {str(folder)!r}")
     if not verify:
         return fpath
     if (
@@ -237,19 +221,32 @@ def _check_file(folder: Path, name: str, entry: Any, verify: bool) -> Path:
 
 
 def _load_npy(fpath: Path, mmap: bool) -> np.ndarray:
-    try:
-        return np.load(fpath, allow_pickle=False, mmap_mode="r" if mmap else None)
-    except (ValueError, OSError, EOFError) as e:
+    return read_npy(fpath, mmap=mmap)  # the header is checked against the file's size before allocating
+
+
+def _load_keys(fpath: Path) -> Any:
+    return read_json(fpath, what="a saved likewise space", max_bytes=MAX_KEYS_BYTES)
+
+
+def _check_finite(table: np.ndarray, fpath: Path, keys: list[str]) -> None:
+    """Refuse a table holding NaN or infinity (written by another tool, or edited with its checksum)."""
+    i = first_nonfinite_row(table)
+    if i is not None:
         raise CorruptModelError(
-            f"{fpath.name} in {str(fpath.parent)!r} cannot be read as .npy: {e}"
-        ) from None
+            f"{fpath.name} in {str(fpath.parent)!r}: row {i} ({keys[i]!r}) holds NaN or infinity; "
+            "a saved space must be finite"
+        )
 
 
 def _read_v1(folder: Path, manifest: dict, mmap: bool, verify: bool) -> SavedSpace:
-    size = _field(manifest, "size", int, folder)
-    dim = _field(manifest, "dim", int, folder)
-    fingerprint = _field(manifest, "fingerprint", str, folder)
-    files = _field(manifest, "files", dict, folder)
+    mpath = folder / MANIFEST
+    size = field(manifest, "size", int, mpath)
+    dim = field(manifest, "dim", int, mpath)
+    fingerprint = field(manifest, "fingerprint", str, mpath)
+    files = field(manifest, "files", dict, mpath)
+    for name in ("config", "meta"):
+        if manifest.get(name) is not None:
+            field(manifest, name, dict, mpath)
     if manifest.get("dtype") != "float32":
         raise CorruptModelError(
             f"{str(folder / MANIFEST)!r}: dtype {manifest.get('dtype')!r} is not supported "
@@ -272,10 +269,7 @@ def _read_v1(folder: Path, manifest: dict, mmap: bool, verify: bool) -> SavedSpa
             f"counts.npy in {str(folder)!r} holds {counts.dtype} {counts.shape}, "
             f"the manifest says int64 {(size,)}"
         )
-    try:
-        keys = json.loads(paths["keys.json"].read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise CorruptModelError(f"keys.json in {str(folder)!r} is not valid JSON: {e}") from None
+    keys = _load_keys(paths["keys.json"])
     if not isinstance(keys, list) or len(keys) != size or not all(isinstance(k, str) for k in keys):
         got = f"{len(keys)} entries" if isinstance(keys, list) else type(keys).__name__
         raise CorruptModelError(
@@ -285,6 +279,7 @@ def _read_v1(folder: Path, manifest: dict, mmap: bool, verify: bool) -> SavedSpa
         vocab = Vocab(keys, counts, what=str(manifest.get("item_name") or "item"))
     except InputError as e:
         raise CorruptModelError(f"keys.json in {str(folder)!r}: {e}") from None
+    _check_finite(vectors, paths["vectors.npy"], keys)  # once, at load: queries and `serve` assume it
     meta = manifest.get("meta") or {}
     if meta.get("dropped"):  # what min_count / max_items removed: lets a miss say why
         try:
@@ -301,6 +296,7 @@ def _read_v1(folder: Path, manifest: dict, mmap: bool, verify: bool) -> SavedSpa
                 f"context.npy in {str(folder)!r} holds {context.dtype} {context.shape}, "
                 f"expected float32 {(size, dim)}"
             )
+        _check_finite(context, paths["context.npy"], keys)
         out.context = context
     if "customers" in manifest:
         out.customers = _read_customers(folder, manifest, paths, mmap)
@@ -336,15 +332,15 @@ def _read_customers(folder: Path, manifest: dict, paths: dict[str, Path], mmap: 
         raise CorruptModelError(
             f"{str(folder / MANIFEST)!r} names a customer table but does not list {', '.join(missing)}"
         )
-    size = info.get("size")
+    mpath = folder / MANIFEST
+    size = field(info, "size", int, mpath)
+    if info.get("config") is not None:
+        field(info, "config", dict, mpath)
     vectors = _load_npy(paths["customer_vectors.npy"], mmap)
     counts = _load_npy(paths["customer_counts.npy"], False)
     indptr = _load_npy(paths["customer_bought_indptr.npy"], False)
     bought = _load_npy(paths["customer_bought_ids.npy"], mmap)
-    try:
-        keys = json.loads(paths["customer_keys.json"].read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise CorruptModelError(f"customer_keys.json in {str(folder)!r} is not valid JSON: {e}") from None
+    keys = _load_keys(paths["customer_keys.json"])
     dim = manifest.get("dim")
     if (
         vectors.dtype != np.float32
@@ -363,6 +359,7 @@ def _read_customers(folder: Path, manifest: dict, paths: dict[str, Path], mmap: 
         vocab = Vocab(keys, counts, what="customer")
     except InputError as e:
         raise CorruptModelError(f"the customer table in {str(folder)!r}: {e}") from None
+    _check_finite(vectors, paths["customer_vectors.npy"], vocab.keys)
     return {
         "vectors": vectors,
         "vocab": vocab,

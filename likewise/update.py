@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ._check import first_nonfinite_row
 from .customers import CustomerTable
 from .embeddings import Embeddings
 from .errors import InputError
@@ -132,6 +133,13 @@ def update(
         )
     if parent.context is None:
         raise InputError("the model has no output table (context.npy) to continue training; retrain it")
+    for name, table in (("vectors", parent.vectors), ("context table", parent.context)):
+        bad = first_nonfinite_row(np.asarray(table))  # a space built with check_finite=False
+        if bad is not None:
+            raise InputError(
+                f"the model's {name} row {bad} ({parent.keys[bad]!r}) holds NaN or infinity; "
+                "an update continues from finite tables only"
+            )
     if not 0 < lr_scale <= 1:
         raise InputError(f"lr_scale == {lr_scale!r}, must be in (0, 1]")
     if output is not None:

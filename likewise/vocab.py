@@ -293,7 +293,7 @@ class Dropped:
                 counts=[int(c) for c in d.get("counts", [])],
                 reasons=[str(r) for r in d.get("reasons", [])],
             )
-        except (KeyError, TypeError, ValueError) as e:
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:  # not a dict; inf
             raise InputError(f"malformed record of dropped keys: {e}") from None
         if not len(out.keys) == len(out.counts) == len(out.reasons):
             raise InputError("malformed record of dropped keys: keys, counts and reasons differ in length")

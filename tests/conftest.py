@@ -158,3 +158,27 @@ class BackendContract:
     def test_recommend_completes_a_basket_within_its_group(self, trained: Embeddings, data) -> None:
         got = trained.recommend(["g0_0", "g0_1"], k=3)
         assert all(data[1][k] == "g0" for k in got.keys)
+
+
+@pytest.fixture(scope="session")
+def saved_folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One pristine saved folder of each kind likewise reads back (tests/_saved.py), made once.
+
+    Keys: space, retail, index, corpus, split, and nexttoken when torch is installed. Tests that damage
+    one copy it first.
+    """
+    import importlib.util
+
+    import _saved
+
+    root = tmp_path_factory.mktemp("saved")
+    out = {
+        "space": _saved.plain_space(root / "space"),
+        "retail": _saved.retail_space(root / "retail"),
+        "index": _saved.indexed_space(root / "index"),
+        "corpus": _saved.corpus(root / "corpus"),
+        "split": _saved.split(root / "split"),
+    }
+    if importlib.util.find_spec("torch") is not None:
+        out["nexttoken"] = _saved.nexttoken(root / "nexttoken")
+    return out

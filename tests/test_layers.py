@@ -24,7 +24,8 @@ LAYERS: list[tuple[str, list[str]]] = [
         "L1 helpers and kernels",
         [
             "likewise._check",  # shared validators
-            "likewise._fileio",  # the one atomic write / publish, bounded manifest reads
+            "likewise._fileio",  # the one atomic write / publish
+            "likewise._readfile",  # bounded reads of files others wrote: JSON, .npy, no FIFO, no "../"
             "likewise._progress",  # tqdm or one line per epoch
             "likewise.search",  # top-k, unit rows, affinity scores: arrays in, arrays out
             "likewise.config",  # TrainConfig, EpochStats, the backend name check

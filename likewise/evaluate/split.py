@@ -23,6 +23,7 @@ or a line break), or an empty one -- is refused when the split is written.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from collections.abc import Iterable, Sequence
@@ -32,7 +33,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .._fileio import atomic_folder, file_entry, file_sha256, read_json, write_text
+from .._fileio import atomic_folder, file_entry, file_sha256, write_text
+from .._readfile import field as manifest_field
+from .._readfile import inside, open_regular, read_json
 from ..errors import CorruptModelError, InputError
 
 __all__ = ["SPLIT_FORMAT", "SPLIT_VERSION", "Split", "load_split", "save_split", "split_sequences"]
@@ -230,43 +233,59 @@ def load_split(path: str | os.PathLike, *, verify: bool = True) -> Split:
     """
     p = Path(path)
     man_path = p / "split.json"
-    if not man_path.is_file():
+    if not os.path.lexists(man_path):
         raise CorruptModelError(f"{str(p)!r} is not a split folder: split.json is missing")
-    # read_json bounds the bytes parsed and turns bad JSON or bad UTF-8 into CorruptModelError.
+    # read_json bounds the bytes and the depth parsed, refuses a FIFO, and turns bad JSON or bad UTF-8
+    # into CorruptModelError; every field is then checked before it is used.
     man = read_json(man_path, what="a split folder")
-    if man.get("format") != SPLIT_FORMAT or man.get("version") != SPLIT_VERSION:
+    if not isinstance(man, dict) or man.get("format") != SPLIT_FORMAT or man.get("version") != SPLIT_VERSION:
+        got = (man.get("format"), man.get("version")) if isinstance(man, dict) else (None, None)
         raise CorruptModelError(
-            f"{str(man_path)!r} has format {man.get('format')!r} version {man.get('version')!r}; "
+            f"{str(man_path)!r} has format {got[0]!r} version {got[1]!r}; "
             f"expected {SPLIT_FORMAT!r} version {SPLIT_VERSION}"
         )
-    for name, info in man["files"].items():
-        f = p / name
+    files = manifest_field(man, "files", dict, man_path)
+    for name in ("train.txt", "test.tsv"):
+        if not isinstance(files.get(name), dict):
+            raise CorruptModelError(f"{str(man_path)!r} does not list {name}")
+    for name, info in files.items():
+        f = inside(p, name, manifest=man_path)  # "../x" or a symlink out of the folder is refused
         if not f.is_file():
             raise CorruptModelError(f"split file {str(f)!r} is missing")
-        if verify and file_sha256(f) != info["sha256"]:
+        if verify and (not isinstance(info, dict) or file_sha256(f) != info.get("sha256")):
             raise CorruptModelError(f"split file {str(f)!r} fails its sha256 checksum (changed or truncated)")
     sep = man.get("delimiter")
+    if sep is not None and (not isinstance(sep, str) or sep == ""):
+        raise CorruptModelError(f"{str(man_path)!r}: delimiter {sep!r} must be a non-empty string or null")
+    mode = manifest_field(man, "mode", str, man_path)
+    seed = manifest_field(man, "seed", int, man_path)
+    test_fraction = manifest_field(man, "test_fraction", (int, float), man_path)
+    n_short = manifest_field(man, "n_short", int, man_path)
+    source = manifest_field(man, "input", dict, man_path)
 
     def keys(text: str) -> list[str]:
         return text.split(sep) if text else []
 
-    with open(p / "train.txt", encoding="utf-8", newline="\n") as f:
-        train = [keys(line.rstrip("\n")) for line in f if line.strip()]
-    contexts, targets = [], []
-    with open(p / "test.tsv", encoding="utf-8", newline="\n") as f:
-        next(f)
-        for line in f:
-            ctx, tgt = line.rstrip("\n").split("\t")
-            contexts.append(keys(ctx))
-            targets.append(tgt)
-    return Split(
-        train,
-        contexts,
-        targets,
-        man["mode"],
-        man["seed"],
-        man["test_fraction"],
-        man["n_short"],
-        man["input"],
-        sep,
-    )
+    try:
+        with open_regular(p / "train.txt") as raw:
+            train = [keys(line.rstrip("\n")) for line in _lines(raw) if line.strip()]
+        contexts, targets = [], []
+        with open_regular(p / "test.tsv") as raw:
+            for n, line in enumerate(_lines(raw), 1):
+                cells = line.rstrip("\n").split("\t")
+                if n == 1:
+                    continue  # the header
+                if len(cells) != 2:
+                    raise CorruptModelError(
+                        f"{str(p / 'test.tsv')!r} line {n}: {len(cells)} tab-separated cells, expected 2"
+                    )
+                contexts.append(keys(cells[0]))
+                targets.append(cells[1])
+    except UnicodeDecodeError as e:
+        raise CorruptModelError(f"a file of the split {str(p)!r} is not UTF-8 ({e.reason})") from None
+    return Split(train, contexts, targets, mode, seed, test_fraction, n_short, source, sep)
+
+
+def _lines(raw: Any) -> Any:
+    """The lines of a binary file as text, as ``save_split`` wrote them (UTF-8, ``\\n`` only)."""
+    return io.TextIOWrapper(raw, encoding="utf-8", newline="\n")

@@ -31,8 +31,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._fileio import atomic_folder, file_entry, file_sha256, fsync_file, read_json, tidy, write_text
-from ..errors import CorruptModelError, InputError, MissingDependencyError, SpaceMismatchError
+from .._fileio import atomic_folder, file_entry, file_sha256, fsync_file, tidy, write_text
+from .._readfile import field, read_json
+from ..errors import CorruptModelError, InputError, MissingDependencyError, SpaceMismatchError, shown
+from ._graphfile import check_graph
 from ._query import check_search, measure_recall
 
 if TYPE_CHECKING:
@@ -156,10 +158,12 @@ class HnswIndex:
             with self._lock:
                 if self._graph is None:
                     hnswlib = _hnswlib()
+                    check_graph(self._source, self.size, self.dim)  # hnswlib trusts the file; a bad id kills
                     g = hnswlib.Index(space="ip", dim=self.dim)
                     try:
                         g.load_index(str(self._source), max_elements=self.size)
-                    except RuntimeError as e:
+                        g.set_ef(self.params.ef_search)
+                    except (RuntimeError, OverflowError, MemoryError) as e:  # a damaged graph file
                         raise CorruptModelError(
                             f"cannot read the index graph {str(self._source)!r}: {e}"
                         ) from e
@@ -168,7 +172,6 @@ class HnswIndex:
                             f"index graph {str(self._source)!r} holds {g.get_current_count()} items, "
                             f"its manifest says {self.size}"
                         )
-                    g.set_ef(self.params.ef_search)
                     self._graph = g
         return self._graph
 
@@ -246,30 +249,39 @@ class HnswIndex:
                 f"index {str(folder)!r} is format version {manifest.get('format_version')!r} built with "
                 f"{manifest.get('library')!r}; this likewise reads version {FORMAT_VERSION} ({LIBRARY})"
             )
-        entry = (manifest.get("files") or {}).get(_GRAPH) or {}
+        mpath = folder / _MANIFEST
+        fingerprint = field(manifest, "fingerprint", str, mpath)
+        size = field(manifest, "size", int, mpath)
+        dim = field(manifest, "dim", int, mpath)
+        params = field(manifest, "params", dict, mpath)
+        entry = field(field(manifest, "files", dict, mpath), _GRAPH, dict, mpath)
+        if size < 1 or dim < 1:
+            raise CorruptModelError(f"{str(mpath)!r} says {size} items of {dim} dims; both must be >= 1")
+        try:
+            params = IndexParams(**params)
+        except (TypeError, InputError) as e:
+            raise CorruptModelError(f"{str(mpath)!r}: params {shown(params)} are not valid: {e}") from None
         gpath = folder / _GRAPH
         if not gpath.is_file():
             raise CorruptModelError(f"index {str(folder)!r} is missing {_GRAPH}")
-        if gpath.stat().st_size != entry.get("bytes"):
+        gsize = gpath.stat().st_size
+        if gsize != entry.get("bytes"):
             raise CorruptModelError(
-                f"{str(gpath)!r} has {gpath.stat().st_size} bytes, the manifest says {entry.get('bytes')!r}"
+                f"{str(gpath)!r} has {gsize} bytes, the manifest says {entry.get('bytes')!r}"
+            )
+        if size * dim * 4 > gsize:  # each item's float32 vector is in the graph: hnswlib would allocate
+            raise CorruptModelError(  # what the manifest claims before reading a byte
+                f"{str(mpath)!r} says {size} items of {dim} dims, more than the {gsize} bytes of "
+                f"{_GRAPH} can hold"
             )
         if verify and file_sha256(gpath) != entry.get("sha256"):
             raise CorruptModelError(f"{str(gpath)!r} fails its sha256 check: the file is damaged")
         info = {
             k: manifest[k]
             for k in ("recall_at_10", "recall_queries", "ms_per_query", "build_seconds")
-            if k in manifest
+            if isinstance(manifest.get(k), int | float) and not isinstance(manifest.get(k), bool)
         }
-        return cls(
-            None,
-            fingerprint=manifest["fingerprint"],
-            size=manifest["size"],
-            dim=manifest["dim"],
-            params=IndexParams(**manifest["params"]),
-            info=info,
-            source=gpath,
-        )
+        return cls(None, fingerprint=fingerprint, size=size, dim=dim, params=params, info=info, source=gpath)
 
 
 def build_index(
@@ -334,7 +346,7 @@ def attach_saved_index(emb: Embeddings, model: str | os.PathLike, *, verify: boo
 
     folder = index_folder(model)
     tidy(folder)
-    if not (folder / _MANIFEST).is_file():
+    if not os.path.lexists(folder / _MANIFEST):  # present but not a regular file: load says so
         return None
     try:
         _hnswlib()

@@ -3,7 +3,8 @@
 Three kinds of input, a module each:
 
 * **text** (:mod:`~likewise.readers.text`) -- one sentence / basket / session per line, items
-  separated by whitespace (or a ``delimiter``); plain, ``.gz``, ``.bz2`` or ``.zst``.
+  separated by whitespace (or a ``delimiter``); plain, ``.gz``, ``.bz2`` or ``.zst``; read in bounded
+  chunks, a line of more than :data:`MAX_SEQUENCE_LENGTH` items cut into sequences of that many.
 * **transaction logs** (:mod:`~likewise.readers.log`) -- CSV/TSV (optionally compressed), Parquet or
   JSON Lines with one row per (basket, item) pair, read in two streamed passes (count, then group).
 * **tables** (:mod:`~likewise.readers.table`) -- a pyarrow / pandas / polars table in memory, written
@@ -47,14 +48,16 @@ from .log import (
     scan_log,
 )
 from .table import as_arrow_table, is_table, write_table
-from .text import iter_text_chunks, iter_text_sequences
+from .text import MAX_ITEM_CHARS, MAX_SEQUENCE_LENGTH, iter_text_chunks, iter_text_sequences
 
 __all__ = [
     "COMPRESSION_SUFFIXES",
     "FORMATS",
     "GROUP_MEMORY_BUDGET",
     "LOG_FORMATS",
+    "MAX_ITEM_CHARS",
     "MAX_PARTITIONS",
+    "MAX_SEQUENCE_LENGTH",
     "InputSpec",
     "LogScan",
     "as_arrow_table",

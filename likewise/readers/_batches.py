@@ -12,6 +12,7 @@ at 541 MiB (5 M rows) and 1 GB (25 M rows); the 4 MiB blocks used here cost no s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +25,8 @@ __all__ = ["iter_log_batches"]
 
 _BATCH_BYTES = 4 * 2**20  # CSV / JSON block size; Arrow reads several blocks ahead, so this caps memory
 _PARQUET_BATCH_ROWS = 1 << 20
+_SPACES = b" \t\r"  # JSON whitespace within a line
+_NULL_ROW = re.compile(rb"^[ \t\r]*null[ \t\r]*$", re.MULTILINE)
 
 
 class _EmptyFileError(InputError):
@@ -76,7 +79,7 @@ def _csv_batches(path: Path, spec: InputSpec, cols: list[str]) -> Iterator[pa.Re
         if "include_columns" in msg or "does not exist" in msg:
             header = _csv_header(path, read, parse)
             for c in cols:
-                if c not in header:
+                if header and c not in header:
                     raise _missing_column(path, c, header) from None
         raise InputError(f"cannot read {path} as CSV: {first_line(e)}") from None
     with stream:
@@ -86,13 +89,43 @@ def _csv_batches(path: Path, spec: InputSpec, cols: list[str]) -> Iterator[pa.Re
 def _csv_header(path: Path, read, parse) -> list[str]:
     import pyarrow.csv as pcsv
 
+    try:
+        with pa.input_stream(str(path), compression=compression(path)) as stream:
+            return list(pcsv.open_csv(stream, read_options=read, parse_options=parse).schema.names)
+    except (pa.ArrowException, UnicodeDecodeError):  # a header that is not UTF-8, or not CSV at all
+        return []
+
+
+def _refuse_null_rows(path: Path) -> None:
+    """Raise :class:`InputError` naming the first line of ``path`` that is the bare JSON value ``null``.
+
+    pyarrow's JSON reader dereferences a null pointer (the process dies: apache/arrow#47409, still in
+    pyarrow 26) on a block whose first row is ``null``; such a row is no record anyway. One pass over
+    the (decompressed) bytes, a block at a time, with a C regex; the end of a line that runs on into the
+    next block is kept only as far as it could still be ``null``.
+    """
+    line, tail = 1, b""
     with pa.input_stream(str(path), compression=compression(path)) as stream:
-        return list(pcsv.open_csv(stream, read_options=read, parse_options=parse).schema.names)
+        while True:
+            chunk = stream.read(_BATCH_BYTES)
+            buf = tail + chunk
+            cut = buf.rfind(b"\n") + 1 if chunk else len(buf)
+            found = _NULL_ROW.search(buf, 0, cut)
+            if found:
+                n = line + buf.count(b"\n", 0, found.start())
+                raise InputError(f"{path} line {n} is null; each line of JSON Lines must be an object")
+            if not chunk:
+                return
+            line += buf.count(b"\n", 0, cut)
+            tail = buf[cut:].lstrip(_SPACES)
+            if len(tail) > 64:  # too long to be "null" plus spaces, unless it is just that
+                tail = b"null " if tail.rstrip(_SPACES) == b"null" else b"x"
 
 
 def _jsonl_batches(path: Path, cols: list[str]) -> Iterator[pa.RecordBatch]:
     import pyarrow.json as pjson
 
+    _refuse_null_rows(path)
     stream = pa.input_stream(str(path), compression=compression(path))
     try:
         reader = pjson.open_json(stream, read_options=pjson.ReadOptions(block_size=_BATCH_BYTES))
@@ -181,7 +214,7 @@ def iter_log_batches(
             if is_named:
                 raise
             continue
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as e:
+        except (pa.ArrowException, OSError, UnicodeDecodeError) as e:  # any Arrow error: a bad file
             raise InputError(f"cannot read {path} as {fmt}: {first_line(e)}") from None
         if row == 0 and is_named:
             raise InputError(f"{path} is empty: it has no data rows")

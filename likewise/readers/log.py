@@ -141,6 +141,17 @@ def _check_line_breaks(path: Path, first_row: int, name: str, keys: pa.Array) ->
         )
 
 
+def _check_utf8(path: Path, first_row: int, name: str, keys: pa.Array) -> None:
+    """Reject keys that are not UTF-8: Parquet does not check its string columns (CSV and JSON do)."""
+    try:
+        keys.validate(full=True)
+    except pa.ArrowInvalid:
+        raise InputError(
+            f"{name!r} values in {path} at data rows {first_row + 1} to {first_row + len(keys)} are not "
+            "all UTF-8 text"
+        ) from None
+
+
 def _basket_fits_int64(t: pa.DataType) -> bool:
     """Integer basket keys are compared as int64; uint64 may not fit, so it is hashed as text."""
     return pa.types.is_integer(t) and t != pa.uint64()
@@ -212,11 +223,13 @@ def scan_log(spec: InputSpec, files: list[Path] | None = None, *, progress: bool
         else:
             basket_is_int = False
             basket_keys = _as_strings(basket)
+            _check_utf8(path, first_row, spec.basket_col or "", basket_keys)
             _check_empty(path, first_row, spec.basket_col or "", basket_keys)
             est += basket_keys.nbytes
         est += 12 * batch.num_rows
         n_rows += batch.num_rows
         item_keys = _as_strings(item)
+        _check_utf8(path, first_row, spec.item_col or "", item_keys)
         _check_empty(path, first_row, spec.item_col or "", item_keys)
         _check_line_breaks(path, first_row, spec.item_col or "", item_keys)
         vc = pc.value_counts(item_keys)

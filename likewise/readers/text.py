@@ -13,6 +13,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import io
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -20,9 +21,14 @@ from typing import IO
 from ..errors import InputError
 from ._files import InputSpec, compression, named_files, no_data_error, resolve_files
 
-__all__ = ["iter_text_chunks", "iter_text_sequences"]
+__all__ = ["MAX_ITEM_CHARS", "MAX_SEQUENCE_LENGTH", "iter_text_chunks", "iter_text_sequences"]
 
-_TEXT_CHUNK_CHARS = 1 << 22  # characters of text handed out per chunk
+#: A line with more items than this is cut into sequences of this many, as word2vec does (gensim's
+#: ``MAX_WORDS_IN_BATCH`` is 10,000; the C tool's ``MAX_SENTENCE_LENGTH`` is 1,000).
+MAX_SEQUENCE_LENGTH = 10_000
+#: The longest item accepted: a run this long without a separator is not a line of items.
+MAX_ITEM_CHARS = 1 << 16
+_TEXT_CHUNK_CHARS = 1 << 22  # characters of text read (and handed out) at a time
 
 
 def _open_text(path: Path) -> IO[str]:
@@ -44,8 +50,110 @@ def _split_delimited(line: str, delimiter: str) -> list[str]:
     return [t for t in map(str.strip, line.split(delimiter)) if t]
 
 
+def _too_long_item(path: Path, line: int) -> InputError:
+    return InputError(
+        f"{path} line {line}: an item longer than {MAX_ITEM_CHARS} characters (no separator that far); "
+        "is this text with one sequence per line?"
+    )
+
+
+class _LineCutter:
+    """Splits text, fed a chunk at a time, into sequences of at most :data:`MAX_SEQUENCE_LENGTH` items.
+
+    Memory stays bounded whatever the line lengths: the unfinished end of a line is kept as text only up
+    to one chunk; past that its complete items are split off, and full sequences of them handed out,
+    before the line ends (so a 5 GiB line in a small gzip costs a chunk, not 5 GiB).
+    """
+
+    def __init__(self, path: Path, delimiter: str | None) -> None:
+        self.path = path
+        self.delimiter = delimiter
+        self.tail = ""  # the unfinished end of the current line
+        self.head: list[str] = []  # items of the current line split off already (fewer than the cap)
+        self.line = 0  # lines ended so far, for messages
+
+    def _items(self, text: str) -> list[str]:
+        return text.split() if self.delimiter is None else _split_delimited(text, self.delimiter)
+
+    def _check_items(self, texts: list[str], items: list[list[str]]) -> None:
+        """Raise when an item is over :data:`MAX_ITEM_CHARS` (only a line that long can hold one)."""
+        if max(map(len, texts), default=0) <= MAX_ITEM_CHARS:
+            return
+        for i, (text, its) in enumerate(zip(texts, items, strict=True)):
+            if len(text) > MAX_ITEM_CHARS and max(map(len, its), default=0) > MAX_ITEM_CHARS:
+                raise _too_long_item(self.path, self.line + 1 + i)
+
+    def _cut(self, items: list[str], out: list[list[str]], *, final: bool) -> list[str]:
+        """Append full sequences of ``items`` to ``out``; the rest too when ``final``, else return it."""
+        cap = MAX_SEQUENCE_LENGTH
+        whole = len(items) if final else len(items) - len(items) % cap
+        out.extend(items[i : i + cap] for i in range(0, whole, cap))
+        return items[whole:]
+
+    def feed(self, chunk: str) -> list[list[str]]:
+        """The sequences completed by ``chunk`` (text decoded with universal newlines)."""
+        lines = (self.tail + chunk).split("\n")
+        self.tail = lines.pop()
+        if self.delimiter is None:
+            split = [text.split() for text in lines]
+        else:
+            split = [_split_delimited(text, self.delimiter) for text in lines]
+        self._check_items(lines, split)
+        if self.head and split:
+            split[0], self.head = self.head + split[0], []
+        self.line += len(lines)
+        if max(map(len, split), default=0) <= MAX_SEQUENCE_LENGTH:  # the usual case: nothing to cut
+            out = [items for items in split if items]
+        else:
+            out = []
+            for items in split:
+                self._cut(items, out, final=True)
+        if len(self.tail) > _TEXT_CHUNK_CHARS:  # a line longer than a chunk: split off its whole items
+            self._split_off()
+            self.head = self._cut(self.head, out, final=False)
+        return out
+
+    def _split_off(self) -> None:
+        """Move the items of :attr:`tail` that are surely whole to :attr:`head`."""
+        text = self.tail
+        if self.delimiter is None:
+            # the last run of non-whitespace may go on in the next chunk: keep it as text
+            items = text.split()
+            keep = "" if text[-1].isspace() else items.pop()
+        else:
+            cut = text.rfind(self.delimiter)
+            keep = text[cut + len(self.delimiter) :] if cut >= 0 else text
+            items = _split_delimited(text[:cut], self.delimiter) if cut >= 0 else []
+        if len(keep) > MAX_ITEM_CHARS or max(map(len, items), default=0) > MAX_ITEM_CHARS:
+            raise _too_long_item(self.path, self.line + 1)
+        self.head.extend(items)
+        self.tail = keep
+
+    def close(self) -> list[list[str]]:
+        """The sequences of the last line (one without a final newline)."""
+        out: list[list[str]] = []
+        items = self._items(self.tail)
+        self._check_items([self.tail], [items])
+        self._cut(self.head + items, out, final=True)
+        self.head, self.tail = [], ""
+        return out
+
+
+def _file_chunks(fh: IO[str], path: Path, delimiter: str | None) -> Iterator[list[list[str]]]:
+    cutter = _LineCutter(path, delimiter)
+    while chunk := fh.read(_TEXT_CHUNK_CHARS):
+        if out := cutter.feed(chunk):
+            yield out
+    if out := cutter.close():
+        yield out
+
+
 def iter_text_chunks(spec: InputSpec, files: list[Path] | None = None) -> Iterator[list[list[str]]]:
     """Yield the non-blank lines of text input, split into items, a few MB of text at a time.
+
+    A line of more than :data:`MAX_SEQUENCE_LENGTH` items is cut into sequences of that many (the last
+    one shorter), as word2vec does; text is read in bounded chunks, so one enormous line costs bounded
+    memory.
 
     Parameters
     ----------
@@ -58,37 +166,28 @@ def iter_text_chunks(spec: InputSpec, files: list[Path] | None = None) -> Iterat
     Yields
     ------
     list of list of str
-        Consecutive lines, each a non-empty list of item keys.
+        Consecutive sequences, each a non-empty list of at most :data:`MAX_SEQUENCE_LENGTH` item keys.
 
     Raises
     ------
     InputError
-        A file is unreadable or not UTF-8; a file named in ``spec.paths`` holds no non-blank line
-        (an empty file found in a folder is skipped); or the whole input holds no non-blank line.
+        A file is unreadable or not UTF-8; an item is longer than :data:`MAX_ITEM_CHARS` characters; a
+        file named in ``spec.paths`` holds no non-blank line (an empty file found in a folder is
+        skipped); or the whole input holds no non-blank line.
     """
     files = resolve_files(spec) if files is None else files
-    delimiter = spec.delimiter
     named = named_files(spec)
     total = 0
     for path in files:
         n_lines = 0
         try:
             with _open_text(path) as fh:
-                while True:
-                    lines = fh.readlines(_TEXT_CHUNK_CHARS)
-                    if not lines:
-                        break
-                    if delimiter is None:
-                        split = [ln.split() for ln in lines]
-                    else:
-                        split = [_split_delimited(ln, delimiter) for ln in lines]
-                    split = [s for s in split if s]
-                    if split:
-                        n_lines += len(split)
-                        yield split
+                for split in _file_chunks(fh, path, spec.delimiter):
+                    n_lines += len(split)
+                    yield split
         except UnicodeDecodeError as e:
             raise InputError(f"{path} is not UTF-8 text ({e.reason}); is it a csv/parquet/jsonl log?") from e
-        except (OSError, EOFError) as e:
+        except (OSError, EOFError, zlib.error) as e:
             raise InputError(f"cannot read {path} as text: {e}") from e
         except Exception as e:  # zstandard.ZstdError and friends
             if type(e).__module__.startswith("zstandard"):
