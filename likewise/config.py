@@ -53,11 +53,14 @@ class TrainConfig:
         Vocabulary trimming, applied when the corpus is compiled.
     epochs : int or "auto"
         Passes over the corpus. ``"auto"`` (default): up to :func:`plan_epochs` passes (5 for 5 M
-        tokens or more, more for smaller data, at most 50), stopped early when leave-one-out
-        completion (MRR@10, scored as ``recommend`` scores) on a held-out slice of the sequences
-        (5 %, at least 100 or 10 %, at most 2,000) has not improved for 3 passes after the fifth;
-        then the best number of passes trains on all the data, the learning rate decayed to the end.
-        The saved config records the passes used and ``meta["epochs_reason"]`` why.
+        tokens or more, more for smaller data, at most 50); when that is more than 5, trials of 10,
+        20, 40, ... passes (:func:`~likewise.auto.trial_passes`), each decayed to its end, are scored
+        by leave-one-out completion (MRR@10, as ``recommend`` ranks) on a held-out slice of the
+        sequences (5 %, at least 100 or 10 %, at most 2,000), a longer trial counting only when it
+        wins by two standard errors; the best number of passes then trains on all the data, and the
+        better basket rule of that trial becomes the space's :attr:`~likewise.Embeddings.basket_rule`.
+        The saved config records the passes used, ``meta["epochs_reason"]`` and
+        ``meta["scoring_reason"]`` why.
     lr, min_lr : float
         Learning rate, decayed linearly from ``lr`` to ``min_lr`` over all epochs.
     max_context : int

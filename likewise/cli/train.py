@@ -226,7 +226,7 @@ def register(commands: Commands) -> None:
         "--epochs",
         type=_epochs,
         default="auto",
-        help="passes, or auto: planned from the data's size, stopped early on a held-out slice",
+        help="passes, or auto: planned from the data's size, chosen by trials on a held-out slice",
     )
     m.add_argument("--lr", type=float, default=0.025)
     m.add_argument("--min-lr", type=float, default=0.0001)
