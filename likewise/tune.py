@@ -42,6 +42,7 @@ import numpy as np
 
 from ._check import check_int
 from .errors import InputError
+from .search import BASKET_RULES
 
 __all__ = ["SPACE", "TuneResult", "Trial", "parse_budget", "sample_params", "tune"]
 
@@ -308,6 +309,34 @@ def _read_sequences(data: Any, cache_dir: str | os.PathLike | None) -> tuple[lis
     )
 
 
+def _best_rule(emb: Any, contexts: Any, targets: Any, k: int) -> tuple[dict[str, Any], str | None]:
+    """Held-out metrics of ``emb`` under its better basket rule, and that rule (None: cosine only).
+
+    A trial with a set number of passes keeps the mixture (no held-out slice inside training chose),
+    so the search scores both rules on its split, like every other setting, and the space keeps the
+    better one (equal: the space's own).
+    """
+    from . import evaluate as ev
+
+    def score(scoring: str) -> dict[str, Any]:
+        rec = ev.EmbeddingRecommender(emb, scoring=scoring)
+        return ev.ranking_metrics(rec, contexts, targets, k=k, n_items=len(emb))
+
+    if emb.context is None:
+        return score("auto"), None
+    own = emb.basket_rule
+    order = [own, *(r for r in BASKET_RULES if r != own)]
+    scored = {r: score(r) for r in order}
+    rule = max(order, key=lambda r: (scored[r]["hr"], scored[r]["ndcg"]))  # ties: the first, the space's
+    if rule != own:
+        emb.meta["basket_scoring"] = rule
+        emb.meta["scoring_reason"] = (
+            f"tune: HR@{k} {scored[rule]['hr']:.4f} with the {rule} on the search's held-out split, "
+            f"against {scored[own]['hr']:.4f} with the {own}"
+        )
+    return scored[rule], rule
+
+
 def _settings(config: dict[str, Any]) -> dict[str, Any]:
     """The searched values a model was trained with (no window in basket mode: baskets have none)."""
     return {n: config.get(n) for n in _SHOWN if not (n == "window" and config.get("mode") == "basket")}
@@ -461,11 +490,11 @@ def tune(
                     f"(min_count={emb.config.get('min_count')!r}: lower it)"
                 )
             n_test = len(targets)
-            m = ev.ranking_metrics(ev.EmbeddingRecommender(emb), contexts, targets, k=k, n_items=len(emb))
+            m, rule = _best_rule(emb, contexts, targets, k)
             trial = Trial(
                 number,
                 params,
-                _settings(emb.config),
+                {**_settings(emb.config), "basket_rule": rule},
                 m["hr"],
                 m["ndcg"],
                 m["mrr"],

@@ -178,7 +178,9 @@ def test_cli_saves_the_best_model_and_it_loads(baskets, tmp_path, capsys):
     emb = load(str(out))
     assert emb.meta["tune"]["trial"] == best["number"]
     assert emb.meta["tune"]["hr"] == best["hr"]
-    for name, v in best["settings"].items():
+    settings = dict(best["settings"])
+    assert emb.basket_rule == settings.pop("basket_rule")  # the rule the trial was scored with
+    for name, v in settings.items():
         assert emb.config[name] == v
     assert emb.context is not None  # recommend scores as the trial was scored
     # the text table, and the refusal to overwrite

@@ -68,7 +68,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
     payload["model"] = str(args.output)
     payload["model_trained_on"] = "the train part of the split (the best trial's own model)"
     k = res.k
-    names = ["dim", "epochs", "window", "negative", "ns_exponent", "sample", "lr"]
+    names = ["dim", "epochs", "window", "negative", "ns_exponent", "sample", "lr", "basket_rule"]
     if res.mode == "basket":
         names.remove("window")
     rows = []
@@ -96,7 +96,8 @@ def cmd_tune(args: argparse.Namespace) -> None:
         f"best: {b.name}, HR@{k} {b.hr:.4f} (default {d.hr:.4f}), NDCG@{k} {b.ndcg:.4f} "
         f"(default {d.ndcg:.4f})\n"
         f"saved to {args.output}: the best trial's model, trained on the train part of the split; "
-        f"its settings are in the config, the search in meta['tune']"
+        f"its settings are in the config (the basket rule in meta['basket_scoring']), the search in "
+        "meta['tune']"
     )
     emit(args, payload, f"{head}\n{table}\n{tail}")
 
