@@ -13,7 +13,7 @@ import pytest
 from likewise import Embeddings, Vocab, campaigns, content, retail
 from likewise.cli import main
 from likewise.errors import InputError, NotFittedError, UnknownItemError
-from likewise.eventdata import SHOP_TYPE_MAP, content_sessions, shop_events, write_content, write_shop_events
+from likewise.eventdata import SHOP_TYPE_MAP, content_sessions, shop_events, write_shop_events
 from likewise.itemtypes import ItemTypes, split_key, typed_key
 
 FIXTURE = Path(__file__).parent / "fixtures" / "space_v1_typed"
@@ -178,7 +178,11 @@ def test_read_next_in_the_shop(shop):
     assert np.mean(purity) >= 0.7  # chance 1/8
     mine = [content.read_next_for(emb, c, k=5) for c in ev.retail.customers[:150]]
     hits = np.mean(
-        [adept[_name(k)] == taste[c] for c, res in zip(ev.retail.customers, mine) for k in res.keys]
+        [
+            adept[_name(k)] == taste[c]
+            for c, res in zip(ev.retail.customers, mine, strict=False)
+            for k in res.keys
+        ]
     )
     assert hits >= 0.75
 
@@ -212,7 +216,10 @@ def test_read_next_in_reading_sessions(tmp_path):
     assert np.mean(purity) >= 0.95 and np.mean(series) >= 0.85
     fav = {r: data.topics[f] for r, f in zip(data.readers, data.favourite.tolist(), strict=True)}
     reads = [content.read_next_for(emb, r, k=5) for r in data.readers[:100]]
-    assert np.mean([topic[k] == fav[r] for r, res in zip(data.readers, reads) for k in res.keys]) >= 0.5
+    assert (
+        np.mean([topic[k] == fav[r] for r, res in zip(data.readers, reads, strict=False) for k in res.keys])
+        >= 0.5
+    )
     recent = content.read_next(emb, ["camping-01", "camping-05"], k=5)
     assert {topic[k] for k in recent.keys} == {"camping"} and not {"camping-01", "camping-05"} & set(
         recent.keys
