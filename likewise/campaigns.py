@@ -6,7 +6,7 @@ was opened in (``likewise train events.csv --type-col event ...``), and a custom
 of what they viewed, bought, opened and read, so one space answers:
 
 * :func:`campaigns_for_customer` -- the campaigns with the highest affinity to a customer's vector
-  (the ``for_customer`` score, restricted to campaigns; those already opened are left out);
+  (the ``for_customer`` score, restricted to campaigns; ``exclude_opened`` leaves out those opened);
 * :func:`campaigns_for_audience` -- the same for the mean vector of a list of customers;
 * :func:`campaign_products` -- the products bought with a campaign (``also_bought``, restricted to
   products);
@@ -57,7 +57,7 @@ def campaigns_for_customer(
     k: int = 10,
     *,
     campaign_type: str = CAMPAIGN,
-    exclude_opened: bool = True,
+    exclude_opened: bool = False,
 ) -> Neighbours:
     """The campaigns that fit a customer best: affinity of the customer's vector to each campaign.
 
@@ -68,7 +68,9 @@ def campaigns_for_customer(
     campaign_type : str
         The type campaigns have in this space.
     exclude_opened : bool
-        Leave out the campaigns the customer already opened.
+        Leave out the campaigns the customer already opened (a campaign runs for weeks and is sent
+        again, so by default every campaign is ranked; ``for_customer(..., types="campaign")`` leaves
+        them out as it leaves out products already bought).
 
     Returns
     -------

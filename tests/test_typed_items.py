@@ -264,7 +264,9 @@ def test_cli_python_and_http_agree(shop, capsys):
     py = campaigns.campaigns_for_customer(emb, "C000003", k=3).keys
     assert [r["campaign"] for r in _cli(capsys, ["campaigns", m, "C000003", "-k", "3"])["results"]] == py
     assert keys(http.post("/models/m/campaigns", json={"customer": "C000003", "k": 3})) == py
-    assert retail.for_customer(emb, "C000003", 3, types="campaign").keys == py
+    assert retail.for_customer(emb, "C000003", 3, exclude_bought=False, types="campaign").keys == py
+    opened = campaigns.campaigns_for_customer(emb, "C000003", k=16, exclude_opened=True).keys
+    assert opened == retail.for_customer(emb, "C000003", 16, types="campaign").keys
 
     aud = ["C000003", "C000004", "C000010"]
     py = campaigns.campaigns_for_audience(emb, aud, k=3).keys
@@ -300,7 +302,7 @@ def test_cli_python_and_http_agree(shop, capsys):
 
     py = retail.for_customer(emb, "C000007", 4, types="article").keys
     assert [
-        r["product"]
+        r["item"]
         for r in _cli(capsys, ["for-customer", m, "C000007", "-k", "4", "--type", "article"])["results"]
     ] == py
     assert (

@@ -65,7 +65,7 @@ def cmd_for_customer(args: argparse.Namespace) -> None:
         exclude_bought=not args.include_bought,
         types=types_of(args),
     )
-    _show(args, res, f"for {args.customer}", "product")
+    _show(args, res, f"for {args.customer}", "item" if types_of(args) else "product")
 
 
 def cmd_similar_customers(args: argparse.Namespace) -> None:

@@ -35,7 +35,7 @@ def cmd_campaigns(args: argparse.Namespace) -> None:
     kind = args.campaign_type
     if len(customers) == 1:
         res = campaigns_for_customer(
-            emb, customers[0], k=args.k, campaign_type=kind, exclude_opened=not args.include_opened
+            emb, customers[0], k=args.k, campaign_type=kind, exclude_opened=args.exclude_opened
         )
         return _show(args, res, f"campaigns for {customers[0]}", "campaign")
     res = campaigns_for_audience(emb, customers, k=args.k, campaign_type=kind)
@@ -153,7 +153,7 @@ def register(commands: Commands) -> None:
     p.add_argument("customers", nargs="*", metavar="CUSTOMER", help="one customer, or an audience")
     p.add_argument("--customers-file", default=None, help="the audience: one customer id a line, or a CSV")
     p.add_argument("-k", type=positive_int, default=10)
-    p.add_argument("--include-opened", action="store_true", help="one customer: keep campaigns opened")
+    p.add_argument("--exclude-opened", action="store_true", help="one customer: leave out campaigns opened")
     p.add_argument("--campaign-type", default="campaign", help="the type campaigns have (campaign)")
 
     p = commands.add("campaign-products", cmd_campaign_products, help="products bought with a campaign")

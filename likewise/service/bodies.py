@@ -189,7 +189,7 @@ def make_bodies(lim: Limits) -> Bodies:
         customer: Key | None = Field(None, description="one customer (or give customers)")
         customers: Keys | None = Field(None, description="an audience")
         k: K = 10
-        exclude_opened: StrictBool = True
+        exclude_opened: StrictBool = False
 
     class AudienceBody(BaseModel):
         campaign: Item
