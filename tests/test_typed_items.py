@@ -421,3 +421,22 @@ def test_untyped_spaces_have_no_campaigns(shop):
     with pytest.raises(InputError, match="no item types"):
         retail.also_bought(plain, "product:tent-00000", types="campaign")
     assert Counter(plain.similar("product:tent-00000", k=50).keys) and plain.types is None
+
+
+def test_the_facade_trains_a_typed_table():
+    import pyarrow as pa
+
+    import likewise
+
+    table = pa.table(
+        {
+            "s": [1, 1, 2, 2, 3, 3] * 20,
+            "item": ["tent", "spring", "tent", "mat", "mat", "spring"] * 20,
+            "kind": ["product", "campaign", "product", "product", "product", "campaign"] * 20,
+        }
+    )
+    emb = likewise.train(
+        table, basket_col="s", item_col="item", type_col="kind", dim=4, epochs=2, min_count=1
+    )
+    assert emb.types.counts() == {"campaign": 1, "product": 2}
+    assert emb.similar("tent", k=5, types="campaign").keys == ["campaign:spring"]
