@@ -75,6 +75,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'likewise' has no attribute {name!r}")
 
 
+_TYPED_OPTIONS = ("type_col", "type_map", "type_cols", "item_attrs", "attrs_item_col", "typed_negatives")
+
+
 def load(path: str, *, mmap: bool = False, verify: bool = True) -> Embeddings:
     """Load a saved space (see :meth:`Embeddings.load`)."""
     return Embeddings.load(path, mmap=mmap, verify=verify)
@@ -98,10 +101,13 @@ def train(
     ``data`` is what :func:`likewise.train.train` takes (sequences, a path, an
     :class:`InputSpec`, a corpus, or a pyarrow Table / pandas / polars DataFrame with ``basket_col``
     and ``item_col``). The order-log columns route to :func:`likewise.retail.train_from_log`, as
-    ``likewise train --user-col`` does, and the space gets customer vectors (``emb.customers``).
-    Other keywords (``dim=``, ``epochs=``, ``callback=``, ``progress=``, ...) pass through.
+    ``likewise train --user-col`` does, and the space gets customer vectors (``emb.customers``); so do
+    the options of a typed space (``type_col``, ``type_map``, ``type_cols``, ``item_attrs``,
+    ``attrs_item_col``, ``typed_negatives``). Other keywords (``dim=``, ``epochs=``, ``callback=``,
+    ``progress=``, ...) pass through.
     """
-    if user_col is None and time_col is None and quantity_col is None and sessions is None:
+    typed = {k: kwargs.pop(k) for k in _TYPED_OPTIONS if k in kwargs}
+    if user_col is None and time_col is None and quantity_col is None and sessions is None and not typed:
         return _train_items(
             data, config, basket_col=basket_col, item_col=item_col, order_col=order_col, **kwargs
         )
@@ -111,7 +117,7 @@ def train(
     from . import retail
     from .readers import is_table, write_table
 
-    if not (basket_col and item_col):
+    if not (basket_col and (item_col or typed.get("type_cols"))):
         raise InputError("an order log needs basket_col= and item_col= (e.g. 'order_id' and 'product_id')")
     if order_col is not None:
         raise InputError("with an order log, name the order time with time_col=, not order_col=")
@@ -122,5 +128,10 @@ def train(
     cols |= {"time_col": time_col, "quantity_col": quantity_col}
     with tempfile.TemporaryDirectory(prefix="likewise-table-") as tmp:
         if is_table(data):
-            data = write_table(data, Path(tmp) / "log.parquet", [c for c in cols.values() if c])
-        return retail.train_from_log(data, config, sessions=sessions, **cols, **kwargs)
+            kinds = (
+                [typed["type_col"]]
+                if typed.get("type_col")
+                else list((typed.get("type_cols") or {}).values())
+            )
+            data = write_table(data, Path(tmp) / "log.parquet", [c for c in cols.values() if c] + kinds)
+        return retail.train_from_log(data, config, sessions=sessions, **cols, **typed, **kwargs)

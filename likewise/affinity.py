@@ -23,6 +23,7 @@ from .vocab import OnUnknown
 
 if TYPE_CHECKING:
     from .embeddings import Item, Restrict
+    from .itemtable import Types
 
 __all__ = ["SCORINGS", "BasketQueries"]
 
@@ -44,6 +45,7 @@ class BasketQueries:
         restrict: Restrict = None,
         on_unknown: OnUnknown = "raise",
         scoring: Literal["auto", "affinity", "mixture", "product", "cosine"] = "auto",
+        types: Types = None,
     ) -> Neighbours:
         """Items to add to a basket, basket items excluded.
 
@@ -70,6 +72,8 @@ class BasketQueries:
             ``cosine``: the cosine to the sum of the basket's unit vectors (finds items *like* the
             basket: substitutes more than complements; repeated items weigh more). ``auto``:
             ``affinity`` when the space has a context table, else cosine.
+        types : str or list of str, optional
+            In a typed space, recommend only items of these types (see :meth:`similar`).
 
         Returns
         -------
@@ -98,6 +102,7 @@ class BasketQueries:
             )
         use_affinity = scoring not in ("auto", "cosine") or (scoring == "auto" and self.context is not None)
         rule = scoring if scoring in BASKET_RULES else None
+        restrict = self.typed_restrict(restrict, types)
         ex_rows: list[np.ndarray] = []
         ex_ids: list[np.ndarray] = []
         contexts: list[np.ndarray] = []

@@ -14,7 +14,7 @@ equal scores are ordered by ascending id so that two runs on the same space alwa
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -22,14 +22,11 @@ from ._check import check_k, check_vectors, is_batch, is_item, jsonable
 from .affinity import BasketQueries
 from .analogies import WordQueries
 from .errors import InputError, ItemIndexError, SpaceMismatchError
+from .itemtable import ItemTable, Types
 from .persist import SpaceFiles
 from .search import normalise_rows, top_k_search
-from .space import Neighbours, SpaceVector, compute_fingerprint, items_frame, items_table
+from .space import Neighbours, SpaceVector, compute_fingerprint
 from .vocab import OnUnknown, Vocab
-
-if TYPE_CHECKING:  # pyarrow and pandas are imported inside the methods that need them
-    import pandas as pd
-    import pyarrow as pa
 
 __all__ = ["Embeddings", "Neighbours", "SpaceVector", "compute_fingerprint", "top_k_search"]
 
@@ -37,7 +34,7 @@ Item = str | int | np.integer
 Restrict = int | Sequence[Item] | set | frozenset | np.ndarray | None
 
 
-class Embeddings(BasketQueries, WordQueries, SpaceFiles):
+class Embeddings(BasketQueries, WordQueries, ItemTable, SpaceFiles):
     """Item vectors with their vocabulary, and neighbour / recommendation / analogy queries.
 
     Parameters
@@ -103,6 +100,7 @@ class Embeddings(BasketQueries, WordQueries, SpaceFiles):
         self._index: Any = None  # an attached likewise.index.AnnIndex, used by queries without restrict
         self._customers: Any = None  # an attached likewise.retail.CustomerTable
         self._context: np.ndarray | None = None  # skip-gram's output table, when kept
+        self._types = None  # the type of each row (likewise.itemtypes.ItemTypes) in a typed space
         self._bias: np.ndarray | None = None  # cache of affinity_bias
         self._affinity_table: np.ndarray | None = None  # cache of affinity_table
 
@@ -391,7 +389,10 @@ class Embeddings(BasketQueries, WordQueries, SpaceFiles):
                 f"restrict must be None, an int (the N most frequent items) or a collection of keys, "
                 f"got {type(restrict).__name__} {restrict!r}"
             )
-        ids, _ = self.ids_of(list(restrict))
+        if isinstance(restrict, np.ndarray) and restrict.dtype.kind in "iu":
+            ids = self._vocab.check_ids(restrict.reshape(-1))  # ids, as typed_restrict gives them
+        else:
+            ids, _ = self.ids_of(list(restrict))
         if len(ids) == 0:
             raise InputError("restrict is an empty collection: there would be nothing to return")
         cand = np.unique(ids)
@@ -470,6 +471,7 @@ class Embeddings(BasketQueries, WordQueries, SpaceFiles):
         *,
         restrict: Restrict = None,
         on_unknown: OnUnknown = "raise",
+        types: Types = None,
     ) -> Neighbours:
         """The ``k`` items most cosine-similar to each query item, the query itself excluded.
 
@@ -486,6 +488,9 @@ class Embeddings(BasketQueries, WordQueries, SpaceFiles):
         on_unknown : {"raise", "skip"}
             With ``"skip"`` unknown keys in a batch are dropped; ``Neighbours.queries`` then says which
             input each row answers. A single unknown item always raises. Out-of-range ids always raise.
+        types : str or list of str, optional
+            In a typed space, return only items of these types (``["campaign"]``); default: every type
+            but hidden ones (side information). See :meth:`typed_restrict`.
 
         Returns
         -------
@@ -501,6 +506,7 @@ class Embeddings(BasketQueries, WordQueries, SpaceFiles):
         else:
             raise InputError(f"items must be a key, an id or a sequence of them, got {type(items).__name__}")
         queries = self.normed[ids]
+        restrict = self.typed_restrict(restrict, types)
         out_ids, scores = self._search(queries, k, restrict, np.arange(len(ids)), ids)
         return self._result(out_ids, scores, single, kept)
 
@@ -511,6 +517,7 @@ class Embeddings(BasketQueries, WordQueries, SpaceFiles):
         *,
         restrict: Restrict = None,
         exclude: Item | Sequence[Item] = (),
+        types: Types = None,
     ) -> Neighbours:
         """The ``k`` items most cosine-similar to a vector.
 
@@ -524,6 +531,8 @@ class Embeddings(BasketQueries, WordQueries, SpaceFiles):
             As in :meth:`similar`.
         exclude : item or sequence of items
             Items never returned (for every query).
+        types : str or list of str, optional
+            As in :meth:`similar`.
 
         Returns
         -------
@@ -533,52 +542,6 @@ class Embeddings(BasketQueries, WordQueries, SpaceFiles):
         queries, single = self._query_matrix(v)
         ex = self.ids_of([exclude] if is_item(exclude) else list(exclude))[0]
         n = len(queries)
+        restrict = self.typed_restrict(restrict, types)
         out_ids, scores = self._search(queries, k, restrict, np.repeat(np.arange(n), len(ex)), np.tile(ex, n))
         return self._result(out_ids, scores, single)
-
-    # ---- export ----------------------------------------------------------------------------------------
-
-    def to_arrow(self, *, norm: bool = False) -> pa.Table:
-        """The space as a pyarrow Table, one row per item in id order.
-
-        Parameters
-        ----------
-        norm : bool
-            Export the unit-length vectors instead of the raw ones.
-
-        Returns
-        -------
-        pyarrow.Table
-            Columns ``key`` (string), ``id`` (int64), ``count`` (int64) and ``vector``
-            (``fixed_size_list<float32>[D]``); the schema metadata holds ``likewise.fingerprint`` and
-            ``likewise.what``. The vector column shares memory with the space where pyarrow allows.
-        """
-        return items_table(
-            self.keys,
-            self.counts,
-            self.normed if norm else self._vectors,
-            {"likewise.fingerprint": self.fingerprint, "likewise.what": self._vocab.what},
-        )
-
-    def to_pandas(self, *, norm: bool = False) -> pd.DataFrame:
-        """The space as a pandas DataFrame: the columns of :meth:`to_arrow`, one row per item.
-
-        Parameters
-        ----------
-        norm : bool
-            Export the unit-length vectors instead of the raw ones.
-
-        Returns
-        -------
-        pandas.DataFrame
-            Columns ``key``, ``id`` (int64), ``count`` (int64) and ``vector``, whose cells are float32
-            arrays of length D (rows of one writable copy of the table); ``df.attrs["fingerprint"]`` is
-            the space's fingerprint.
-
-        Raises
-        ------
-        MissingDependencyError
-            pandas is not installed (an ``ImportError``; it is not a dependency of likewise).
-        """
-        vectors = self.normed if norm else self._vectors
-        return items_frame(self.keys, self.counts, vectors, self.fingerprint, "Embeddings.to_pandas()")

@@ -2,8 +2,8 @@
 
 The files are written and checked by :mod:`likewise.store` (plain ``.npy`` + JSON, no pickle); this
 mixin turns a :class:`~likewise.store.SavedSpace` back into a space, with its context table, its
-customer table and the approximate index saved beside it. ``load`` builds ``cls(...)``, so it needs no
-import of the class it is mixed into.
+customer table, its item types and the approximate index saved beside it. ``load`` builds
+``cls(...)``, so it needs no import of the class it is mixed into.
 """
 
 from __future__ import annotations
@@ -72,6 +72,11 @@ class SpaceFiles:
                 emb.attach_customers(CustomerTable(**saved.customers))
             except InputError as e:
                 raise CorruptModelError(f"the customer table in {str(saved.folder)!r}: {e}") from None
+        if saved.types is not None:
+            try:
+                emb.attach_types(saved.types)
+            except InputError as e:
+                raise CorruptModelError(f"the item types in {str(saved.folder)!r}: {e}") from None
         if index:
             from .index import attach_saved_index
 

@@ -10,6 +10,12 @@ Layout (format ``"likewise.embeddings"``, version 1)::
                        "config", "meta", "created", "likewise_version",
                        "files": {name: {"sha256", "bytes"}} for every other file}
 
+and, when the space has them: ``context.npy`` (the output table), the customer table's five files, and
+``item_types.npy`` (int16 [V], the type of each row of a typed space; the manifest's ``"types"`` holds
+``{"names", "hidden", "file"}``). These optional parts did not need a new format version: a reader that
+predates one sees a file listed in ``files`` that it checks and ignores (a typed space then loads as an
+untyped one whose keys still read ``type:name``), and a space without them is exactly version 1.
+
 Nothing is pickled: arrays are read with ``allow_pickle=False``. A save writes everything into a
 temporary folder beside the target, fsyncs it, then renames it into place, so a crash never leaves a
 half-written space under the target name. Loading checks the manifest, the size and sha256 of every file
@@ -49,6 +55,7 @@ from ._fileio import (
 )
 from ._readfile import field, inside, read_json, read_npy
 from .errors import CorruptModelError, InputError
+from .itemtypes import ItemTypes
 from .vocab import Dropped, Vocab
 
 __all__ = [
@@ -120,6 +127,12 @@ def save(emb: Any, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
             manifest["context"] = "context.npy"
         if emb.customers is not None:  # the optional customer table (likewise.customers)
             manifest["customers"] = _write_customers(emb.customers, tmp, files)
+        types = getattr(emb, "types", None)
+        if types is not None:  # the optional type of each row (likewise.itemtypes)
+            entry = types.to_manifest()
+            write_npy(tmp / entry["file"], np.ascontiguousarray(types.codes, dtype="<i2"))
+            files[entry["file"]] = file_entry(tmp / entry["file"])
+            manifest["types"] = entry
         write_text(tmp / MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return target
 
@@ -132,7 +145,7 @@ class SavedSpace:
     context, customer vectors) has been checked to be finite either way: a checksum only says the bytes
     are the ones written, not that the writer wrote finite numbers. ``customers`` holds the customer
     table's parts (``vectors``, ``vocab``, ``bought_indptr``, ``bought_ids``, ``fingerprint``,
-    ``config``) or is None.
+    ``config``) or is None; ``types`` the type of each row of a typed space, or None.
     """
 
     folder: Path
@@ -144,6 +157,7 @@ class SavedSpace:
     verified: bool
     context: np.ndarray | None = None
     customers: dict[str, Any] | None = None
+    types: ItemTypes | None = None
 
 
 def read_manifest(path: str | os.PathLike) -> dict[str, Any]:
@@ -300,7 +314,26 @@ def _read_v1(folder: Path, manifest: dict, mmap: bool, verify: bool) -> SavedSpa
         out.context = context
     if "customers" in manifest:
         out.customers = _read_customers(folder, manifest, paths, mmap)
+    if "types" in manifest:
+        out.types = _read_types(folder, manifest["types"], paths, size)
     return out
+
+
+def _read_types(folder: Path, entry: Any, paths: dict[str, Path], size: int) -> ItemTypes:
+    """The type of each row (``item_types.npy``, int16, with the names in the manifest)."""
+    mpath = folder / MANIFEST
+    name = entry.get("file") if isinstance(entry, dict) else None
+    if not isinstance(name, str) or name not in paths:
+        raise CorruptModelError(f"{str(mpath)!r} names item types but does not list their file")
+    codes = _load_npy(paths[name], False)
+    if codes.dtype != np.int16 or codes.shape != (size,):
+        raise CorruptModelError(
+            f"{name} in {str(folder)!r} holds {codes.dtype} {codes.shape}, expected int16 {(size,)}"
+        )
+    try:
+        return ItemTypes.from_manifest(entry, codes)
+    except InputError as e:
+        raise CorruptModelError(f"the item types in {str(folder)!r}: {e}") from None
 
 
 # The optional customer table (likewise.customers.CustomerTable): customer vectors in this space, their keys,

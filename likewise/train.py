@@ -284,6 +284,7 @@ def train_tables(
     callback: Callable[[EpochStats], None] | None = None,
     progress: bool = False,
     notes: dict[str, Any] | None = None,
+    neg_types: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
     """Skip-gram with negative sampling on packed ids, from (and into) given tables.
 
@@ -312,6 +313,9 @@ def train_tables(
         :meth:`Embeddings.recommend` combines a basket's items by, chosen on the held-out slice when
         there is one) and ``scoring_reason``; with a held-out slice, ``validation_mrr`` (per rule, one
         value per pass of the probe).
+    neg_types : ndarray of int, shape (V,), optional
+        A type code per id: draw each pair's negatives from the type of the item it predicts (the
+        classic per-pair kernel, :mod:`likewise.kernels.typed`; ``neg_group`` is then not used).
 
     Returns
     -------
@@ -322,11 +326,11 @@ def train_tables(
     """
     config = config.validate()
     notes = {} if notes is None else notes
-    W, C, history, _ = _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes)
+    W, C, history, _ = _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes, neg_types)
     return W, C, history
 
 
-def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes):
+def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes, neg_types=None):
     # Deferred import: numba is only loaded when training actually happens.
     from . import kernels
 
@@ -372,6 +376,9 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes)
         numba.set_num_threads(threads)
         kernel = kernels.train_sgns_block if classic else kernels.train_sgns_batched_block
         n_chunks = threads * _CHUNKS_PER_THREAD
+    if neg_types is not None:  # typed negatives: the per-pair kernel, drawing from the centre's type
+        kernel = kernels.typed_kernel(counts, neg_types, config.ns_exponent, serial=config.deterministic)
+        group_arg = ()
 
     # epochs="auto": plan the passes from the data's size; stop on a held-out slice when it pays.
     val = None

@@ -16,7 +16,9 @@ space (the old folder is never written to):
 * customers get vectors from their old purchases plus the new ones, new customers included (each old
   product bought counts once, as the parent stores which products a customer bought, not when or how
   often; so a ``half_life_days`` decay is not re-applied, while ``popularity_power`` is);
-* the new manifest's ``meta["parent"]`` names the parent's fingerprint and path.
+* the new manifest's ``meta["parent"]`` names the parent's fingerprint and path;
+* a typed space stays typed (new items take the type their key names); attribute tokens are not added
+  to the new orders, so new products train from their orders alone.
 """
 
 from __future__ import annotations
@@ -157,6 +159,9 @@ def update(
         item_col=info["item_col"],
         user_col=info.get("user_col"),
         time_col=info.get("time_col"),
+        type_col=info.get("type_col"),
+        type_map=info.get("type_map"),
+        type_cols=info.get("type_cols"),
     )
     t0 = time.perf_counter()
     # vocabulary: old products keep their ids; new ones (by count, min_count applied) are appended
@@ -211,6 +216,8 @@ def update(
         meta=meta,
     )
     emb.attach_context(C)
+    if parent.types is not None:  # a typed space: new items of a typed log say their type in their key
+        emb.attach_types(parent.types.extend(_new_types(parent.types, fresh_vocab.keys, info)))
     if log.user is not None or parent.customers is not None:
         emb.attach_customers(
             _merged_customers(emb, parent.customers, log, CustomerTable, build_customer_vectors)
@@ -218,6 +225,16 @@ def update(
     if output is not None:
         emb.save(output, overwrite=overwrite)
     return emb
+
+
+def _new_types(types: Any, keys: list[str], info: dict) -> list[str]:
+    """The types of new items: from their ``type:item`` keys in a typed log, else the space's item type."""
+    from .itemtypes import split_key
+
+    if info.get("type_col") or info.get("type_cols"):
+        return [split_key(k)[0] for k in keys]
+    visible = [n for n in types.names if n not in types.hidden]
+    return [visible[0] if visible else types.names[0]] * len(keys)
 
 
 def _merged_customers(emb: Embeddings, old: Any, log: Any, table_cls: Any, build: Any) -> Any:

@@ -46,6 +46,9 @@ class Vocab:
             raise InputError(f"duplicate {what} key {dup!r}: vocabulary keys must be unique")
         # What trimming removed (set by from_counts, or restored from a saved space): explains misses.
         self.dropped: Dropped | None = None
+        # Bare names of a typed space ("tent" for "product:tent"), set by set_aliases.
+        self.aliases: dict[str, int] = {}
+        self.ambiguous: dict[str, list[int]] = {}
         if counts is None:
             self.counts = np.zeros(len(self.keys), dtype=np.int64)
         else:
@@ -89,7 +92,18 @@ class Vocab:
         return len(self.keys)
 
     def __contains__(self, key: object) -> bool:
-        return key in self.index
+        return key in self.index or key in self.aliases
+
+    def set_aliases(self, unique: Mapping[str, int], ambiguous: Mapping[str, list[int]]) -> None:
+        """Let other names find keys: ``unique`` maps a name to an id, ``ambiguous`` a name to the ids it
+        could mean (looking it up then fails and names them). Keys always win over aliases."""
+        self.aliases = {k: int(v) for k, v in unique.items() if k not in self.index}
+        self.ambiguous = {k: [int(i) for i in v] for k, v in ambiguous.items() if k not in self.index}
+
+    def lookup(self, key: object) -> int | None:
+        """Id of a key or of an unambiguous alias; None when neither."""
+        i = self.index.get(key)  # type: ignore[call-overload]
+        return self.aliases.get(key) if i is None else i  # type: ignore[call-overload]
 
     def __iter__(self):
         return iter(self.keys)
@@ -117,13 +131,17 @@ class Vocab:
 
     def id(self, key: str) -> int:
         """Id of ``key``; raises :class:`UnknownItemError` with suggestions if absent."""
-        try:
-            return self.index[key]
-        except KeyError:
-            raise self.unknown(key) from None
+        i = self.lookup(key)
+        if i is None:
+            raise self.unknown(key)
+        return i
 
     def unknown(self, key: object) -> UnknownItemError:
         """The error for a missing ``key``: why it was dropped when it was, else close keys."""
+        if isinstance(key, str) and key in self.ambiguous:
+            means = [self.keys[i] for i in self.ambiguous[key]]
+            note = f"it names {len(means)} items of different types ({', '.join(map(repr, means))}); give one"
+            return UnknownItemError(key, means, what=self.what, note=note)
         note = self.dropped.explain(key) if self.dropped is not None and isinstance(key, str) else None
         if note is not None:
             return UnknownItemError(key, (), what=self.what, note=note)
@@ -135,7 +153,7 @@ class Vocab:
             raise InputError(f"on_unknown == {on_unknown!r}, must be 'raise' or 'skip'")
         out = []
         for k in keys:
-            i = self.index.get(k)
+            i = self.lookup(k)
             if i is None:
                 if on_unknown == "raise":
                     raise self.unknown(k)

@@ -148,3 +148,83 @@ def test_explorer_search_click_basket_screenshot(served, tmp_path):
             assert errors == [] and external == []
         finally:
             browser.close()
+
+
+@pytest.fixture(scope="module")
+def typed_served(tmp_path_factory):
+    """A typed space (products and campaigns in planted groups, a hidden attribute token, one placed
+    product), served with no labels file: the map colours by type."""
+    import numpy as np
+
+    from likewise import Vocab
+    from likewise.itemtypes import ItemTypes
+
+    d = tmp_path_factory.mktemp("browser-typed")
+    base, _ = planted(5, n_groups=4, group_size=10)
+    kinds = ["campaign" if int(k.split("_i")[1]) % 3 == 0 else "product" for k in base.keys]
+    keys = [f"{t}:{k}" for t, k in zip(kinds, base.keys, strict=True)]
+    kinds[-1], keys[-1] = "attr", "attr:category=g"
+    keys[-2] = "product:launch-day"
+    kinds[-2] = "product"
+    emb = Embeddings(
+        np.asarray(base.vectors),
+        Vocab(keys, base.counts),
+        meta={"placed": {"product:launch-day": {"tokens": ["attr:category=g"], "prior_count": 1}}},
+    )
+    emb.attach_types(ItemTypes.from_types(kinds, hidden=["attr"]))
+    emb.save(d / "typed")
+    with live_server([f"typed={d / 'typed'}", "--map-sample", "30"]) as (base_url, _):
+        yield base_url, Embeddings.load(d / "typed")
+
+
+def test_explorer_filters_by_type_and_marks_placed_items(typed_served):
+    base, emb = typed_served
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(base + "/")
+            page.wait_for_selector("body[data-ready='1']", timeout=20_000)
+            assert "1 placed" in page.inner_text("#model-info")
+            # the legend colours by type (no labels file) and names the placed marker
+            legend = page.inner_text("#legend")
+            assert (
+                "campaign" in legend and "product" in legend and "placed" in legend and "attr" not in legend
+            )
+            assert page.is_visible("#type-filter")
+            options = page.eval_on_selector_all("#type-filter option", "els => els.map(e => e.value)")
+            assert options == ["", *emb.types.names]
+            # the map holds the visible types only, plus the placed product (beyond the sample)
+            on_map = page.evaluate("() => state.map.items")
+            assert "attr:category=g" not in on_map and "product:launch-day" in on_map
+            assert page.evaluate("() => state.map.placed") == ["product:launch-day"]
+
+            item = next(k for k in emb.keys if k.startswith("product:"))
+            page.fill("#search", item)
+            page.keyboard.press("Enter")
+            page.wait_for_function("(k) => state.selected === k", arg=item)
+            assert shown(page, "#neighbours li") == emb.similar(item, k=10).keys
+            page.select_option("#type-filter", "campaign")
+            want = emb.similar(item, k=10, types="campaign").keys
+            page.wait_for_function(
+                "(want) => JSON.stringify(state.neighbours) === want",
+                arg=__import__("json").dumps(want, separators=(",", ":")),
+            )
+            assert all(k.startswith("campaign:") for k in shown(page, "#neighbours li"))
+
+            # hovering the placed product says so
+            box = page.eval_on_selector(
+                "#map", "c => { const r = c.getBoundingClientRect(); return [r.x, r.y]; }"
+            )
+            sx, sy = page.evaluate(
+                "() => { const i = state.map.index.get('product:launch-day'); "
+                "return toScreen(state.map.x[i], state.map.y[i]); }"
+            )
+            page.mouse.move(box[0] + sx, box[1] + sy)
+            page.wait_for_selector("#tip:not([hidden])")
+            assert page.inner_text("#tip").endswith("· product · placed")
+            assert errors == []
+        finally:
+            browser.close()

@@ -36,6 +36,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         "L2 plain data",
         [
             "likewise.vocab",
+            "likewise.itemtypes",  # the type of each row of a typed space
             "likewise.space",  # SpaceVector, Neighbours, fingerprints
             "likewise.store",  # the files of a saved space; no model class
             "likewise.index",  # ExactIndex | HnswIndex, one interface
@@ -47,16 +48,35 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise.customers",
             "likewise.analogies",  # mixins of Embeddings
             "likewise.affinity",
+            "likewise.itemtable",  # types, the type filter and export (a mixin of Embeddings)
             "likewise.persist",
             "likewise.embeddings",
         ],
     ),
     ("L4 input", ["likewise.readers", "likewise.corpus_build", "likewise.corpus", "likewise.formats"]),
     ("L5 learning", ["likewise.auto", "likewise.train", "likewise.baselines"]),
-    ("L6 applications", ["likewise.evaluate", "likewise.retail", "likewise.update", "likewise.tune"]),
+    (
+        "L6 applications",
+        [
+            "likewise.evaluate",
+            "likewise.retail",
+            "likewise.update",
+            "likewise.tune",
+            "likewise.campaigns",  # typed spaces: campaigns for customers and audiences, their lookalikes
+            "likewise.content",  # read next
+            "likewise.coldstart",  # new products placed from their attributes
+        ],
+    ),
     (
         "L7 extras",
-        ["likewise.torch", "likewise.plot", "likewise.datasets", "likewise.names", "likewise.demo"],
+        [
+            "likewise.torch",
+            "likewise.plot",
+            "likewise.datasets",
+            "likewise.eventdata",  # typed event logs and reading sessions with planted answers
+            "likewise.names",
+            "likewise.demo",
+        ],
     ),
     ("L8 front ends", ["likewise.cli", "likewise.service", "likewise.__main__"]),
     ("L9 the facade", ["likewise"]),

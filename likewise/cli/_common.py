@@ -31,6 +31,8 @@ __all__ = [
     "parse_items",
     "positive_int",
     "text_table",
+    "type_option",
+    "types_of",
 ]
 
 
@@ -115,6 +117,35 @@ def positive_int(s: str) -> int:
     if v < 1:
         raise argparse.ArgumentTypeError(f"{v} must be >= 1")
     return v
+
+
+def type_option(p: argparse.ArgumentParser) -> None:
+    """``--type T`` (repeatable, or ``a,b``): in a typed space, answer with items of these types only."""
+    p.add_argument(
+        "--type",
+        dest="types",
+        action="append",
+        default=None,
+        metavar="TYPE",
+        help="typed space: only items of this type (repeat, or a,b); default: every type but attributes",
+    )
+
+
+def types_of(args: argparse.Namespace) -> list[str] | None:
+    """The types ``--type`` named (None when it was not given).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+
+    Returns
+    -------
+    list of str or None
+    """
+    raw = getattr(args, "types", None)
+    if not raw:
+        return None
+    return [t.strip() for part in raw for t in part.split(",") if t.strip()]
 
 
 def input_group(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:

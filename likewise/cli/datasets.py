@@ -1,4 +1,5 @@
-"""Data set commands: ``likewise datasets retail`` (a generated order log) and ``likewise datasets names``.
+"""Data set commands: ``likewise datasets retail`` (a generated order log), ``events`` (a typed event log),
+``content`` (reading sessions) and ``likewise datasets names``.
 
 ``likewise datasets retail -o DIR --customers N --products M --seed S`` writes a seeded retail order log
 (Parquet and CSV), its catalogue and the ground truth it was drawn from (:mod:`likewise.datasets`).
@@ -33,6 +34,37 @@ def cmd_retail(args: argparse.Namespace) -> None:
     emit(args, summary, fields_table(rows))
 
 
+def cmd_events(args: argparse.Namespace) -> None:
+    """Write a generated typed event log (products, campaigns, articles) to ``args.output``."""
+    from likewise.eventdata import shop_events, write_shop_events
+
+    data = shop_events(
+        args.customers, args.products, campaigns_per_department=args.campaigns_per_department, seed=args.seed
+    )
+    summary = write_shop_events(data, args.output)
+    summary["by_event"] = ", ".join(f"{k} {v:,}" for k, v in summary["by_event"].items())
+    emit(
+        args,
+        summary,
+        fields_table([[k, ", ".join(v) if isinstance(v, list) else v] for k, v in summary.items()]),
+    )
+
+
+def cmd_content(args: argparse.Namespace) -> None:
+    """Write generated reading sessions over articles in planted topics to ``args.output``."""
+    from likewise.eventdata import content_sessions, write_content
+
+    data = content_sessions(
+        args.readers, n_topics=args.topics, articles_per_topic=args.articles_per_topic, seed=args.seed
+    )
+    summary = write_content(data, args.output)
+    emit(
+        args,
+        summary,
+        fields_table([[k, ", ".join(v) if isinstance(v, list) else v] for k, v in summary.items()]),
+    )
+
+
 def cmd_names(args: argparse.Namespace) -> None:
     """Write the names file for the next-character model to ``args.output``."""
     from likewise.names import write_names  # written by the torch topic; imported only when asked
@@ -42,7 +74,7 @@ def cmd_names(args: argparse.Namespace) -> None:
 
 
 def register(commands: Commands) -> None:
-    """Add ``likewise datasets retail|names``."""
+    """Add ``likewise datasets retail|events|content|names``."""
     datasets = commands.group(
         "datasets", help="write generated or bundled data sets", dest="dataset", metavar="DATASET"
     )
@@ -60,6 +92,31 @@ def register(commands: Commands) -> None:
     r.add_argument("--basket-size", type=float, default=4.0, help="mean lines per order before complements")
     r.add_argument("--format", default="both", choices=["both", "parquet", "csv"])
     r.add_argument("--seed", type=int, default=0)
+
+    e = datasets.add(
+        "events",
+        cmd_events,
+        help="a generated event log: product views and purchases, campaign opens, article reads",
+        description="Write events.csv, items.csv (product attributes) and the planted answers "
+        "(campaigns.csv, articles.csv, products.csv, customers.csv, truth.json).",
+    )
+    e.add_argument("-o", "--output", required=True, metavar="DIR", help="new folder to write")
+    e.add_argument("--customers", type=positive_int, default=2_000)
+    e.add_argument("--products", type=positive_int, default=600, help="at least 120 (one per product type)")
+    e.add_argument("--campaigns-per-department", type=positive_int, default=2, help="1..4")
+    e.add_argument("--seed", type=int, default=0)
+
+    c = datasets.add(
+        "content",
+        cmd_content,
+        help="generated reading sessions over articles in planted topics",
+        description="Write reads.csv, articles.csv (title; topic is the planted answer), readers.csv.",
+    )
+    c.add_argument("-o", "--output", required=True, metavar="DIR", help="new folder to write")
+    c.add_argument("--readers", type=positive_int, default=1_000)
+    c.add_argument("--topics", type=positive_int, default=8, help="1..8")
+    c.add_argument("--articles-per-topic", type=positive_int, default=15)
+    c.add_argument("--seed", type=int, default=0)
 
     n = datasets.add("names", cmd_names, help="a names file (one per line) for the next-character model")
     n.add_argument("-o", "--output", required=True, metavar="FILE")

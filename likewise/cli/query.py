@@ -17,6 +17,8 @@ from ._common import (
     neighbour_table,
     parse_items,
     positive_int,
+    type_option,
+    types_of,
 )
 
 
@@ -24,7 +26,7 @@ def cmd_similar(args: argparse.Namespace) -> None:
     """Print the nearest items to each of ``args.items``."""
     emb = load_space(args.model)
     items = parse_items(args.items)
-    res = emb.similar(items, k=args.k, restrict=args.restrict)
+    res = emb.similar(items, k=args.k, restrict=args.restrict, types=types_of(args))
     # A list, not a dict: repeated queries stay, and "#0" (an id) never collides with an item named "0".
     payload = [
         {"query": raw, "neighbours": neighbour_payload(zip(keys, sc, strict=True))}
@@ -45,6 +47,7 @@ def cmd_recommend(args: argparse.Namespace) -> None:
         k=args.k,
         restrict=args.restrict,
         on_unknown="skip" if args.skip_unknown else "raise",
+        types=types_of(args),
     )
     emit(args, neighbour_payload(res), neighbour_table(res))
 
@@ -76,6 +79,7 @@ def cmd_info(args: argparse.Namespace) -> None:
         "fingerprint": emb.fingerprint,
         "context_table": emb.context is not None,
         "customers": len(emb.customers) if emb.customers is not None else 0,
+        "types": emb.types.counts() if emb.types is not None else None,
         "index": (
             f"{emb.index.library}, recall@10 {emb.index.info.get('recall_at_10', float('nan')):.4f}"
             if emb.index is not None
@@ -84,7 +88,11 @@ def cmd_info(args: argparse.Namespace) -> None:
         "config": cfg,
         "most_frequent": emb.keys[:5],
     }
-    rows: list[tuple[str, Any]] = [(k, v) for k, v in info.items() if k not in ("config", "most_frequent")]
+    rows: list[tuple[str, Any]] = [
+        (k, ", ".join(f"{t} {n:,}" for t, n in v.items()) if k == "types" else v)
+        for k, v in info.items()
+        if k not in ("config", "most_frequent") and not (k == "types" and v is None)
+    ]
     rows.append(("most_frequent", ", ".join(map(str, info["most_frequent"]))))
     rows += [(f"config.{k}", v) for k, v in cfg.items()]
     emit(args, info, fields_table(rows))
@@ -97,6 +105,7 @@ def register(commands: Commands) -> None:
     s.add_argument("items", nargs="+", metavar="ITEM", help="item key, or #ID for an id")
     s.add_argument("-k", type=positive_int, default=10)
     s.add_argument("--restrict", type=positive_int, default=None, help="search only the N most frequent")
+    type_option(s)
 
     c = commands.add("recommend", cmd_recommend, help="items to add to a basket of ITEMs")
     c.add_argument("model", metavar="MODEL")
@@ -104,6 +113,7 @@ def register(commands: Commands) -> None:
     c.add_argument("-k", type=positive_int, default=10)
     c.add_argument("--restrict", type=positive_int, default=None)
     c.add_argument("--skip-unknown", action="store_true", help="ignore basket items not in the model")
+    type_option(c)
 
     a = commands.add("analogy", cmd_analogy, help="A is to B as C is to ?")
     a.add_argument("model", metavar="MODEL")

@@ -20,6 +20,8 @@ from ._common import (
     neighbour_table,
     parse_items,
     positive_int,
+    type_option,
+    types_of,
 )
 
 
@@ -33,7 +35,7 @@ def cmd_also_bought(args: argparse.Namespace) -> None:
     """Print the products bought with ``args.product``."""
     from likewise.retail import also_bought
 
-    res = also_bought(load_space(args.model), parse_items([args.product])[0], k=args.k)
+    res = also_bought(load_space(args.model), parse_items([args.product])[0], k=args.k, types=types_of(args))
     _show(args, res, f"bought with {args.product}", "product")
 
 
@@ -42,7 +44,13 @@ def cmd_complete(args: argparse.Namespace) -> None:
     from likewise.retail import complete_basket
 
     on_unknown = "skip" if args.skip_unknown else "raise"
-    res = complete_basket(load_space(args.model), parse_items(args.products), k=args.k, on_unknown=on_unknown)
+    res = complete_basket(
+        load_space(args.model),
+        parse_items(args.products),
+        k=args.k,
+        on_unknown=on_unknown,
+        types=types_of(args),
+    )
     _show(args, res, f"to add to {', '.join(args.products)}", "product")
 
 
@@ -51,9 +59,13 @@ def cmd_for_customer(args: argparse.Namespace) -> None:
     from likewise.retail import for_customer
 
     res = for_customer(
-        load_space(args.model), args.customer, k=args.k, exclude_bought=not args.include_bought
+        load_space(args.model),
+        args.customer,
+        k=args.k,
+        exclude_bought=not args.include_bought,
+        types=types_of(args),
     )
-    _show(args, res, f"for {args.customer}", "product")
+    _show(args, res, f"for {args.customer}", "item" if types_of(args) else "product")
 
 
 def cmd_similar_customers(args: argparse.Namespace) -> None:
@@ -64,7 +76,7 @@ def cmd_similar_customers(args: argparse.Namespace) -> None:
     _show(args, res, f"customers like {args.customer}", "customer")
 
 
-def _read_seeds(path: str, seed_col: str | None) -> list[str]:
+def read_seeds(path: str, seed_col: str | None) -> list[str]:
     """Seed customers from a file: a CSV / TSV with a header (column ``seed_col``, or ``customer_id``,
     ``customer`` or the only column), or plain text with one id per line (an optional header line)."""
     from pathlib import Path
@@ -116,7 +128,7 @@ def cmd_lookalike(args: argparse.Namespace) -> None:
 
     seeds = list(args.seeds)
     if args.seeds_file:
-        seeds += _read_seeds(args.seeds_file, args.seed_col)
+        seeds += read_seeds(args.seeds_file, args.seed_col)
     elif args.seed_col:
         raise InputError("--seed-col names a column of --seeds-file; give the file too")
     if not seeds:
@@ -186,18 +198,21 @@ def register(commands: Commands) -> None:
     p.add_argument("model", metavar="MODEL")
     p.add_argument("product", metavar="PRODUCT", help="product key, or #ID")
     p.add_argument("-k", type=positive_int, default=10)
+    type_option(p)
 
     p = commands.add("complete", cmd_complete, help="products to add to a basket")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("products", nargs="+", metavar="PRODUCT")
     p.add_argument("-k", type=positive_int, default=10)
     p.add_argument("--skip-unknown", action="store_true", help="ignore basket products not in the model")
+    type_option(p)
 
     p = commands.add("for-customer", cmd_for_customer, help="products to recommend to CUSTOMER")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("customer", metavar="CUSTOMER")
     p.add_argument("-k", type=positive_int, default=10)
     p.add_argument("--include-bought", action="store_true", help="also recommend products already bought")
+    type_option(p)
 
     p = commands.add("similar-customers", cmd_similar_customers, help="customers closest to CUSTOMER")
     p.add_argument("model", metavar="MODEL")

@@ -41,7 +41,8 @@ def cmd_train(args: argparse.Namespace) -> None:
 
     check_target(args.output, overwrite=args.overwrite)  # fail before training, not after
 
-    if args.user_col or args.time_col or args.sessions or args.quantity_col:
+    typed = args.type_col or args.type_cols or args.item_attrs or args.typed_negatives
+    if args.user_col or args.time_col or args.sessions or args.quantity_col or typed:
         return _train_retail(args)
     config = TrainConfig(**{f: getattr(args, f) for f in _CONFIG_FIELDS})
     emb = train(input_spec(args), config, progress=False if args.quiet else None, cache_dir=args.cache_dir)
@@ -102,8 +103,11 @@ def _train_retail(args: argparse.Namespace) -> None:
     from likewise.retail import train_from_log
     from likewise.train import TrainConfig
 
-    if not (args.basket_col and args.item_col):
-        raise LikewiseError("an order log needs --basket-col and --item-col (e.g. order_id and product_id)")
+    if not (args.basket_col and (args.item_col or args.type_cols)):
+        raise LikewiseError(
+            "an order or event log needs --basket-col and --item-col (e.g. order_id and product_id), "
+            "or --type-cols for one item column per type"
+        )
     if args.quantity_col and not args.user_col:
         raise LikewiseError(
             f"--quantity-col {args.quantity_col} needs --user-col: quantities are checked (numbers >= 0) "
@@ -125,12 +129,20 @@ def _train_retail(args: argparse.Namespace) -> None:
         format=args.format,
         delimiter=args.delimiter,
         progress=False if args.quiet else None,
+        type_col=args.type_col,
+        type_map=args.type_map,
+        type_cols=_type_cols(args.type_cols),
+        item_attrs=args.item_attrs,
+        attrs_item_col=args.attrs_item_col,
+        typed_negatives=args.typed_negatives,
     )
     emb.save(args.output, overwrite=args.overwrite)
     hist = emb.meta["history"]
+    types = emb.types.counts() if emb.types is not None else None
     summary = {
         "model": args.output,
-        "products": len(emb),
+        "products" if types is None else "items": len(emb),
+        **({"types": ", ".join(f"{t} {n:,}" for t, n in types.items())} if types else {}),
         "customers": len(emb.customers) if emb.customers is not None else 0,
         "dim": emb.dim,
         "lines": emb.meta["retail"]["lines"],
@@ -141,6 +153,23 @@ def _train_retail(args: argparse.Namespace) -> None:
         "fingerprint": emb.fingerprint,
     }
     _emit_train_summary(args, emb, summary)
+
+
+def _type_cols(text: str | None) -> dict[str, str] | None:
+    """``--type-cols product=product_id,campaign=campaign_id`` as ``{type: column}``."""
+    if text is None:
+        return None
+    out: dict[str, str] = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        kind, sep, col = part.partition("=")
+        if not sep or not kind.strip() or not col.strip():
+            raise LikewiseError(f"--type-cols entry {part!r} must read TYPE=COLUMN, e.g. product=product_id")
+        out[kind.strip()] = col.strip()
+    if not out:
+        raise LikewiseError("--type-cols is empty: give TYPE=COLUMN pairs, e.g. product=product_id")
+    return out
 
 
 # --- parser ------------------------------------------------------------------------------------------
@@ -185,6 +214,34 @@ def register(commands: Commands) -> None:
         help="train on each customer's sessions (a new one after GAP, e.g. 30m) in time order",
     )
     o.add_argument("--half-life-days", type=float, default=None, help="customer vectors: recency decay")
+    y = t.add_argument_group("typed items and side information (likewise.retail.typed, .side)")
+    y.add_argument("--type-col", default=None, help="column giving each row's type (or event kind)")
+    y.add_argument(
+        "--type-map",
+        default=None,
+        metavar="VALUE=TYPE,...",
+        help="rename --type-col values, e.g. view=product,purchase=product,campaign_open=campaign",
+    )
+    y.add_argument(
+        "--type-cols",
+        default=None,
+        metavar="TYPE=COLUMN,...",
+        help="one item column per type instead, e.g. product=product_id,campaign=campaign_id",
+    )
+    y.add_argument(
+        "--item-attrs",
+        default=None,
+        metavar="FILE",
+        help="item attributes (CSV/Parquet keyed by item) trained as side information",
+    )
+    y.add_argument(
+        "--attrs-item-col",
+        default=None,
+        help="the item column of --item-attrs (default: one named like --item-col, else the first)",
+    )
+    y.add_argument(
+        "--typed-negatives", action="store_true", help="draw negatives from the type of the item predicted"
+    )
     o.add_argument(
         "--popularity-power",
         type=float,

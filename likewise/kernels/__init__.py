@@ -26,6 +26,10 @@ __all__ = [
     "train_sgns_block",
     "train_sgns_block_reference",
     "train_sgns_block_serial",
+    "train_sgns_typed_block",
+    "train_sgns_typed_block_reference",
+    "train_sgns_typed_block_serial",
+    "typed_kernel",
 ]
 
 _WHERE = {
@@ -39,6 +43,10 @@ _WHERE = {
     "train_sgns_batched_block_serial": "batched",
     "train_sgns_batched_block_reference": "reference",
     "train_sgns_block_reference": "reference",
+    "train_sgns_typed_block": "typed",
+    "train_sgns_typed_block_serial": "typed",
+    "train_sgns_typed_block_reference": "reference",
+    "typed_kernel": "typed",
 }
 
 

@@ -28,7 +28,7 @@ from ._common import (
     validate_inputs,
 )
 
-__all__ = ["train_sgns_block_reference"]
+__all__ = ["train_sgns_block_reference", "train_sgns_typed_block_reference"]
 
 
 class _Stream:
@@ -217,4 +217,82 @@ def train_sgns_batched_block_reference(
                 part = ctx[start : start + group]
                 loss += _group_reference(kept[i], part, rng.negatives(neg_cum, p.negative), W, C, lr)
                 pairs += len(part)
+    return counts[0], counts[1], pairs, loss
+
+
+def _typed_negatives(rng: _Stream, centre: int, tables: tuple, count: int) -> list[int]:
+    """``count`` draws from the table of ``centre``'s type (see :mod:`.typed`)."""
+    item_type, type_start, type_order, type_cum = tables
+    t = int(item_type[centre])
+    a, b = int(type_start[t]), int(type_start[t + 1])
+    total = int(type_cum[b - 1])
+    return [
+        int(type_order[a + int(np.searchsorted(type_cum[a:b], rng.below(total), side="right"))])
+        for _ in range(count)
+    ]
+
+
+def _typed_pair(centre, ctx, W, C, tables, negative, lr, rng) -> float:
+    l1 = W[ctx]
+    neu1e = np.zeros(W.shape[1], dtype=np.float32)
+    targets = [(centre, 1)]
+    targets += [(t, 0) for t in _typed_negatives(rng, centre, tables, negative) if t != centre]
+    loss = 0.0
+    for t, label in targets:
+        f = np.clip(np.dot(l1, C[t]), np.float32(-MAX_EXP), np.float32(MAX_EXP))
+        e = np.exp(-f if label else f)
+        g = (e / (np.float32(1) + e)) * lr * np.float32(1 if label else -1)
+        loss += float(np.log1p(e))
+        neu1e += g * C[t]
+        C[t] += g * l1
+    W[ctx] += neu1e
+    return loss
+
+
+def train_sgns_typed_block_reference(
+    ids: np.ndarray,
+    offsets: np.ndarray,
+    seq_start: int,
+    seq_end: int,
+    W: np.ndarray,
+    C: np.ndarray,
+    keep_prob: np.ndarray,
+    neg_cum: np.ndarray,
+    mode: int,
+    window: int,
+    negative: int,
+    max_context: int,
+    lr0: float,
+    min_lr: float,
+    words_before: int,
+    total_words: int,
+    seed: int,
+    n_chunks: int,
+    item_type: np.ndarray,
+    type_start: np.ndarray,
+    type_order: np.ndarray,
+    type_cum: np.ndarray,
+) -> tuple[int, int, int, float]:
+    """Reference for :func:`likewise.kernels.train_sgns_typed_block_serial`; same parameters and returns."""
+    args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
+    p = validate_inputs(*args, lr0, min_lr, words_before, total_words, seed, n_chunks)
+    tables = (item_type, type_start, type_order, type_cum)
+    if p.seq_start == p.seq_end:
+        return 0, 0, 0, 0.0
+    counts = [0, 0]
+    pairs = 0
+    loss = 0.0
+    for rng, kept, lr in _sequences(p, ids, offsets, keep_prob, len(W), counts):
+        n = len(kept)
+        for i in range(n):
+            if p.mode == MODE_SEQUENCE:
+                reach = p.window - rng.below(p.window)
+                contexts = [j for j in range(max(0, i - reach), min(n, i + reach + 1)) if j != i]
+            elif n - 1 <= p.max_context:
+                contexts = [j for j in range(n) if j != i]
+            else:
+                contexts = _sampled_others(rng, i, n, p.max_context)
+            for j in contexts:
+                loss += _typed_pair(kept[i], kept[j], W, C, tables, p.negative, lr, rng)
+                pairs += 1
     return counts[0], counts[1], pairs, loss

@@ -19,6 +19,28 @@ from ..errors import InputError
 from ..train import run_notes, train_tables
 from ..vocab import Vocab
 from .log import OrderLog, log_codes, read_order_log
+from .side import read_item_attributes
+from .typed import parse_type_map
+
+
+def _attrs_key(source: Any, item_col: str | None) -> str | None:
+    """The attribute table's item column: one named like the log's item column, else its first column."""
+    if item_col is None:
+        return None
+    try:
+        if isinstance(source, str | os.PathLike) and str(source).endswith(".parquet"):
+            import pyarrow.parquet as pq
+
+            names = pq.ParquetFile(os.fspath(source)).schema_arrow.names
+        elif isinstance(source, str | os.PathLike):
+            with open(source, encoding="utf-8", errors="replace") as f:
+                names = [n.strip().strip('"') for n in f.readline().replace("\t", ",").split(",")]
+        else:
+            names = list(getattr(source, "column_names", getattr(source, "columns", [])))
+    except OSError:
+        return None  # read_item_attributes names the problem
+    return item_col if item_col in names else None
+
 
 # ------------------------------------------------------------------------------------- customers
 
@@ -146,6 +168,12 @@ def train_from_log(
     format: str = "auto",
     delimiter: str | None = None,
     progress: bool | None = None,
+    type_col: str | None = None,
+    type_map: Any = None,
+    type_cols: Any = None,
+    item_attrs: Any = None,
+    attrs_item_col: str | None = None,
+    typed_negatives: bool = False,
     **overrides: Any,
 ) -> Embeddings:
     """Train product vectors from an order log and attach customer vectors built from the same log.
@@ -154,6 +182,14 @@ def train_from_log(
     ----------
     paths, basket_col, item_col, user_col, time_col, quantity_col, format, delimiter
         As in :func:`read_order_log`.
+    type_col, type_map, type_cols
+        A typed event log (products, campaigns, articles in one space): see :func:`read_order_log`;
+        ``type_map`` may be a mapping or ``"view=product,purchase=product"``.
+    item_attrs : path or table, optional
+        Item attributes (CSV/Parquet keyed by item: its first column, or ``attrs_item_col``, or a column
+        named like ``item_col``) trained as side information (:mod:`likewise.retail.side`).
+    typed_negatives : bool
+        Draw each pair's negatives from the type of the item it predicts (needs types).
     config : TrainConfig, optional
         Training parameters; keyword ``overrides`` replace single fields.
     sessions : str or int, optional
@@ -177,7 +213,13 @@ def train_from_log(
         quantity_col=quantity_col,
         format=format,
         delimiter=delimiter,
+        type_col=type_col,
+        type_map=parse_type_map(type_map),
+        type_cols=type_cols,
     )
+    attributes = None
+    if item_attrs is not None:
+        attributes = read_item_attributes(item_attrs, attrs_item_col or _attrs_key(item_attrs, item_col))
     emb = fit_order_log(
         log,
         config,
@@ -185,6 +227,8 @@ def train_from_log(
         half_life_days=half_life_days,
         popularity_power=popularity_power,
         progress=progress,
+        attributes=attributes,
+        typed_negatives=typed_negatives,
         **overrides,
     )
     emb.meta["read_seconds"] = time.perf_counter() - t0 - emb.meta["train_seconds"]
@@ -199,12 +243,17 @@ def fit_order_log(
     half_life_days: float | None = None,
     popularity_power: float = 0.0,
     progress: bool | None = None,
+    attributes: Any = None,
+    typed_negatives: bool = False,
     **overrides: Any,
 ) -> Embeddings:
     """Train product vectors (and the context table) on an :class:`OrderLog`; attach customer vectors.
 
     Parameters are those of :func:`train_from_log`. With the default ``mode="auto"`` orders train as
-    baskets and ``sessions`` as sequences; ``meta["mode_reason"]`` says which was used.
+    baskets and ``sessions`` as sequences; ``meta["mode_reason"]`` says which was used. A typed log, or
+    ``attributes`` (:class:`~likewise.retail.side.ItemAttributes`), gives a typed space
+    (:mod:`likewise.retail.side`); ``typed_negatives`` then draws each pair's negatives from the type
+    of the item it predicts.
     """
     known = {f.name for f in dataclasses.fields(TrainConfig)}
     unknown = sorted(set(overrides) - known)
@@ -222,23 +271,46 @@ def fit_order_log(
             else f"one basket per {log.columns.get('basket_col') or 'order'}; line order is not used"
         )
         config = dataclasses.replace(config, mode=mode)
-    counts = np.bincount(log.item, minlength=len(log.item_keys))
-    vocab = Vocab.from_counts(
-        dict(zip(log.item_keys, counts.tolist(), strict=True)),
-        min_count=config.min_count,
-        max_items=config.max_items,
-        what="product",
-    )
+    typed = bool(log.columns.get("type_col") or log.columns.get("type_cols"))
+    types = None
+    t0 = time.perf_counter()
+    if typed or attributes is not None:
+        from .side import typed_corpus
+
+        vocab, ids, offsets, types = typed_corpus(
+            log,
+            min_count=config.min_count,
+            max_items=config.max_items,
+            basket=config.mode == "basket",
+            sessions=sessions,
+            seed=config.seed,
+            attributes=attributes,
+        )
+    else:
+        counts = np.bincount(log.item, minlength=len(log.item_keys))
+        vocab = Vocab.from_counts(
+            dict(zip(log.item_keys, counts.tolist(), strict=True)),
+            min_count=config.min_count,
+            max_items=config.max_items,
+            what="product",
+        )
     if len(vocab) == 0:
         raise InputError(f"no product occurs at least min_count={config.min_count} times")
-    lut = np.array([vocab.index.get(k, -1) for k in log.item_keys], dtype=np.int64)
-    t0 = time.perf_counter()
-    ids, offsets = log_codes(log, lut, sessions=sessions, seed=config.seed)
+    if typed_negatives and types is None:
+        raise InputError(
+            "typed_negatives needs item types: a typed event log (type_col= / type_cols=) or item attributes"
+        )
+    if types is None:
+        lut = np.array([vocab.index.get(k, -1) for k in log.item_keys], dtype=np.int64)
+        ids, offsets = log_codes(log, lut, sessions=sessions, seed=config.seed)
     sample, sample_reason = resolve_sample(vocab.counts, config.sample, config.mode)
     config = dataclasses.replace(config, sample=sample)
     notes: dict[str, Any] = {}
     show = sys.stderr.isatty() if progress is None else progress
-    W, C, history = train_tables(ids, offsets, vocab.counts, config, notes=notes, progress=show)
+    neg_types = types.codes if typed_negatives and types is not None else None
+    W, C, history = train_tables(
+        ids, offsets, vocab.counts, config, notes=notes, progress=show, neg_types=neg_types
+    )
     config = dataclasses.replace(config, epochs=notes.pop("epochs"))
     meta = {
         **run_notes(history, mode_reason, sample_reason, vocab),
@@ -249,8 +321,14 @@ def fit_order_log(
         "corpus": {"n_sequences": len(offsets) - 1, "n_tokens": len(ids)},
         "retail": {**log.columns, "sessions": sessions, "lines": len(log)},
     }
+    if types is not None:
+        meta["typed_negatives"] = bool(typed_negatives)
+    if attributes is not None:
+        meta["attributes"] = attributes.spec
     emb = Embeddings(W, vocab, config=config.to_dict(), meta=meta)
     emb.attach_context(C)
+    if types is not None:
+        emb.attach_types(types)
     if log.user is not None:
         emb.attach_customers(
             build_customer_vectors(emb, log, half_life_days=half_life_days, popularity_power=popularity_power)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -57,7 +58,8 @@ class OrderLog:
     quantity : ndarray of int64 or None
     item_keys, user_keys : list of str
     columns : dict
-        The column names read (``basket_col``, ``item_col``, ``user_col``, ``time_col``).
+        The column names read (``basket_col``, ``item_col``, ``user_col``, ``time_col``; for a typed
+        log also ``type_col``, ``type_map`` and ``type_cols``).
     """
 
     basket: np.ndarray
@@ -67,7 +69,7 @@ class OrderLog:
     quantity: np.ndarray | None
     item_keys: list[str]
     user_keys: list[str]
-    columns: dict[str, str | None] = field(default_factory=dict)
+    columns: dict[str, Any] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.item)
@@ -175,6 +177,9 @@ def read_order_log(
     quantity_col: str | None = None,
     format: str = "auto",
     delimiter: str | None = None,
+    type_col: str | None = None,
+    type_map: Mapping[str, str] | None = None,
+    type_cols: Mapping[str, str] | None = None,
 ) -> OrderLog:
     """Read and check an order log (CSV/TSV, Parquet or JSON Lines; one row per order line).
 
@@ -194,6 +199,10 @@ def read_order_log(
         As in :class:`~likewise.readers.InputSpec`.
     delimiter : str, optional
         CSV field separator.
+    type_col, type_map, type_cols : optional
+        A typed event log (:mod:`likewise.retail.typed`): each row's type from a column (renamed by
+        ``type_map``), or from which of ``type_cols`` (type -> column) the row fills. Item keys then
+        read ``type:item``.
 
     Returns
     -------
@@ -223,17 +232,26 @@ def read_order_log(
     fmt = input_format(spec, files)
     if fmt == "text":
         raise InputError(f"{files[0]} is read as text; an order log must be csv, parquet or jsonl")
+    typing = None
+    if type_col is not None or type_cols is not None:
+        from .typed import ItemTyping
+
+        typing = ItemTyping(item_col, type_col, type_map, type_cols)
+        item_col = typing.item_col
+    read_ids = [c for c in (basket_col, user_col) if c] + (typing.read_cols if typing else [item_col])
     id_cols = [c for c in (basket_col, item_col, user_col) if c]
-    cols = list(dict.fromkeys(id_cols + [c for c in (time_col, quantity_col) if c]))
+    cols = list(dict.fromkeys(read_ids + [c for c in (time_col, quantity_col) if c]))
     baskets, items, users, times, quantities = [], [], [], [], []
     named = named_files(spec)
     for path in files:
         try:
-            table = _read_table(path, fmt, cols, id_cols, delimiter)
+            table = _read_table(path, fmt, cols, read_ids, delimiter)
         except _EmptyFile:
             if path.resolve() in named:
                 raise
             continue  # an empty part found in a folder (Spark writes them), as in likewise.readers
+        if typing is not None:
+            table = typing.apply(path, table)  # the item column now holds "type:item" keys
         for name in id_cols:
             col = table.column(name).combine_chunks()
             if col.null_count:
@@ -297,7 +315,8 @@ def read_order_log(
         quantity=np.concatenate(quantities) if quantity_col else None,
         item_keys=[str(k) for k in item_keys],
         user_keys=[str(k) for k in user_keys],
-        columns={"basket_col": basket_col, "item_col": item_col, "user_col": user_col, "time_col": time_col},
+        columns={"basket_col": basket_col, "item_col": item_col, "user_col": user_col, "time_col": time_col}
+        | (typing.describe() if typing is not None else {}),
     )
 
 

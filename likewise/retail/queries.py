@@ -14,6 +14,7 @@ from .._fileio import atomic_file
 from ..customers import CustomerTable
 from ..embeddings import Embeddings
 from ..errors import InputError, NotFittedError
+from ..itemtable import Types
 from ..search import top_k_search
 from ..space import Neighbours
 
@@ -32,7 +33,13 @@ def customer_table(emb: Embeddings) -> CustomerTable:
 
 
 def affinity_top_k(
-    emb: Embeddings, queries: np.ndarray, k: int, ex_rows: np.ndarray, ex_ids: np.ndarray
+    emb: Embeddings,
+    queries: np.ndarray,
+    k: int,
+    ex_rows: np.ndarray,
+    ex_ids: np.ndarray,
+    *,
+    allowed: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Top-``k`` products by affinity ``q · context[j] + a·log(count[j])`` for each query row.
 
@@ -41,11 +48,18 @@ def affinity_top_k(
     (``a = ns_exponent``), so adding ``a·log(count[j])`` turns the PMI into ``log P(j | i)`` up to a
     constant: a ranking of what is bought with ``i``, popularity included.
 
-    Returns ``(ids [n, k], scores [n, k])``; ``(ex_rows, ex_ids)`` pairs are never returned.
+    Returns ``(ids [n, k], scores [n, k])``; ``(ex_rows, ex_ids)`` pairs are never returned, and with
+    ``allowed`` (sorted int64 ids, as :meth:`Embeddings.typed_restrict` gives) only those ids are.
     """
     table = emb.affinity_table  # raises NotFittedError without a context table
     q = np.hstack([np.asarray(queries, dtype=np.float32), np.ones((len(queries), 1), dtype=np.float32)])
-    return top_k_search(table, q, check_k(k), np.asarray(ex_rows, np.int64), np.asarray(ex_ids, np.int64))
+    ex_rows, ex_ids = np.asarray(ex_rows, np.int64), np.asarray(ex_ids, np.int64)
+    if allowed is None:
+        return top_k_search(table, q, check_k(k), ex_rows, ex_ids)
+    pos = np.minimum(np.searchsorted(allowed, ex_ids), len(allowed) - 1)
+    keep = allowed[pos] == ex_ids
+    rows, scores = top_k_search(table[allowed], q, check_k(k), ex_rows[keep], pos[keep])
+    return allowed[rows], scores
 
 
 def _product_result(emb: Embeddings, ids: np.ndarray, scores: np.ndarray) -> Neighbours:
@@ -53,12 +67,13 @@ def _product_result(emb: Embeddings, ids: np.ndarray, scores: np.ndarray) -> Nei
     return Neighbours([keys[i] for i in ids.tolist()], ids.astype(np.int64), scores.astype(np.float32))
 
 
-def also_bought(emb: Embeddings, item: str | int, k: int = 10) -> Neighbours:
+def also_bought(emb: Embeddings, item: str | int, k: int = 10, *, types: Types = None) -> Neighbours:
     """Products bought with ``item``, best first, ``item`` itself excluded.
 
     With a context table (spaces trained from an order log) the score is the affinity of
     :func:`affinity_top_k` (complements rank high); otherwise the cosine of product vectors (which
-    finds substitutes more than complements).
+    finds substitutes more than complements). ``types`` keeps the items of those types (a typed
+    space; default: every type but hidden ones).
 
     Returns
     -------
@@ -66,9 +81,9 @@ def also_bought(emb: Embeddings, item: str | int, k: int = 10) -> Neighbours:
         1-D.
     """
     if emb.context is None:
-        return emb.similar(item, k=k)
+        return emb.similar(item, k=k, types=types)
     i = emb.id_of(item)
-    ids, scores = emb.affinity_top_k([np.array([i])], check_k(k))
+    ids, scores = emb.affinity_top_k([np.array([i])], check_k(k), restrict=emb.typed_restrict(None, types))
     return _product_result(emb, ids[0], scores[0])
 
 
@@ -78,8 +93,9 @@ def complete_basket(
     k: int = 10,
     *,
     on_unknown: Literal["raise", "skip"] = "raise",
+    types: Types = None,
 ) -> Neighbours:
-    """Products to add to a basket, its own products excluded.
+    """Products to add to a basket, its own products excluded (of ``types``, in a typed space).
 
     The score is ``log(mean over the basket's products i of exp(affinity(i, j)))`` (see
     :func:`affinity_top_k`): each product of the basket proposes what goes with it, and a candidate
@@ -93,16 +109,16 @@ def complete_basket(
     if isinstance(items, str) or not isinstance(items, Sequence | np.ndarray):
         raise InputError(f"items must be a list of products, got {items!r} (wrap one product in a list)")
     if emb.context is None:
-        return emb.recommend(list(items), k=k, on_unknown=on_unknown)
+        return emb.recommend(list(items), k=k, on_unknown=on_unknown, types=types)
     ids, _ = emb.ids_of(list(items), on_unknown=on_unknown)
     if len(ids) == 0:
         raise InputError(f"the basket has no product known to the space (given {list(items)[:5]!r})")
-    out, scores = emb.affinity_top_k([ids], check_k(k))
+    out, scores = emb.affinity_top_k([ids], check_k(k), restrict=emb.typed_restrict(None, types))
     return _product_result(emb, out[0], scores[0])
 
 
 def for_customer(
-    emb: Embeddings, customer: str | int, k: int = 10, exclude_bought: bool = True
+    emb: Embeddings, customer: str | int, k: int = 10, exclude_bought: bool = True, *, types: Types = None
 ) -> Neighbours:
     """Products for a customer: the customer's mean affinity (or, without a context table, cosine).
 
@@ -110,13 +126,19 @@ def for_customer(
     ----------
     exclude_bought : bool
         Leave out products the customer already bought (set False to include repeat purchases).
+    types : str or list of str, optional
+        In a typed space, recommend items of these types (``"article"``, ``"campaign"``); default:
+        every type but hidden ones.
     """
     table = customer_table(emb)
     r = table.row(customer)
     exclude = table.bought(r).astype(np.int64) if exclude_bought else np.zeros(0, np.int64)
     if emb.context is None:
-        return emb.similar_to_vector(table.vectors[r], k=k, exclude=exclude.tolist())
-    out, scores = affinity_top_k(emb, table.vectors[r : r + 1], k, np.zeros(len(exclude), np.int64), exclude)
+        return emb.similar_to_vector(table.vectors[r], k=k, exclude=exclude.tolist(), types=types)
+    allowed = emb.typed_restrict(None, types)
+    out, scores = affinity_top_k(
+        emb, table.vectors[r : r + 1], k, np.zeros(len(exclude), np.int64), exclude, allowed=allowed
+    )
     return _product_result(emb, out[0], scores[0])
 
 

@@ -51,6 +51,7 @@ from ..errors import (
 from .bodies import Limits, as_sent, error_responses, make_bodies, validation_message
 from .guard import LOOPBACK_NAMES, Guard
 from .models import ModelSpec, Registry, Served
+from .typed_routes import add_typed_routes
 
 __all__ = ["Limits", "create_app", "watch_models"]
 
@@ -98,6 +99,10 @@ def _info(s: Served) -> dict:
         "index": None if idx is None else {"library": idx.library, "params": idx.params.__dict__, **idx.info},
         "labels": bool(s.labels),
         "customers": getattr(emb, "customers", None) is not None,
+        "types": None
+        if emb.types is None
+        else {"counts": emb.types.counts(), "hidden": sorted(emb.types.hidden)},
+        "placed": len((emb.meta or {}).get("placed") or {}),
         "most_frequent": emb.keys[:10],
     }
 
@@ -303,6 +308,9 @@ def create_app(
 
     K = Annotated[int, Query(ge=1, le=lim.max_k, description="neighbours per query")]
     KeyParam = Annotated[str, Query(min_length=1, max_length=lim.max_key, description="a key, or #id")]
+    TypesParam = Annotated[
+        list[str] | None, Query(max_length=64, description="typed space: only these types")
+    ]
 
     # ---- page and meta -----------------------------------------------------------------------------------
 
@@ -334,11 +342,11 @@ def create_app(
     # ---- queries -----------------------------------------------------------------------------------------
 
     @app.get("/models/{name}/similar", summary="Nearest items to one item")
-    async def similar_one(name: str, item: KeyParam, k: K = 10):
+    async def similar_one(name: str, item: KeyParam, k: K = 10, types: TypesParam = None):
         s = registry.get(name)
 
         def run() -> dict:
-            return {"query": item, "neighbours": _neighbours(s.emb.similar(item_of(item), k=k))}
+            return {"query": item, "neighbours": _neighbours(s.emb.similar(item_of(item), k=k, types=types))}
 
         return await answer(run)
 
@@ -349,7 +357,9 @@ def create_app(
 
         def run() -> dict:
             items = [item_of(i) for i in body.items]
-            res = s.emb.similar(items, body.k, on_unknown="skip" if body.skip_unknown else "raise")
+            res = s.emb.similar(
+                items, body.k, on_unknown="skip" if body.skip_unknown else "raise", types=body.types
+            )
             rows = res.queries.tolist() if res.queries is not None else []
             return {
                 "results": [
@@ -383,7 +393,10 @@ def create_app(
             import numpy as np
 
             res = s.emb.similar_to_vector(
-                np.asarray(vec, dtype=np.float32), body.k, exclude=[item_of(i) for i in body.exclude]
+                np.asarray(vec, dtype=np.float32),
+                body.k,
+                exclude=[item_of(i) for i in body.exclude],
+                types=body.types,
             )
             if batch:
                 return {"results": [{"neighbours": _neighbours(r)} for r in res]}
@@ -401,6 +414,7 @@ def create_app(
                 [item_of(i) for i in body.items],
                 k=body.k,
                 on_unknown="skip" if body.skip_unknown else "raise",
+                types=body.types,
                 **extra,
             )
             return {"basket": body.items, "neighbours": _neighbours(res)}
@@ -480,12 +494,15 @@ def create_app(
         return s, retail
 
     @app.get("/models/{name}/also_bought", summary="Items bought with an item")
-    async def also_bought(name: str, item: KeyParam, k: K = 10):
+    async def also_bought(name: str, item: KeyParam, k: K = 10, types: TypesParam = None):
         s = registry.get(name)
         from .. import retail
 
         return await answer(
-            lambda: {"query": item, "neighbours": _neighbours(retail.also_bought(s.emb, item_of(item), k))}
+            lambda: {
+                "query": item,
+                "neighbours": _neighbours(retail.also_bought(s.emb, item_of(item), k, types=types)),
+            }
         )
 
     @app.post("/models/{name}/complete_basket", summary="Items bought with a basket (retail affinity)")
@@ -494,7 +511,7 @@ def create_app(
         from .. import retail
 
         def run() -> dict:
-            res = retail.complete_basket(s.emb, [item_of(i) for i in body.items], body.k)
+            res = retail.complete_basket(s.emb, [item_of(i) for i in body.items], body.k, types=body.types)
             return {"basket": body.items, "neighbours": _neighbours(res)}
 
         return await answer(run)
@@ -504,7 +521,9 @@ def create_app(
         s, retail = retail_of(name)
 
         def run() -> dict:
-            res = retail.for_customer(s.emb, body.customer, body.k, exclude_bought=body.exclude_bought)
+            res = retail.for_customer(
+                s.emb, body.customer, body.k, exclude_bought=body.exclude_bought, types=body.types
+            )
             return {"customer": body.customer, "neighbours": _neighbours(res)}
 
         return await answer(run)
@@ -530,6 +549,7 @@ def create_app(
 
         return await answer(run)
 
+    add_typed_routes(app, registry, bodies, answer=answer, item_of=item_of, neighbours=_neighbours)
     return app
 
 

@@ -109,6 +109,10 @@ class Bodies:
     coords: type[BaseModel]
     customer: type[BaseModel]
     lookalike: type[BaseModel]
+    campaigns: type[BaseModel]
+    audience: type[BaseModel]
+    read_next: type[BaseModel]
+    place: type[BaseModel]
 
 
 def make_bodies(lim: Limits) -> Bodies:
@@ -126,6 +130,11 @@ def make_bodies(lim: Limits) -> Bodies:
         list[Item], Field(min_length=1, max_length=lim.max_batch, description="keys or int ids")
     ]
     K = Annotated[StrictInt, Field(ge=1, le=lim.max_k, description="neighbours per query")]
+    TypeName = Annotated[str, Field(min_length=1, max_length=64)]
+    Types = Annotated[
+        list[TypeName] | None,
+        Field(None, min_length=1, max_length=64, description="typed space: only items of these types"),
+    ]
     Number = StrictFloat | StrictInt
     Sample = Annotated[StrictInt, Field(ge=2, le=lim.max_map, description="items on the map")]
 
@@ -133,6 +142,7 @@ def make_bodies(lim: Limits) -> Bodies:
         items: Items
         k: K = 10
         skip_unknown: StrictBool = False
+        types: Types = None
 
     class VectorBody(BaseModel):
         vector: list[Number] | Annotated[list[list[Number]], Field(max_length=lim.max_batch)] = Field(
@@ -140,6 +150,7 @@ def make_bodies(lim: Limits) -> Bodies:
         )
         k: K = 10
         exclude: Annotated[list[Item], Field(max_length=lim.max_batch)] = []
+        types: Types = None
 
     class BasketBody(BaseModel):
         items: Items
@@ -148,6 +159,7 @@ def make_bodies(lim: Limits) -> Bodies:
         scoring: Literal["auto", "affinity", "mixture", "product", "cosine"] | None = Field(
             None, description="see Embeddings.recommend"
         )
+        types: Types = None
 
     class AnalogyBody(BaseModel):
         a: Item
@@ -164,13 +176,56 @@ def make_bodies(lim: Limits) -> Bodies:
         customer: Key
         k: K = 10
         exclude_bought: StrictBool = True
+        types: Types = None
 
     class LookalikeBody(BaseModel):
         seeds: Annotated[list[Key], Field(min_length=1, max_length=lim.max_batch)]
         k: K = 10
         method: Literal["centroid", "knn"] | None = None
 
-    return Bodies(SimilarBody, VectorBody, BasketBody, AnalogyBody, CoordsBody, CustomerBody, LookalikeBody)
+    Keys = Annotated[list[Key], Field(min_length=1, max_length=lim.max_batch)]
+
+    class CampaignsBody(BaseModel):
+        customer: Key | None = Field(None, description="one customer (or give customers)")
+        customers: Keys | None = Field(None, description="an audience")
+        k: K = 10
+        exclude_opened: StrictBool = False
+
+    class AudienceBody(BaseModel):
+        campaign: Item
+        k: K = 100
+        method: Literal["centroid", "knn"] = "centroid"
+
+    class ReadNextBody(BaseModel):
+        articles: Annotated[list[Item], Field(min_length=1, max_length=lim.max_batch)] | None = Field(
+            None, description="the article(s) just read, most recent last (or give reader)"
+        )
+        reader: Key | None = None
+        k: K = 10
+        skip_unknown: StrictBool = False
+
+    Value = Annotated[str, Field(max_length=lim.max_key)] | StrictFloat | StrictInt | None
+
+    class PlaceBody(BaseModel):
+        attrs: Annotated[dict[Key, Value], Field(min_length=1, max_length=64)] = Field(
+            description="the new product's attributes: column -> value"
+        )
+        k: K = 10
+        type: TypeName | None = None
+
+    return Bodies(
+        SimilarBody,
+        VectorBody,
+        BasketBody,
+        AnalogyBody,
+        CoordsBody,
+        CustomerBody,
+        LookalikeBody,
+        CampaignsBody,
+        AudienceBody,
+        ReadNextBody,
+        PlaceBody,
+    )
 
 
 def as_sent(value: Any) -> str:

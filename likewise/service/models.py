@@ -139,8 +139,9 @@ class Served:
             if hit is not None:
                 self._maps.move_to_end(sample)
                 return hit
-            n = min(sample, len(self.emb))
-            x = np.asarray(self.emb.normed[:n], dtype=np.float64)
+            ids = self.map_ids(sample)
+            n = len(ids)
+            x = np.asarray(self.emb.normed[ids], dtype=np.float64)
             mean = x.mean(axis=0)
             _, _, vt = np.linalg.svd(x - mean, full_matrices=False)
             axes = vt[:2]
@@ -149,7 +150,8 @@ class Served:
             if len(axes) < 2:  # a 1-D space: the second axis is zero
                 axes = np.vstack([axes, np.zeros((2 - len(axes), x.shape[1]))])
             xy = (x - mean) @ axes.T
-            keys = self.emb.keys[:n]
+            all_keys = self.emb.keys
+            keys = [all_keys[i] for i in ids.tolist()]
             payload = {
                 "items": keys,
                 "x": np.round(xy[:, 0], 5).tolist(),
@@ -157,11 +159,35 @@ class Served:
                 "labels": [self.labels.get(k) for k in keys] if self.labels else None,
                 "sampled": n < len(self.emb),
                 "total": len(self.emb),
+                **self.typed_fields(ids),
             }
             self._maps[sample] = (payload, mean, axes)
             while len(self._maps) > MAP_CACHE:
                 self._maps.popitem(last=False)
             return self._maps[sample]
+
+    def map_ids(self, sample: int) -> np.ndarray:
+        """The items on a map of ``sample``: the most frequent (of the types that are not hidden, in a
+        typed space), plus every item placed from its attributes (:mod:`likewise.coldstart`)."""
+        emb = self.emb
+        types = emb.types
+        ids = np.arange(len(emb), dtype=np.int64) if types is None else types.ids(None)
+        ids = ids[:sample]
+        placed = [emb.vocab.index[k] for k in (emb.meta or {}).get("placed") or () if k in emb.vocab.index]
+        if placed:
+            ids = np.union1d(ids, np.asarray(placed, dtype=np.int64))
+        return ids
+
+    def typed_fields(self, ids: np.ndarray) -> dict:
+        """The map's ``types`` (the type of each item, None in an untyped space) and ``placed`` (those of
+        its items placed from their attributes rather than trained)."""
+        emb = self.emb
+        placed = set((emb.meta or {}).get("placed") or ())
+        keys = emb.keys
+        return {
+            "types": None if emb.types is None else [emb.types.type_of(i) for i in ids.tolist()],
+            "placed": [keys[i] for i in ids.tolist() if keys[i] in placed],
+        }
 
     def project(self, ids: np.ndarray, sample: int) -> np.ndarray:
         """Coordinates [n, 2] of items ``ids`` on the axes of the map of ``sample`` items."""

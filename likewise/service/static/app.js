@@ -2,7 +2,8 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const state = { model: null, map: null, selected: null, neighbours: [], basket: [], view: null, extra: new Map() };
+const state = { model: null, map: null, selected: null, neighbours: [], basket: [], view: null, extra: new Map(),
+  types: "" }; // types: the type filter of a typed space ("" = every type but hidden ones)
 const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
   "#bcbd22", "#17becf", "#393b79", "#ad494a", "#637939", "#843c39", "#7b4173", "#3182bd"];
 
@@ -28,6 +29,8 @@ async function api(path, body) {
   return data;
 }
 const m = (path) => `/models/${encodeURIComponent(state.model)}${path}`;
+const typeQuery = () => (state.types ? `&types=${encodeURIComponent(state.types)}` : "");
+const typeBody = () => (state.types ? { types: [state.types] } : {});
 
 function message(text, suggestions) {
   const p = $("message");
@@ -90,7 +93,7 @@ async function select(item) {
   $("search").value = item;
   message("");
   try {
-    const data = await api(m(`/similar?item=${encodeURIComponent(item)}&k=10`));
+    const data = await api(m(`/similar?item=${encodeURIComponent(item)}&k=10${typeQuery()}`));
     state.selected = item;
     state.neighbours = data.neighbours.map((n) => n.item);
     $("neighbours-title").textContent = `Neighbours of ${item}`;
@@ -157,7 +160,7 @@ async function renderBasket() {
   }));
   if (!state.basket.length) { $("recommendations").replaceChildren(); return; }
   try {
-    const data = await api(m("/recommend"), { items: state.basket, k: 10 });
+    const data = await api(m("/recommend"), { items: state.basket, k: 10, ...typeBody() });
     $("recommendations").replaceChildren(...data.neighbours.map((n) => row(n, true)));
   } catch (e) { message(e.message); }
 }
@@ -170,11 +173,14 @@ const ctx = canvas.getContext("2d");
 async function loadMap() {
   state.map = await api(m("/map"));
   const mp = state.map;
-  const labels = mp.labels ? [...new Set(mp.labels.filter((l) => l != null))].sort() : [];
-  mp.colour = mp.labels ? mp.labels.map((l) => (l == null ? "#999" : PALETTE[labels.indexOf(l) % PALETTE.length])) : null;
+  // colour by the labels file when there is one, else by type in a typed space
+  mp.groups = mp.labels || mp.types;
+  const labels = mp.groups ? [...new Set(mp.groups.filter((l) => l != null))].sort() : [];
+  mp.colour = mp.groups ? mp.groups.map((l) => (l == null ? "#999" : PALETTE[labels.indexOf(l) % PALETTE.length])) : null;
   mp.index = new Map(mp.items.map((k, i) => [k, i]));
+  mp.placedSet = new Set(mp.placed || []);
   $("legend").innerHTML = labels.slice(0, 16).map((l, i) => `<span style="background:${PALETTE[i % PALETTE.length]}"></span>`
-    + l.replace(/[&<>]/g, "")).join("");
+    + l.replace(/[&<>]/g, "")).join("") + (mp.placedSet.size ? '<span class="placed"></span>placed' : "");
   $("map-info").textContent = `${mp.items.length.toLocaleString()} of ${mp.total.toLocaleString()} items`
     + (mp.sampled ? " (most frequent)" : "") + " · drag to pan, wheel to zoom, click a point";
   resetView();
@@ -211,6 +217,13 @@ function draw() {
     if (sx < -5 || sy < -5 || sx > w + 5 || sy > h + 5) continue;
     ctx.fillStyle = mp.colour ? mp.colour[i] : "#1f77b4";
     ctx.globalAlpha = state.selected ? 0.35 : 0.8;
+    if (mp.placedSet.has(mp.items[i])) { // placed from attributes, not trained: an outlined diamond
+      const q = r + 3;
+      ctx.globalAlpha = 1; ctx.strokeStyle = "#222"; ctx.lineWidth = 1.5;
+      ctx.beginPath(); ctx.moveTo(sx, sy - q); ctx.lineTo(sx + q, sy); ctx.lineTo(sx, sy + q); ctx.lineTo(sx - q, sy);
+      ctx.closePath(); ctx.fill(); ctx.stroke();
+      continue;
+    }
     ctx.beginPath(); ctx.arc(sx, sy, r, 0, 2 * Math.PI); ctx.fill();
   }
   ctx.globalAlpha = 1;
@@ -263,7 +276,8 @@ canvas.addEventListener("mousemove", (ev) => {
   const i = nearest(ev), tip = $("tip");
   if (i < 0) { tip.hidden = true; return; }
   const mp = state.map;
-  tip.textContent = mp.items[i] + (mp.labels && mp.labels[i] != null ? ` · ${mp.labels[i]}` : "");
+  tip.textContent = mp.items[i] + (mp.labels && mp.labels[i] != null ? ` · ${mp.labels[i]}` : "")
+    + (mp.types ? ` · ${mp.types[i]}` : "") + (mp.placedSet.has(mp.items[i]) ? " · placed" : "");
   const rect = canvas.getBoundingClientRect();
   tip.style.left = ev.clientX - rect.left + 12 + "px"; tip.style.top = ev.clientY - rect.top + 12 + "px";
   tip.hidden = false;
@@ -291,7 +305,12 @@ async function start() {
     const wanted = new URLSearchParams(location.search).get("model");
     state.model = data.models.some((x) => x.name === wanted) ? wanted : data.default;
     sel.value = state.model;
-    sel.onchange = () => { state.model = sel.value; state.basket = []; renderBasket(); showModel(data); };
+    sel.onchange = () => { state.model = sel.value; state.basket = []; state.types = ""; renderBasket(); showModel(data); };
+    $("type-filter").onchange = () => {
+      state.types = $("type-filter").value;
+      if (state.selected) select(state.selected);
+      renderBasket();
+    };
     await showModel(data);
   } catch (e) { message(e.message); }
 }
@@ -299,7 +318,14 @@ async function start() {
 async function showModel(data) {
   const info = data.models.find((x) => x.name === state.model);
   $("model-info").textContent = `${info.items.toLocaleString()} items · ${info.dim} dims · `
-    + (info.index ? `ANN index (recall@10 ${info.index.recall_at_10 ?? "?"})` : "exact search");
+    + (info.index ? `ANN index (recall@10 ${info.index.recall_at_10 ?? "?"})` : "exact search")
+    + (info.placed ? ` · ${info.placed} placed` : "");
+  // a typed space: a filter over its types (hidden ones, such as attribute tokens, only when chosen)
+  const types = info.types ? Object.keys(info.types.counts) : [];
+  $("type-box").hidden = !types.length;
+  $("type-filter").replaceChildren(new Option("every type", ""), ...types.map((t) => new Option(
+    `${t} (${info.types.counts[t].toLocaleString()})`, t)));
+  $("type-filter").value = state.types;
   state.selected = null; state.neighbours = []; state.extra = new Map();
   await loadMap();
   document.body.dataset.ready = "1";

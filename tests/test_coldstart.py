@@ -1,0 +1,249 @@
+"""Cold start: item attributes trained as side information, and products with no orders placed from
+their attributes alone -- held out of training, they must land in their own aisle."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pcsv
+import pytest
+
+from likewise import Embeddings, retail
+from likewise.cli import main
+from likewise.coldstart import add_placed, place, place_table
+from likewise.datasets import retail_orders
+from likewise.errors import InputError, NotFittedError
+from likewise.eventdata import product_attributes
+from likewise.retail.side import expand_with_tokens, read_item_attributes, tokenise
+
+HELD = 24  # products held out of training entirely
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("LIKEWISE_CACHE", str(tmp_path / "cache"))
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory):
+    """1,200 customers, 240 products; 24 products (and every line of theirs) held out; trained by
+    ``likewise train --item-attrs``."""
+    d = tmp_path_factory.mktemp("cold")
+    data = retail_orders(1200, 240, seed=3)
+    attrs = product_attributes(data, seed=3)
+    held = np.random.default_rng(0).choice(len(data.products), HELD, replace=False)
+    keep = ~np.isin(data.product_id, held)
+    orders = pa.table(
+        {
+            "order_id": data.order_id[keep],
+            "customer_id": [data.customers[i] for i in data.customer_id[keep].tolist()],
+            "product_id": [data.products[i] for i in data.product_id[keep].tolist()],
+        }
+    )
+    pcsv.write_csv(orders, d / "orders.csv")
+    pcsv.write_csv(pa.table(attrs), d / "items.csv")
+    new = {c: [attrs[c][i] for i in held.tolist()] for c in attrs}
+    pcsv.write_csv(pa.table(new), d / "new_items.csv")
+    argv = ["train", str(d / "orders.csv"), "--basket-col", "order_id", "--item-col", "product_id"]
+    argv += ["--user-col", "customer_id", "--item-attrs", str(d / "items.csv"), "--dim", "24"]
+    argv += [
+        "--epochs",
+        "8",
+        "--min-count",
+        "1",
+        "--deterministic",
+        "--seed",
+        "1",
+        "--quiet",
+        "-o",
+        str(d / "m"),
+    ]
+    assert main(argv) == 0
+    return data, attrs, held, d, Embeddings.load(d / "m")
+
+
+def _attrs_of(attrs, i):
+    return {c: attrs[c][i] for c in attrs if c != "product_id"}
+
+
+def test_attributes_become_hidden_tokens_in_the_space(shop):
+    data, attrs, held, _, emb = shop
+    spec = emb.meta["attributes"]
+    assert spec["columns"] == {"category": "value", "brand": "value", "price": "bands", "title": "words"}
+    assert len(spec["bands"]["price"]) == 4  # quintile edges
+    assert emb.types.hidden == {"attr"} and emb.types.counts()["product"] == 240 - HELD
+    assert "attr:category=outdoor" in emb and "attr:title=tent" in emb
+    assert not any(k.startswith("attr:") for k in emb.similar(emb.keys[-1], k=30).keys)
+    # a product-type word lies among the products of that type
+    tents = emb.similar("attr:title=tent", k=2, types="product").keys
+    assert tents[0].startswith("tent-"), tents
+    # the held-out products never reached the space
+    assert not any(data.products[i] in emb for i in held.tolist())
+
+
+def test_tokenising_follows_the_training_rules(shop):
+    _, _, _, _, emb = shop
+    spec = emb.meta["attributes"]
+    got = tokenise(
+        spec, {"category": "Outdoor", "title": "Lightweight  Dome-Tent", "price": 1e9, "brand": None}
+    )
+    assert got == [
+        "attr:category=outdoor",
+        "attr:title=lightweight",
+        "attr:title=dome",
+        "attr:title=tent",
+        "attr:price=band5of5",
+    ]
+    with pytest.raises(
+        InputError, match=r"attribute 'colour' was not trained with this space; its attributes"
+    ):
+        tokenise(spec, {"colour": "red"})
+    with pytest.raises(InputError, match=r"attribute 'price' == 'cheap' must be a number"):
+        tokenise(spec, {"price": "cheap"})
+
+
+def test_held_out_products_are_placed_in_their_aisle(shop):
+    data, attrs, held, _, emb = shop
+    aisle = dict(zip(data.products, data.aisle, strict=True))
+    dept = dict(zip(data.products, data.department, strict=True))
+    hits, cat_hits = [], []
+    for i in held.tolist():
+        placed = place(emb, _attrs_of(attrs, i), k=10)
+        assert placed.item_type == "product" and len(placed.similar.keys) == 10
+        assert all(dept[k] == data.department[i] for k in placed.similar.keys[:3])
+        majority = Counter(aisle[k] for k in placed.similar.keys).most_common(1)[0][0]
+        hits.append(majority == data.aisle[i])
+        best_sellers = [k for k in emb.keys if k in dept and dept[k] == data.department[i]][:10]
+        cat_hits.append(Counter(aisle[k] for k in best_sellers).most_common(1)[0][0] == data.aisle[i])
+    assert np.mean(hits) >= 0.7 and np.mean(hits) > np.mean(cat_hits) + 0.3  # 0.79 here; categories ~1/3
+
+
+def test_place_add_and_recommend_the_new_product(shop, tmp_path, capsys):
+    data, attrs, held, d, emb = shop
+    i = int(held[0])
+    before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (d / "m").iterdir() if p.is_file()}
+    argv = ["place", str(d / "m"), "--attrs"] + [f"{c}={v}" for c, v in _attrs_of(attrs, i).items()]
+    argv += ["-k", "5", "--key", "launch-day", "-o", str(tmp_path / "m2"), "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    python = place(emb, _attrs_of(attrs, i), k=5, key="launch-day")
+    assert [n["item"] for n in out["placed"][0]["similar"]] == python.similar.keys
+    assert out["parent"] == str(d / "m") and out["placed"][0]["key"] == "launch-day"
+    new = Embeddings.load(tmp_path / "m2")
+    assert (
+        len(new) == len(emb) + 1 and new.keys[-1] == "launch-day" and new.type_of("launch-day") == "product"
+    )
+    assert new.meta["parent"]["fingerprint"] == emb.fingerprint
+    assert new.meta["placed"]["launch-day"]["tokens"] == python.tokens
+    assert new.counts[-1] == python.prior_count > 0
+    np.testing.assert_allclose(np.asarray(new["launch-day"]), np.asarray(python.vector), rtol=1e-6)
+    assert new.similar("launch-day", k=5).keys == python.similar.keys
+    assert new.customers is not None and new.customers.fingerprint == new.fingerprint
+    after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (d / "m").iterdir() if p.is_file()}
+    assert after == before  # the parent is never written to
+    # it can be recommended: with its nearest product, it ranks among the products bought with it
+    rec = new.recommend([python.similar.keys[0]], k=30)
+    assert "launch-day" in rec.keys
+    with pytest.raises(InputError, match="already in the space"):
+        place(new, _attrs_of(attrs, i), key="launch-day")
+
+
+def test_batch_placement_from_a_table(shop, tmp_path, capsys):
+    data, attrs, held, d, emb = shop
+    placed = place_table(emb, d / "new_items.csv", k=10)
+    assert [p.key for p in placed] == [data.products[i] for i in held.tolist()]
+    argv = [
+        "place",
+        str(d / "m"),
+        "--attrs-file",
+        str(d / "new_items.csv"),
+        "-o",
+        str(tmp_path / "m3"),
+        "--json",
+    ]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["placed"]) == HELD and out["model"] == str(tmp_path / "m3")
+    new = Embeddings.load(tmp_path / "m3")
+    assert set(new.meta["placed"]) == {p.key for p in placed} and len(new) == len(emb) + HELD
+    # the next version carries on: placing more products keeps the earlier ones listed
+    again = add_placed(new, [place(new, {"category": "kitchen", "title": "wok"}, key="w2")])
+    assert len(again.meta["placed"]) == HELD + 1
+
+
+def test_place_over_http(shop):
+    pytest.importorskip("fastapi")
+    from test_service import Client
+
+    from likewise.service import create_app
+    from likewise.service.models import ModelSpec, Registry
+
+    data, attrs, held, d, emb = shop
+    http = Client(create_app(Registry([ModelSpec("m", d / "m")], map_sample=50)))
+    a = _attrs_of(attrs, int(held[1]))
+    r = http.post("/models/m/place", json={"attrs": a, "k": 5})
+    assert r.status_code == 200, r.text
+    python = place(emb, a, k=5)
+    assert [n["item"] for n in r.json()["similar"]] == python.similar.keys
+    assert [n["item"] for n in r.json()["bought_with"]] == python.bought_with.keys
+    r = http.post("/models/m/place", json={"attrs": {"colour": "red"}})
+    assert r.status_code == 422 and "attribute 'colour' was not trained" in r.json()["error"]
+
+
+def test_errors_say_what_is_wrong(shop, tmp_path):
+    _, attrs, _, d, emb = shop
+    plain = retail.train_from_log(
+        d / "orders.csv", user_col=None, dim=8, epochs=1, min_count=1, progress=False
+    )
+    with pytest.raises(NotFittedError, match="trained without item attributes"):
+        place(plain, {"category": "outdoor"})
+    with pytest.raises(InputError, match="none of the attribute tokens"):
+        place(emb, {"brand": "nobody-sells-this"})
+    (tmp_path / "dup.csv").write_text("product_id,category\ntent,outdoor\ntent,outdoor\n")
+    with pytest.raises(InputError, match=r"item 'tent' appears twice in column 'product_id' of .*dup\.csv"):
+        read_item_attributes(tmp_path / "dup.csv")
+    (tmp_path / "nokey.csv").write_text("product_id,category\ntent,outdoor\n,kitchen\n")
+    with pytest.raises(InputError, match=r"null item key in column 'product_id' .* at data row 2"):
+        read_item_attributes(tmp_path / "nokey.csv")
+    with pytest.raises(InputError, match=r"item column 'sku' not found in item attributes"):
+        read_item_attributes(tmp_path / "nokey.csv", "sku")
+    (tmp_path / "other.csv").write_text("sku,category\nnothing-here,outdoor\n")
+    with pytest.raises(InputError, match="no item of the log has a row in the item attributes"):
+        retail.train_from_log(
+            d / "orders.csv",
+            user_col=None,
+            item_attrs=tmp_path / "other.csv",
+            epochs=1,
+            min_count=1,
+            progress=False,
+        )
+
+
+def test_expanding_baskets_with_tokens():
+    # items 0, 1 with tokens {2, 3} and {3}; two baskets [0, 1] and [1]
+    ids, offsets = np.array([0, 1, 1]), np.array([0, 2, 3])
+    indptr, toks = np.array([0, 2, 3, 3, 3]), np.array([2, 3, 3])
+    got, off = expand_with_tokens(ids, offsets, indptr, toks, basket=True)
+    assert got.tolist() == [0, 1, 2, 3, 1, 3] and off.tolist() == [0, 4, 6]  # a basket's tokens once
+    got, off = expand_with_tokens(ids, offsets, indptr, toks, basket=False)
+    assert got.tolist() == [0, 2, 3, 1, 3, 1, 3] and off.tolist() == [0, 5, 7]  # each item's follow it
+
+
+def test_read_attributes_from_parquet_and_memory(tmp_path):
+    table = pa.table(
+        {"sku": ["a", "b", "c"], "price": [1.0, 2.0, None], "title": ["red tent", "blue mat", "x"]}
+    )
+    import pyarrow.parquet as pq
+
+    pq.write_table(table, tmp_path / "a.parquet")
+    for source in (tmp_path / "a.parquet", table):
+        got = read_item_attributes(source)
+        assert got.keys == ["a", "b", "c"] and got.spec["columns"] == {"price": "bands", "title": "words"}
+        assert got.tokens[2] == ["attr:title=x"]  # a null price gives no token
+        assert got.of("product:b") == got.tokens[1]  # a typed key finds its bare row
+    assert Path(tmp_path / "a.parquet").exists()
