@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .tables import NEG_CUM_DOMAIN, make_keep_prob, make_neg_cum
+from .tables import NEG_CUM_DOMAIN, make_keep_prob, make_neg_cum, sequence_blocks
 
 __all__ = [
     "MAX_EXP",
@@ -20,6 +20,7 @@ __all__ = [
     "check_corpus",
     "make_keep_prob",
     "make_neg_cum",
+    "sequence_blocks",
     "train_sgns_batched_block",
     "train_sgns_batched_block_reference",
     "train_sgns_batched_block_serial",
