@@ -58,8 +58,8 @@ class NumbaPasses:
         One of the block kernels of :mod:`likewise.kernels`.
     n_chunks : int
         Chunks per block (the deterministic kernels' layout).
-    block_tokens : int
-        Tokens per block.
+    block_tokens : int, optional
+        Tokens per block (default :data:`BLOCK_TOKENS`).
     """
 
     def __init__(
@@ -74,12 +74,12 @@ class NumbaPasses:
         total_words: int,
         kernel: Callable[..., tuple[int, int, int, float]],
         n_chunks: int,
-        block_tokens: int = BLOCK_TOKENS,
+        block_tokens: int | None = None,
     ) -> None:
         self.ids, self.offsets, self.W, self.C = ids, offsets, W, C
         self.keep_prob, self.neg_cum, self.config = keep_prob, neg_cum, config
         self.total_words, self.kernel, self.n_chunks = total_words, kernel, n_chunks
-        self.blocks = sequence_blocks(offsets, block_tokens)
+        self.blocks = sequence_blocks(offsets, block_tokens or BLOCK_TOKENS)
         self.n_steps = len(self.blocks)
         self.n_tokens = int(offsets[-1])
         self.mode = 0 if config.mode == "sequence" else 1

@@ -188,9 +188,8 @@ class TorchPasses:
         k0, k1 = epoch_keys(cfg.seed, epoch)
         acc = torch.zeros(4, dtype=torch.float64, device=self.device)  # seen, kept, pairs, loss
         if d.main:
-            acc += torch.tensor(
-                [counts.get(k, 0.0) for k in ("seen", "kept", "pairs", "loss")], device=self.device
-            )
+            before = [float(counts.get(k, 0.0)) for k in ("seen", "kept", "pairs", "loss")]
+            acc += torch.tensor(before, dtype=torch.float64, device=self.device)
         piece = (d.rank - epoch) % d.world
 
         def totals() -> dict[str, float]:
