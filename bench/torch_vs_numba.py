@@ -9,7 +9,9 @@ Usage::
 The text is the corpus of ``../shared/bench/build_text_corpus.py`` (cached as in
 ``bench/speed_vs_gensim.py``; ``--tokens N`` takes its first lines up to about N tokens, which are already
 shuffled). Both backends train skip-gram, negative 5, window 5, dim 100, min_count 5, sample 1e-3,
-5 epochs, on ``--threads`` threads, alternately (numba, torch, numba, torch ...), each in a fresh
+5 epochs, the numba kernel on ``--threads`` threads and torch on ``--torch-threads`` (default 1, the
+backend's own default on a CPU: its many small operations lose more to waking threads than they gain),
+alternately (numba, torch, numba, torch ...), each in a fresh
 process, on the same cached corpus (built once, before the timed runs). Each torch run uses
 ``--batch-tokens`` (one torch run per value in every round). Both are scored by gensim's evaluators:
 Google analogies (30 000 most frequent words), WordSim-353 and SimLex-999 Spearman. Words/s = corpus
@@ -76,7 +78,7 @@ def worker(a: argparse.Namespace) -> None:
         sample=p["sample"],
         min_count=p["min_count"],
         epochs=p["epochs"],
-        threads=a.threads,
+        threads=a.torch_threads if a.worker == "torch" else a.threads,
         seed=1,
         progress=False,
         **({"backend": "cpu"} | extra),
@@ -90,10 +92,14 @@ def worker(a: argparse.Namespace) -> None:
     print("RESULT " + json.dumps(res))
 
 
-def run_worker(who: str, corpus: Path, cache: Path, threads: int, params: dict, batch: int = 0) -> dict:
+def run_worker(
+    who: str, corpus: Path, cache: Path, a: argparse.Namespace, params: dict, batch: int = 0
+) -> dict:
     cmd = [sys.executable, __file__, "--worker", who, "--corpus", str(corpus), "--cache", str(cache)]
-    cmd += ["--threads", str(threads), "--params", json.dumps(params), "--batch-tokens-one", str(batch)]
-    env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+    cmd += ["--threads", str(a.threads), "--torch-threads", str(a.torch_threads)]
+    cmd += ["--params", json.dumps(params), "--batch-tokens-one", str(batch)]
+    threads = a.torch_threads if who == "torch" else a.threads
+    env = dict(os.environ, NUMBA_NUM_THREADS=str(a.threads), OMP_NUM_THREADS=str(threads))
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     if proc.returncode != 0 or not lines:
@@ -115,7 +121,8 @@ def main() -> None:
     ap.add_argument("--batch-tokens-one", dest="batch_one", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--tokens", type=int, default=None, help="cut the corpus to about N tokens")
     ap.add_argument("--runs", type=int, default=2, help="rounds (numba, then torch at each batch size)")
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=2, help="numba threads")
+    ap.add_argument("--torch-threads", type=int, default=1, help="torch threads")
     ap.add_argument("--batch-tokens", type=int, nargs="+", default=[8192], help="torch step sizes")
     ap.add_argument("--smoke", action="store_true", help="tiny cut, 1 run, 1 epoch: checks the pipeline")
     a = ap.parse_args()
@@ -135,13 +142,16 @@ def main() -> None:
          f"min_count={params['min_count']}, cache_dir={str(cache)!r})"],
         check=True,
     )  # fmt: skip
-    print(f"text corpus: {corpus}; {a.threads} threads; {params}; torch batch_tokens {a.batch_tokens}")
+    print(
+        f"text corpus: {corpus}; numba {a.threads} threads, torch {a.torch_threads}; {params}; "
+        f"torch batch_tokens {a.batch_tokens}"
+    )
     results = []
     for i in range(a.runs):
         print(f"run {i + 1}/{a.runs}", flush=True)
-        results.append(run_worker("numba", corpus, cache, a.threads, params))
+        results.append(run_worker("numba", corpus, cache, a, params))
         for b in a.batch_tokens:
-            results.append(run_worker("torch", corpus, cache, a.threads, params, b))
+            results.append(run_worker("torch", corpus, cache, a, params, b))
     cols = [
         ("who", "trainer", "s"),
         ("words_per_s", "words/s", ",.0f"),

@@ -8,7 +8,8 @@ import pytest
 from likewise.datasets import planted_baskets
 from likewise.errors import InputError
 from likewise.evaluate import label_purity
-from likewise.train import EpochStats, TrainConfig, _blocks, kept_share, resolve_sample, train
+from likewise.kernels import sequence_blocks as _blocks
+from likewise.train import EpochStats, TrainConfig, kept_share, resolve_sample, train
 
 
 @pytest.fixture(scope="module")
