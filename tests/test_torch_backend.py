@@ -165,7 +165,8 @@ def test_backend_choice(monkeypatch):
 def test_import_likewise_does_not_import_torch():
     import subprocess
 
-    code = "import sys, likewise; likewise.TrainConfig(backend='torch').validate(); print('torch' in sys.modules)"
+    code = "import sys, likewise; likewise.TrainConfig(backend='torch').validate()"
+    code += "; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
