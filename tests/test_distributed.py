@@ -66,7 +66,16 @@ def dataset(name: str) -> list:
 
 
 BASE = {"dim": 12, "epochs": 3, "min_count": 1, "seed": 4, "backend": "torch", "device": "cpu"}
-PLANTED = BASE | {"data": "planted", "mode": "basket"}
+# planted groups at 10 passes, where purity is high but not 1 (3 seeds: about 0.94 for both backends)
+PLANTED = BASE | {
+    "data": "planted",
+    "mode": "basket",
+    "dim": 16,
+    "epochs": 10,
+    "seed": 3,
+    "deterministic": True,
+}
+SHORT = PLANTED | {"epochs": 3}
 UNEVEN = BASE | {"data": "uneven", "mode": "sequence", "sample": 0.0}
 
 
@@ -126,7 +135,7 @@ def single() -> dict:
     return {
         "planted": one_process(PLANTED),
         "uneven": one_process(UNEVEN),
-        "numba": one_process(PLANTED | {"backend": "cpu"}),
+        "short": one_process(SHORT),
     }
 
 
@@ -139,20 +148,24 @@ def test_n_ranks_train_what_one_process_trains(tmp_path, single, world, args):
     np.testing.assert_allclose(tables[1], one.context, atol=1e-5)
     history = json.loads(results[0][1].strip().splitlines()[-1])
     assert [h["pairs"] for h in history] == [h["pairs"] for h in one.meta["history"]]
-    if args["data"] == "planted":  # as pure as the numba kernel's
+    if args["data"] == "planted":  # as pure as the numba kernel's, over 3 seeds (this run is seed 3)
         labels = planted_baskets(
             n_groups=10, group_size=10, n_baskets=1500, basket_size=(3, 6), noise=0.6, seed=0
         )[1]
-        got = label_purity(likewise.Embeddings(tables[0], one.vocab), labels, k=5)
-        want = label_purity(single["numba"], labels, k=5)
-        assert abs(got - want) <= 0.01, (got, want)
+        ours = [label_purity(likewise.Embeddings(tables[0], one.vocab), labels, k=5)]
+        ours += [label_purity(one_process(PLANTED | {"seed": s}), labels, k=5) for s in (1, 2)]
+        numba = [
+            label_purity(one_process(PLANTED | {"seed": s, "backend": "cpu"}), labels, k=5) for s in (1, 2, 3)
+        ]
+        assert abs(np.mean(ours) - np.mean(numba)) <= 0.01, (ours, numba)
+        assert np.mean(numba) < 0.99  # planted groups that are not trivially separated
 
 
 def test_a_dead_rank_fails_the_run_then_its_checkpoint_resumes_on_1_and_4(tmp_path, single):
     """Rank 1 exits after the checkpoint of epoch 2: rank 0 fails with a clear error well within the
     timeout; the checkpoint written by 2 ranks resumes on 1 and on 4 to the vectors of one run."""
     ckpt = tmp_path / "ckpt"
-    args = PLANTED | {"checkpoint_dir": str(ckpt), "die": [1, 2]}
+    args = SHORT | {"checkpoint_dir": str(ckpt), "die": [1, 2]}
     results, tables, seconds = run_ranks(tmp_path, 2, args)
     assert results[1][0] == 3 and results[0][0] != 0 and tables is None
     assert "rank 0 of 2" in results[0][2] and "probably died" in results[0][2], results[0][2][-2000:]
@@ -160,10 +173,10 @@ def test_a_dead_rank_fails_the_run_then_its_checkpoint_resumes_on_1_and_4(tmp_pa
     state = json.loads((ckpt / "checkpoint" / "manifest.json").read_text())
     assert state["world_size"] == 2 and state["state"]["epoch"] == 2
 
-    one = single["planted"]
-    resumed = one_process(PLANTED, checkpoint_dir=ckpt, resume=True)
+    one = single["short"]
+    resumed = one_process(SHORT, checkpoint_dir=ckpt, resume=True)
     np.testing.assert_allclose(resumed.vectors, one.vectors, atol=1e-5)
-    resume = PLANTED | {"checkpoint_dir": str(ckpt), "resume": True}
+    resume = SHORT | {"checkpoint_dir": str(ckpt), "resume": True}
     results, tables, _ = run_ranks(tmp_path, 4, resume)
     assert all(r[0] == 0 for r in results), [r[2][-2000:] for r in results]
     np.testing.assert_allclose(tables[0], one.vectors, atol=1e-5)
