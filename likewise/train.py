@@ -160,9 +160,10 @@ def train(
     basket_col, item_col, order_col : str, optional
         The columns of a table, or of a CSV / Parquet / JSONL log given as a path.
     callback : callable, optional
-        Called with an :class:`EpochStats` after every epoch.
+        Called with an :class:`EpochStats` after every epoch (after its checkpoint is written; on every
+        rank of a multi-process run, with the counts of all ranks).
     progress : bool, optional
-        Show a progress bar on stderr; default: only when stderr is a terminal.
+        Show a progress bar on stderr; default: only when stderr is a terminal (rank 0 only).
     cache_dir : path, optional
         Where compiled corpora are cached.
     checkpoint_dir : path, optional
@@ -526,8 +527,9 @@ def _backend_passes(run: Run, config: TrainConfig, keep_prob: np.ndarray, neg_cu
 def _checkpoints(run: Run, config: TrainConfig, ids, offsets, counts, layout: dict[str, Any]):
     """The run's :class:`Checkpoints` and the checkpoint to resume (each None when not asked for)."""
     if run.checkpoint_dir is None:
-        if run.resume:
-            raise InputError("resume=True needs checkpoint_dir= (--checkpoint-dir DIR): where to resume from")
+        if run.resume or run.checkpoint_every is not None:
+            what = "resume=True" if run.resume else f"checkpoint_every={run.checkpoint_every!r}"
+            raise InputError(f"{what} needs checkpoint_dir= (--checkpoint-dir DIR): where checkpoints live")
         return None, None
     fields = MUST_MATCH + (MUST_MATCH_TORCH if run.backend == "torch" else ())
     identity = {
