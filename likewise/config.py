@@ -97,8 +97,8 @@ class TrainConfig:
         Torch backend: a row that takes more than this many pair updates in one step moves by this many
         times their mean instead of their sum (0: no cap). A step's updates are summed without the
         feedback a one-at-a-time trainer gets, so without a cap the rows of frequent items overshoot
-        and diverge at large steps (text, ``batch_tokens=8192``: NaN within one epoch; with the cap:
-        stable). Rows under the cap get exactly the summed update.
+        and diverge at large steps (text, ``batch_tokens=8192``: NaN after two epochs; with the cap
+        the runs stayed finite). Rows under the cap get exactly the summed update.
     table_dtype : {"float32", "bfloat16"}
         Torch backend: how the two tables are stored. ``bfloat16`` halves their memory; updates are
         computed in float32 and rounded stochastically, so small steps are not lost.
