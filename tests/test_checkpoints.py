@@ -60,15 +60,19 @@ np.save(out, emb.vectors)
 
 def _config(backend: str, epochs: int | str = 3) -> dict:
     base = {"mode": "basket", "dim": 12, "epochs": epochs, "min_count": 1, "seed": 5, "deterministic": True}
-    extra = {"backend": "torch", "device": "cpu", "batch_tokens": 200} if backend == "torch" else {}
+    extra = {"backend": "torch", "device": "cpu", "batch_tokens": 200} if backend.startswith("torch") else {}
+    if backend == "torch-bf16":  # tables stored as uint16 bits in the checkpoint
+        extra["table_dtype"] = "bfloat16"
     return base | {"backend": "cpu"} | extra
 
 
-@pytest.mark.parametrize(("backend", "epochs"), [("cpu", 3), ("torch", 3), ("cpu", "auto")])
+@pytest.mark.parametrize(
+    ("backend", "epochs"), [("cpu", 3), ("torch", 3), ("torch-bf16", 3), ("cpu", "auto")]
+)
 def test_killed_mid_epoch_and_resumed_is_bit_identical(tmp_path, monkeypatch, backend, epochs):
     """With ``epochs="auto"`` the probe runs first and is not checkpointed: the kill lands in the real
     run, and the resumed run skips the probe (its checkpoint holds the pass count it chose)."""
-    if backend == "torch":
+    if backend.startswith("torch"):
         pytest.importorskip("torch")
     monkeypatch.setattr(likewise.train_numba, "BLOCK_TOKENS", 500)
     data = [sorted(b) for b in planted_baskets(n=1200)[0]]
