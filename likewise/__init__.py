@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .embeddings import Embeddings, Neighbours, SpaceVector
 from .errors import (
     CorruptModelError,
+    DistributedError,
     InputError,
     ItemIndexError,
     LikewiseError,
@@ -37,6 +38,7 @@ from ._version import __version__
 __all__ = [
     "Corpus",
     "CorruptModelError",
+    "DistributedError",
     "Embeddings",
     "EpochStats",
     "InputError",

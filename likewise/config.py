@@ -7,18 +7,22 @@ resolves the ``"auto"`` values from the data.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+import os
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
 from ._check import check_int, check_real
-from .errors import InputError
+from .errors import InputError, MissingDependencyError
 
-__all__ = ["Backend", "EpochStats", "Mode", "TrainConfig", "select_backend"]
+__all__ = ["Backend", "EpochStats", "Mode", "TableDtype", "TrainConfig", "check_device", "select_backend"]
 
 Mode = Literal["auto", "sequence", "basket"]
 Backend = Literal["auto", "cpu", "torch"]
+TableDtype = Literal["float32", "bfloat16"]
 
 
 @dataclass
@@ -80,7 +84,29 @@ class TrainConfig:
         Run on one thread so two runs with the same seed are bit-identical. The multi-threaded mode
         updates shared rows without locks (hogwild) and is not reproducible bit for bit.
     backend : {"auto", "cpu", "torch"}
-        Where to train. ``auto`` picks the numba CPU kernel.
+        Where to train (:func:`select_backend`). ``cpu``: the numba kernels. ``torch``: minibatch SGNS
+        in PyTorch (``pip install 'likewise[torch]'``), on a GPU or the CPU, and the only backend that
+        runs under ``torchrun`` on several processes. ``auto`` (default): torch when it is installed
+        and a CUDA GPU is present or the run has several processes, else the numba kernel.
+    device : str
+        Torch backend: ``"auto"`` (CUDA when present; under ``torchrun`` the GPU of ``LOCAL_RANK``),
+        ``"cpu"``, ``"cuda"`` or ``"cuda:N"``. Ignored by the numba kernel.
+    batch_tokens : int
+        Torch backend: corpus tokens per training step, all processes together (whole sequences, so a
+        step can be larger; smaller for a small corpus, so that a pass has at least 16 steps). Every
+        pair of a step is computed from the tables as they were at its start, then all updates are
+        added at once; the same ``batch_tokens`` and ``seed`` give the same vectors on 1 or N
+        processes. Larger steps use a GPU better but update frequent items in bigger
+        jumps (``docs/scale.md`` has the measurements).
+    max_row_updates : int
+        Torch backend: a row that takes more than this many pair updates in one step moves by this many
+        times their mean instead of their sum (0: no cap). A step's updates are summed without the
+        feedback a one-at-a-time trainer gets, so without a cap the rows of frequent items overshoot
+        and diverge at large steps (text, ``batch_tokens=8192``: NaN after two epochs; with the cap
+        the runs stayed finite). Rows under the cap get exactly the summed update.
+    table_dtype : {"float32", "bfloat16"}
+        Torch backend: how the two tables are stored. ``bfloat16`` halves their memory; updates are
+        computed in float32 and rounded stochastically, so small steps are not lost.
     """
 
     mode: Mode = "auto"
@@ -100,6 +126,10 @@ class TrainConfig:
     seed: int = 1
     deterministic: bool = False
     backend: Backend = "auto"
+    device: str = "auto"
+    batch_tokens: int = 8192
+    max_row_updates: int = 64
+    table_dtype: TableDtype = "float32"
 
     def validate(self) -> TrainConfig:
         """Raise :class:`InputError` naming the first bad parameter; return ``self``."""
@@ -112,6 +142,8 @@ class TrainConfig:
             ("max_context", 1),
             ("neg_group", 1),
             ("negative", 0),
+            ("batch_tokens", 1),
+            ("max_row_updates", 0),
         )
         for name, lo in ints:
             check_int(name, getattr(self, name), lo)
@@ -135,7 +167,15 @@ class TrainConfig:
             raise InputError(f"seed == {self.seed!r}, must be an integer in [0, 2**63)")
         if not isinstance(self.deterministic, bool | np.bool_):
             raise InputError(f"deterministic == {self.deterministic!r}, must be True or False")
-        select_backend(self.backend)
+        if self.backend not in ("auto", "cpu", "torch"):
+            raise InputError(f"backend == {self.backend!r}, must be 'auto', 'cpu' or 'torch'")
+        check_device(self.device)
+        if self.table_dtype not in ("float32", "bfloat16"):
+            raise InputError(f"table_dtype == {self.table_dtype!r}, must be 'float32' or 'bfloat16'")
+        if self.table_dtype != "float32" and self.backend == "cpu":
+            raise InputError(
+                f"table_dtype == {self.table_dtype!r} needs backend='torch' (the numba kernel trains float32)"
+            )
         return self
 
     def to_dict(self) -> dict[str, Any]:
@@ -173,24 +213,67 @@ class EpochStats:
         return self.pairs / self.seconds if self.seconds > 0 else float("inf")
 
 
-# word2vec's threshold for text; the floor on the share of tokens the default may thin away.
+_DEVICE = re.compile(r"(auto|cpu|cuda(:[0-9]+)?)")
 
 
-def select_backend(name: str) -> str:
+def check_device(device: object) -> str:
+    """``device`` if it names a torch device likewise trains on; raises :class:`InputError` otherwise."""
+    if not isinstance(device, str) or not _DEVICE.fullmatch(device):
+        raise InputError(f"device == {device!r}, must be 'auto', 'cpu', 'cuda' or 'cuda:N'")
+    return device
+
+
+def _torch_installed() -> bool:
+    return importlib.util.find_spec("torch") is not None
+
+
+def _cuda_present() -> bool:
+    """True when torch sees a CUDA GPU; torch is imported only when the machine shows an NVIDIA driver,
+    so choosing the backend on a machine without one costs nothing."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None and visible.strip() in ("", "-1"):
+        return False
+    if not (os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/nvidia0")):
+        return False
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+def select_backend(name: str, world_size: int = 1) -> str:
     """The one place a training backend is chosen.
 
     Parameters
     ----------
     name : {"auto", "cpu", "torch"}
+    world_size : int
+        Processes of the run (``WORLD_SIZE`` under ``torchrun``; see :mod:`likewise.distributed`).
 
     Returns
     -------
     str
-        ``"cpu"`` (the numba kernel); ``auto`` resolves to it.
+        ``"cpu"`` (the numba kernel) or ``"torch"``. ``auto`` is torch when torch is installed and either
+        a CUDA GPU is present or the run has several processes; otherwise cpu.
+
+    Raises
+    ------
+    InputError
+        An unknown name, or ``cpu`` asked for in a run of several processes (the numba kernel trains
+        in one process: each would train alone and they would overwrite one another's output).
+    MissingDependencyError
+        ``torch`` asked for (or needed by a run of several processes) and torch is not installed.
     """
-    if name in ("auto", "cpu"):
+    if name not in ("auto", "cpu", "torch"):
+        raise InputError(f"backend == {name!r}, must be 'auto', 'cpu' or 'torch'")
+    if name == "cpu":
+        if world_size > 1:
+            raise InputError(
+                f"backend == 'cpu' in a run of {world_size} processes: the numba kernel trains in one "
+                "process; use backend 'torch' (--backend torch) under torchrun"
+            )
         return "cpu"
-    if name == "torch":
-        # The PyTorch trainer (GPU / distributed) is planned, not built: say so rather than fall back.
-        raise InputError("backend == 'torch' is not available in this version of likewise; use 'cpu'")
-    raise InputError(f"backend == {name!r}, must be 'auto', 'cpu' or 'torch'")
+    if name == "torch" or world_size > 1:
+        if not _torch_installed():
+            raise MissingDependencyError("torch", "torch", "the torch training backend")
+        return "torch"
+    return "torch" if _torch_installed() and _cuda_present() else "cpu"

@@ -9,7 +9,8 @@ Hierarchy::
     ├── ItemIndexError (IndexError)        an integer id past the end of the table
     ├── NotFittedError (RuntimeError)      an object used before it was trained or loaded
     ├── CorruptModelError (OSError)        a saved file is missing, truncated or fails its checksum
-    └── MissingDependencyError (ImportError)  an optional extra is not installed; gives the install line
+    ├── MissingDependencyError (ImportError)  an optional extra is not installed; gives the install line
+    └── DistributedError (RuntimeError)    another process of a torchrun run died or stopped answering
 
 Catch ``LikewiseError`` to catch everything the library raises on purpose; each class also derives from
 the matching built-in so ``except KeyError`` and friends keep working.
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 
 __all__ = [
     "CorruptModelError",
+    "DistributedError",
     "InputError",
     "ItemIndexError",
     "LikewiseError",
@@ -149,3 +151,8 @@ class MissingDependencyError(LikewiseError, ImportError):
         why = f" for {purpose}" if purpose else ""
         install = f"pip install 'likewise[{extra}]'" if extra else f"pip install {package}"
         super().__init__(f"{package} is needed{why}: {install}")
+
+
+class DistributedError(LikewiseError, RuntimeError):
+    """A collective operation of a multi-process run failed: another process died, or did not answer
+    within the timeout (``LIKEWISE_DIST_TIMEOUT`` seconds). The message names the rank and the step."""

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from . import distributed
 from ._progress import bar as progress_bar
 from .auto import (
     EPOCHS_AT_SCALE,
@@ -32,11 +33,14 @@ from .auto import (
     validation_completion,
     validation_queries,
 )
+from .checkpoint import MUST_MATCH, MUST_MATCH_TORCH, Checkpoints, data_identity, run_state
 from .config import EpochStats, TrainConfig, select_backend
+from .distributed import Dist
 from .errors import InputError
 
 __all__ = [
     "EpochStats",
+    "Run",
     "TrainConfig",
     "infer_mode",
     "kept_share",
@@ -48,18 +52,41 @@ __all__ = [
     "validation_completion",
 ]
 
-# Work is cut into blocks of about this many tokens: progress is reported between blocks, and the
-# block layout (not the thread count) fixes the random streams, so deterministic runs do not depend on it.
-_BLOCK_TOKENS = 1 << 20
-# Chunks per block and thread: enough to balance hogwild threads, few enough to keep scratch buffers cheap.
-_CHUNKS_PER_THREAD = 4
-_DETERMINISTIC_CHUNKS = 8
-_TOKENS_PER_THREAD = 50_000
 
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """How a run executes, as opposed to what it learns (:class:`TrainConfig`): the backend chosen, the
+    processes, the torch device and the checkpoints.
 
-def _auto_threads(ids: np.ndarray) -> int:
-    """Threads worth using by default: one per ``_TOKENS_PER_THREAD`` tokens, at least one."""
-    return max(1, len(ids) // _TOKENS_PER_THREAD)
+    Parameters
+    ----------
+    backend : {"cpu", "torch"}
+        From :func:`select_backend`.
+    dist : Dist
+        This process's place in a multi-process run (:func:`likewise.distributed.detect`).
+    device : torch.device, optional
+        The torch backend's device.
+    checkpoint_dir, checkpoint_every, resume
+        As in :func:`train`.
+    keys : sequence of str, optional
+        The vocabulary's keys, fingerprinted into checkpoints.
+    """
+
+    backend: str
+    dist: Dist = dataclasses.field(default_factory=Dist)
+    device: Any = None
+    checkpoint_dir: str | Path | None = None
+    checkpoint_every: float | None = None
+    resume: bool = False
+    keys: Any = None
+
+    @classmethod
+    def of(cls, config: TrainConfig, dist: Dist | None = None, **kw: Any) -> Run:
+        """Choose the backend (the one place: :func:`select_backend`) and the device for ``config``."""
+        dist = distributed.detect() if dist is None else dist
+        backend = select_backend(config.backend, dist.world)
+        device = distributed.torch_device(config.device, dist.local_rank) if backend == "torch" else None
+        return cls(backend, dist, device, **kw)
 
 
 def _lr_at(config: TrainConfig, done: float) -> float:
@@ -104,17 +131,6 @@ def _as_corpus(
     )
 
 
-def _blocks(offsets: np.ndarray, block_tokens: int) -> list[tuple[int, int]]:
-    """Cut sequences into consecutive blocks of about ``block_tokens`` tokens."""
-    n = len(offsets) - 1
-    if n == 0:
-        return []
-    targets = np.arange(block_tokens, int(offsets[-1]), block_tokens, dtype=np.int64)
-    cuts = np.unique(np.searchsorted(offsets, targets, side="left").clip(1, n))
-    bounds = [0, *[int(c) for c in cuts if 0 < c < n], n]
-    return [(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
-
-
 def train(
     data: Any,
     config: TrainConfig | None = None,
@@ -125,6 +141,9 @@ def train(
     callback: Callable[[EpochStats], None] | None = None,
     progress: bool | None = None,
     cache_dir: str | Path | None = None,
+    checkpoint_dir: str | Path | None = None,
+    checkpoint_every: float | None = None,
+    resume: bool = False,
     **overrides: Any,
 ):
     """Train item vectors with skip-gram and negative sampling.
@@ -141,18 +160,33 @@ def train(
     basket_col, item_col, order_col : str, optional
         The columns of a table, or of a CSV / Parquet / JSONL log given as a path.
     callback : callable, optional
-        Called with an :class:`EpochStats` after every epoch.
+        Called with an :class:`EpochStats` after every epoch (after its checkpoint is written; on every
+        rank of a multi-process run, with the counts of all ranks).
     progress : bool, optional
-        Show a progress bar on stderr; default: only when stderr is a terminal.
+        Show a progress bar on stderr; default: only when stderr is a terminal (rank 0 only).
     cache_dir : path, optional
         Where compiled corpora are cached.
+    checkpoint_dir : path, optional
+        Keep a checkpoint of the run in ``checkpoint_dir/checkpoint`` (:mod:`likewise.checkpoint`),
+        written atomically at the end of every epoch. A directory that already holds one is refused
+        unless ``resume``.
+    checkpoint_every : float, optional
+        Also write the checkpoint between blocks (numba) or steps (torch) once this many minutes have
+        passed since the last one.
+    resume : bool
+        Continue from the checkpoint in ``checkpoint_dir`` (start afresh when there is none, so a
+        restarted command resumes). It must be of the same corpus, vocabulary and hyper-parameters;
+        anything else is refused with a message naming the difference. With ``deterministic=True``
+        a resumed run gives the same vectors, bit for bit, as one that was never stopped.
 
     Returns
     -------
-    Embeddings
+    Embeddings or None
         The input vectors, the vocabulary and counts, the config as trained (mode and ``sample``
         resolved), and in ``meta``: per-epoch history, why the mode and ``sample`` were chosen, the
-        share of tokens subsampling kept, and the keys ``min_count`` / ``max_items`` dropped.
+        share of tokens subsampling kept, and the keys ``min_count`` / ``max_items`` dropped. Under
+        ``torchrun`` (``WORLD_SIZE`` > 1, backend torch) every process trains its shard of the tables
+        and rank 0 returns the whole space; the other ranks return None.
     """
     from .readers import InputSpec, is_table, write_table
 
@@ -163,7 +197,11 @@ def train(
             f"unknown training parameter {unknown[0]!r}; known parameters: {', '.join(sorted(known))}"
         )
     config = dataclasses.replace(config or TrainConfig(), **overrides).validate()
+    how = Run.of(config, checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every, resume=resume)
+    d = how.dist
     with ExitStack() as stack:
+        if how.backend == "torch":
+            stack.callback(distributed.end, distributed.start(d, how.device))
         cols = {"basket_col": basket_col, "item_col": item_col, "order_col": order_col}
         if is_table(data):
             if not (basket_col and item_col):
@@ -189,8 +227,12 @@ def train(
             else:
                 mode, mode_reason = infer_mode(data)
             config = dataclasses.replace(config, mode=mode)
-        show = sys.stderr.isatty() if progress is None else progress
+        show = (sys.stderr.isatty() if progress is None else progress) and d.main
+        if d.active and not d.main:  # rank 0 compiles (and caches) the corpus first; the others reuse it
+            distributed.barrier(d, "waiting for rank 0 to compile the corpus")
         corpus = _as_corpus(data, config, cache_dir, stack, show)
+        if d.active and d.main:
+            distributed.barrier(d, "compiling the corpus")
         if corpus is data:
             # A ready corpus was trimmed when it was compiled: record what it was built with.
             built = (getattr(corpus, "manifest", None) or {}).get("input", {})
@@ -199,7 +241,8 @@ def train(
                 min_count=built.get("min_count", config.min_count),
                 max_items=built.get("max_items", config.max_items),
             )
-        return _train_corpus(corpus, config, callback, show, mode_reason)
+        keys = getattr(corpus.vocab, "keys", None)
+        return _train_corpus(corpus, config, callback, show, mode_reason, dataclasses.replace(how, keys=keys))
 
 
 def _peek(data: Any) -> tuple[Any, Any]:
@@ -225,10 +268,11 @@ def _train_corpus(
     callback: Callable[[EpochStats], None] | None,
     progress: bool,
     mode_reason: str = "set by the caller",
+    run: Run | None = None,
 ):
     from .embeddings import Embeddings
 
-    backend = select_backend(config.backend)
+    run = run or Run.of(config)
     vocab = corpus.vocab
     if len(vocab) == 0:
         raise InputError(
@@ -240,12 +284,15 @@ def _train_corpus(
     t_start = time.perf_counter()
     notes: dict[str, Any] = {}
     W, C, history, threads = _train_tables(
-        corpus.ids, corpus.offsets, counts, config, None, None, callback, progress, notes
+        corpus.ids, corpus.offsets, counts, config, None, None, callback, progress, notes, run
     )
+    if W is None:  # a rank other than 0 of a multi-process run: rank 0 holds the space
+        return None
     config = dataclasses.replace(config, epochs=notes.pop("epochs"))
     meta = {
-        "backend": backend,
+        "backend": run.backend,
         "threads": threads,
+        **({"device": str(run.device), "world_size": run.dist.world} if run.backend == "torch" else {}),
         "history": history,
         "train_seconds": time.perf_counter() - t_start,
         "corpus": {"n_sequences": corpus.n_sequences, "n_tokens": corpus.n_tokens},
@@ -311,8 +358,8 @@ def train_tables(
         Filled with what the caller should record: ``epochs`` (the passes whose tables are returned,
         which ``epochs="auto"`` decides) and ``epochs_reason``; ``basket_scoring`` (the rule
         :meth:`Embeddings.recommend` combines a basket's items by, chosen on the held-out slice when
-        there is one) and ``scoring_reason``; with a held-out slice, ``validation_mrr`` (per rule, one
-        value per pass of the probe).
+        there is one) and ``scoring_reason``; with a held-out slice, ``validation_mrr`` (per trial,
+        the held-out MRR@10 under each rule).
     neg_types : ndarray of int, shape (V,), optional
         A type code per id: draw each pair's negatives from the type of the item it predicts (the
         classic per-pair kernel, :mod:`likewise.kernels.typed`; ``neg_group`` is then not used).
@@ -326,11 +373,19 @@ def train_tables(
     """
     config = config.validate()
     notes = {} if notes is None else notes
-    W, C, history, _ = _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes, neg_types)
+    run = Run.of(config)
+    if run.dist.active:
+        raise InputError(
+            f"train_tables runs in one process, but this is rank {run.dist.rank} of {run.dist.world} "
+            "(WORLD_SIZE is set): under torchrun use likewise.train, which shards the tables"
+        )
+    W, C, history, _ = _train_tables(
+        ids, offsets, counts, config, W, C, callback, progress, notes, run, neg_types
+    )
     return W, C, history
 
 
-def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes, neg_types=None):
+def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes, run=None, neg_types=None):
     # Deferred import: numba is only loaded when training actually happens.
     from . import kernels
 
@@ -357,34 +412,20 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes,
         )
     keep_prob = kernels.make_keep_prob(counts, resolve_sample(counts, config.sample, config.mode)[0])
     neg_cum = kernels.make_neg_cum(counts, config.ns_exponent)
-    mode = 0 if config.mode == "sequence" else 1
+    run_ = run or Run.of(config)
+    make_passes, threads, layout = _backend_passes(
+        run_, config, keep_prob, neg_cum, int(offsets[-1]), counts, neg_types
+    )
+    ckpt, saved = _checkpoints(run_, config, ids, offsets, counts, layout)
 
-    # neg_group=1 runs word2vec's own algorithm (per-pair updates, exact sigmoid: kernels/sgns.py);
-    # larger groups the batched kernel, which takes the group size after max_context.
-    classic = config.neg_group == 1
-    group_arg: tuple[int, ...] = () if classic else (config.neg_group,)
-    if config.deterministic:
-        kernel = kernels.train_sgns_block_serial if classic else kernels.train_sgns_batched_block_serial
-        threads, n_chunks = 1, _DETERMINISTIC_CHUNKS
-    else:
-        import numba
-
-        threads = config.threads or numba.config.NUMBA_NUM_THREADS
-        # A small corpus gains nothing from more threads (a pass takes milliseconds) and its few rows
-        # collide under hogwild, so by default it trains on one (and is then the same run to run).
-        threads = min(threads, numba.config.NUMBA_NUM_THREADS, config.threads or _auto_threads(ids))
-        numba.set_num_threads(threads)
-        kernel = kernels.train_sgns_block if classic else kernels.train_sgns_batched_block
-        n_chunks = threads * _CHUNKS_PER_THREAD
-    if neg_types is not None:  # typed negatives: the per-pair kernel, drawing from the centre's type
-        kernel = kernels.typed_kernel(counts, neg_types, config.ns_exponent, serial=config.deterministic)
-        group_arg = ()
-
-    # epochs="auto": plan the passes from the data's size; stop on a held-out slice when it pays.
+    # epochs="auto": plan the passes from the data's size; trials on a held-out slice choose them.
     val = None
     if config.epochs == "auto":
         epochs = plan_epochs(int(offsets[-1]))
-        split = split_validation(ids, offsets, config.seed) if epochs > EPOCHS_AT_SCALE else None
+        # A resumed run skips the trials: its checkpoint holds the pass count and rule they chose.
+        split = None
+        if epochs > EPOCHS_AT_SCALE and saved is None:
+            split = split_validation(ids, offsets, config.seed)
         if split is not None:
             tr_ids, tr_off, va_ids, va_off = split
             keep = np.asarray(keep_prob, dtype=np.float64)
@@ -396,84 +437,80 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes,
     else:
         epochs = int(config.epochs)
         notes["epochs_reason"] = "set by the caller"
+    if saved is not None:
+        notes.update(saved.state["notes"])
+        epochs = int(saved.state["epochs"])
 
-    def run(ids, offsets, W, C, epochs, label):
-        """``epochs`` passes over ``ids``, the learning rate decayed over all of them."""
+    def run(ids, offsets, W, C, epochs, label, ckpt=None, saved=None, val=None):
+        """``epochs`` passes over ``ids``, the learning rate decayed over all of them. Returns the
+        tables (None on ranks other than 0 of a multi-process run), the history and, with ``val``, the
+        reciprocal ranks of held-out completion under each basket rule at the end. With ``ckpt`` a
+        checkpoint is written after every pass (and between steps when it is due); ``saved`` is the
+        checkpoint to continue from."""
         n_tokens = int(offsets[-1])
         total_words = max(1, n_tokens * epochs)
-        blocks = _blocks(offsets, _BLOCK_TOKENS)
+        passes = make_passes(ids, offsets, W, C, total_words)
         history: list[dict[str, Any]] = []
-        for epoch in range(epochs):
+        first, start, partial = 0, 0, {}
+        if saved is not None:
+            passes.restore(saved.rows)
+            history, first = list(saved.state["history"]), int(saved.state["epoch"])
+            start, partial = int(saved.state["step"]), dict(saved.state["partial"])
+
+        def save(epoch: int, step: int, counted: dict[str, float]) -> None:
+            state = run_state(passes, run_.backend, config.seed, epoch, step, epochs, history, counted, notes)
+            ckpt.save(state, *passes.shards(), n_rows=len(counts))
+
+        for epoch in range(first, epochs):
             bar = progress_bar(n_tokens, f"{label}{epoch + 1}/{epochs}", "items", enabled=progress)
-            t0 = time.perf_counter()
-            seen = kept = pairs = 0
-            loss = 0.0
-            # Each epoch gets its own stream family; blocks and chunks derive theirs inside the kernel.
-            epoch_seed = (config.seed * 1_000_003 + epoch) % (2**63)
-            for s0, s1 in blocks:
-                words_before = epoch * n_tokens + int(offsets[s0])
-                r = kernel(
-                    ids,
-                    offsets,
-                    s0,
-                    s1,
-                    W,
-                    C,
-                    keep_prob,
-                    neg_cum,
-                    mode,
-                    config.window,
-                    config.negative,
-                    config.max_context,
-                    *group_arg,
-                    config.lr,
-                    config.min_lr,
-                    words_before,
-                    total_words,
-                    epoch_seed,
-                    n_chunks,
-                )
-                seen += int(r[0])
-                kept += int(r[1])
-                pairs += int(r[2])
-                loss += float(r[3])
-                lr_now = max(
-                    config.min_lr, config.lr - (config.lr - config.min_lr) * words_before / total_words
-                )
-                bar.update(int(r[0]), loss=f"{loss / max(pairs, 1):.4f}", lr=f"{lr_now:.4g}")
+            resumed = epoch == first and (start or partial)
+            t0 = time.perf_counter() - (partial.get("seconds", 0.0) if resumed else 0.0)
+
+            def on_step(step: int, totals: Callable[[], dict[str, float]], epoch=epoch, t0=t0) -> None:
+                if ckpt is not None and step < passes.n_steps and ckpt.due():
+                    save(epoch, step, dict(totals(), seconds=time.perf_counter() - t0))
+
+            c = passes.epoch(epoch, start if resumed else 0, partial if resumed else {}, bar, on_step)
             progress_end = min(1.0, (epoch + 1) / epochs)
             stats = EpochStats(
                 epoch=epoch + 1,
                 epochs=epochs,
-                items=seen,
-                items_trained=kept,
-                pairs=pairs,
-                loss=loss / max(pairs, 1),
+                items=int(c["seen"]),
+                items_trained=int(c["kept"]),
+                pairs=int(c["pairs"]),
+                loss=c["loss"] / max(c["pairs"], 1),
                 seconds=time.perf_counter() - t0,
                 lr=_lr_at(config, progress_end),
             )
             bar.close()
             history.append(dataclasses.asdict(stats))
-            if callback is not None and not label.startswith("trial"):
+            if ckpt is not None:
+                save(epoch + 1, 0, {})  # before the callback: a callback that kills the run loses nothing
+            if callback is not None and val is None:
                 callback(stats)
-        return W, C, history
+        scores = passes.evaluate(lambda W, C: validation_completion(W, C, *val)) if val else None
+        W, C = passes.tables() or (None, None)
+        return W, C, history, scores
 
     if val is None:
-        W, C, history = run(ids, offsets, W, C, epochs, "epoch ")
+        notes.setdefault("basket_scoring", "mixture")
+        notes.setdefault(
+            "scoring_reason", "the mixture: no held-out slice to choose on (epochs set, or little data)"
+        )
+        W, C, history, _ = run(ids, offsets, W, C, epochs, "epoch ", ckpt, saved)
         notes["epochs"] = len(history)
-        notes["basket_scoring"] = "mixture"
-        notes["scoring_reason"] = "the mixture: no held-out slice to choose on (epochs set, or little data)"
         return W, C, history, threads
     # The trials: for 10, 20, 40, ... passes up to the plan, train on the training part from the same
     # start with the learning rate decayed to the end, and score held-out completion under each basket
-    # rule; stop when a longer trial no longer pays. The real run then trains the best number of
-    # passes on everything, and recommend() combines a basket's items by the best rule.
+    # rule; stop when a longer trial is not clearly better. The real run then trains the best number
+    # of passes on everything, and recommend() combines a basket's items by the best rule. Only the
+    # real run is checkpointed: its checkpoints carry the trials' outcome (the notes), so a resumed run
+    # does not try again.
     trials: dict[str, dict[str, float]] = {}
     best: np.ndarray | None = None
     passes, rule = 0, "mixture"
     for n in trial_passes(epochs):
-        Wt, Ct, _ = run(tr_ids, tr_off, W.copy(), C.copy(), n, f"trial {n}: ")
-        rr = validation_completion(Wt, Ct, *val)
+        _, _, _, rr = run(tr_ids, tr_off, W.copy(), C.copy(), n, f"trial {n}: ", val=val)
         trials[str(n)] = {r: float(v.mean()) for r, v in rr.items()}
         if progress:
             shown = ", ".join(f"{r} {m:.4f}" for r, m in trials[str(n)].items())
@@ -483,7 +520,6 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes,
         if best is not None and not clearly_better(rr[n_rule], best):
             break
         best, passes, rule = rr[n_rule], n, n_rule
-    W, C, history = run(ids, offsets, W, C, passes, "epoch ")
     tried = ", ".join(f"{max(sc.values()):.4f} after {n}" for n, sc in trials.items())
     notes["epochs_reason"] += (
         f": {tried} passes (more passes must win by two standard errors); {passes} passes on all the data"
@@ -496,4 +532,45 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes,
     )
     notes["validation_mrr"] = trials
     notes["epochs"] = passes
+    W, C, history, _ = run(ids, offsets, W, C, passes, "epoch ", ckpt)
     return W, C, history, threads
+
+
+def _backend_passes(
+    run: Run,
+    config: TrainConfig,
+    keep_prob: np.ndarray,
+    neg_cum: np.ndarray,
+    n_tokens: int,
+    counts: np.ndarray,
+    neg_types: np.ndarray | None,
+):
+    """``make(ids, offsets, W, C, total_words)`` building the chosen backend's passes, the threads it
+    uses, and the layout a checkpoint must match to be resumed."""
+    if run.backend == "torch":
+        if neg_types is not None:
+            raise InputError("typed negatives run on the numba kernel: use backend='cpu'")
+        from .train_torch import torch_passes
+
+        return torch_passes(config, keep_prob, neg_cum, run.dist, run.device)
+    from .train_numba import numba_passes
+
+    return numba_passes(config, keep_prob, neg_cum, n_tokens, counts, neg_types)
+
+
+def _checkpoints(run: Run, config: TrainConfig, ids, offsets, counts, layout: dict[str, Any]):
+    """The run's :class:`Checkpoints` and the checkpoint to resume (each None when not asked for)."""
+    if run.checkpoint_dir is None:
+        if run.resume or run.checkpoint_every is not None:
+            what = "resume=True" if run.resume else f"checkpoint_every={run.checkpoint_every!r}"
+            raise InputError(f"{what} needs checkpoint_dir= (--checkpoint-dir DIR): where checkpoints live")
+        return None, None
+    fields = MUST_MATCH + (MUST_MATCH_TORCH if run.backend == "torch" else ())
+    identity = {
+        "backend": run.backend,
+        "config": {k: getattr(config, k) for k in fields},
+        "data": data_identity(ids, offsets, counts, run.keys),
+        "layout": layout,
+    }
+    ckpt = Checkpoints(run.checkpoint_dir, run.checkpoint_every, run.resume, identity, run.dist)
+    return ckpt, ckpt.load()

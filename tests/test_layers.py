@@ -28,8 +28,12 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise._readfile",  # bounded reads of files others wrote: JSON, .npy, no FIFO, no "../"
             "likewise._progress",  # tqdm or one line per epoch
             "likewise.search",  # top-k, unit rows, affinity scores: arrays in, arrays out
-            "likewise.config",  # TrainConfig, EpochStats, the backend name check
-            "likewise.kernels",  # numba SGNS and their NumPy references
+            "likewise.config",  # TrainConfig, EpochStats, the one backend choice (select_backend)
+            "likewise.distributed",  # RANK/WORLD_SIZE detection, process group, collectives (torch lazily)
+            # numba SGNS, the torch minibatch kernel (kernels.minibatch: tensors in, updates out, torch
+            # behind a guarded import) and their NumPy references: kernels sit below everything that
+            # trains, so the L5 trainer reaches the torch kernel without importing up into likewise.torch
+            "likewise.kernels",
         ],
     ),
     (
@@ -39,6 +43,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise.itemtypes",  # the type of each row of a typed space
             "likewise.space",  # SpaceVector, Neighbours, fingerprints
             "likewise.store",  # the files of a saved space; no model class
+            "likewise.checkpoint",  # the files of a training checkpoint (.npy shards + manifest)
             "likewise.index",  # ExactIndex | HnswIndex, one interface
         ],
     ),
@@ -54,7 +59,16 @@ LAYERS: list[tuple[str, list[str]]] = [
         ],
     ),
     ("L4 input", ["likewise.readers", "likewise.corpus_build", "likewise.corpus", "likewise.formats"]),
-    ("L5 learning", ["likewise.auto", "likewise.train", "likewise.baselines"]),
+    (
+        "L5 learning",
+        [
+            "likewise.auto",
+            "likewise.train",  # the epoch loop, the backend factory, checkpoints hooked in
+            "likewise.train_numba",  # the numba backend's passes (blocks -> compiled kernels)
+            "likewise.train_torch",  # the torch backend's passes: steps, dealing, sharded tables
+            "likewise.baselines",
+        ],
+    ),
     (
         "L6 applications",
         [
@@ -100,7 +114,9 @@ def _layer_of(module: str) -> int:
     best, depth = None, -1
     for rank, (_, names) in enumerate(LAYERS):
         for name in names:
-            if (module == name or module.startswith(name + ".")) and name.count(".") > depth:
+            # "likewise" (the facade) is the package's __init__ alone, not a prefix of every module
+            inside = module.startswith(name + ".") and name != "likewise"
+            if (module == name or inside) and name.count(".") > depth:
                 best, depth = rank, name.count(".")
     if best is None:
         raise AssertionError(f"module {module} has no layer: add it to LAYERS in {__file__}")

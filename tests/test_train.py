@@ -8,7 +8,8 @@ import pytest
 from likewise.datasets import planted_baskets
 from likewise.errors import InputError
 from likewise.evaluate import label_purity
-from likewise.train import EpochStats, TrainConfig, _blocks, kept_share, resolve_sample, train
+from likewise.kernels import sequence_blocks as _blocks
+from likewise.train import EpochStats, TrainConfig, kept_share, resolve_sample, train
 
 
 @pytest.fixture(scope="module")
@@ -122,9 +123,14 @@ def test_a_ready_corpus_records_its_own_trimming(tmp_path):
     assert "once" in emb and emb.config["min_count"] == 1
 
 
-def test_torch_backend_is_refused_clearly():
-    with pytest.raises(InputError, match="backend == 'torch' is not available"):
+def test_torch_backend_without_torch_says_how_to_install_it(monkeypatch):
+    import likewise.config
+    from likewise.errors import MissingDependencyError
+
+    monkeypatch.setattr(likewise.config, "_torch_installed", lambda: False)
+    with pytest.raises(MissingDependencyError, match=r"pip install 'likewise\[torch\]'"):
         train([["a", "b"]], backend="torch", min_count=1)
+    assert likewise.config.select_backend("auto") == "cpu"
 
 
 def test_empty_vocabulary_is_an_error():

@@ -17,7 +17,7 @@ from ._common import Commands, add_cache_dir, emit, fields_table, input_group, i
 # TrainConfig fields that are options of the same name.
 _CONFIG_FIELDS = (
     "mode dim window negative ns_exponent sample min_count max_items epochs lr min_lr max_context"
-    " neg_group threads seed deterministic backend"
+    " neg_group threads seed deterministic backend device batch_tokens max_row_updates table_dtype"
 ).split()
 
 # Summary keys printed as sentences under the table rather than as rows.
@@ -45,7 +45,17 @@ def cmd_train(args: argparse.Namespace) -> None:
     if args.user_col or args.time_col or args.sessions or args.quantity_col or typed:
         return _train_retail(args)
     config = TrainConfig(**{f: getattr(args, f) for f in _CONFIG_FIELDS})
-    emb = train(input_spec(args), config, progress=False if args.quiet else None, cache_dir=args.cache_dir)
+    emb = train(
+        input_spec(args),
+        config,
+        progress=False if args.quiet else None,
+        cache_dir=args.cache_dir,
+        checkpoint_dir=args.checkpoint_dir,
+        checkpoint_every=args.checkpoint_every,
+        resume=args.resume,
+    )
+    if emb is None:  # a rank other than 0 under torchrun: rank 0 saves the space and reports
+        return None
     emb.save(args.output, overwrite=args.overwrite)
     hist = emb.meta["history"]
     secs = sum(h["seconds"] for h in hist)
@@ -107,6 +117,11 @@ def _train_retail(args: argparse.Namespace) -> None:
         raise LikewiseError(
             "an order or event log needs --basket-col and --item-col (e.g. order_id and product_id), "
             "or --type-cols for one item column per type"
+        )
+    if args.checkpoint_dir or args.resume:
+        raise LikewiseError(
+            "--checkpoint-dir / --resume work for item vectors; with --user-col, --time-col, --sessions, "
+            "--quantity-col or a typed log (customer vectors) training is not checkpointed"
         )
     if args.quantity_col and not args.user_col:
         raise LikewiseError(
@@ -178,6 +193,27 @@ def _type_cols(text: str | None) -> dict[str, str] | None:
 def _epochs(text: str) -> int | str:
     """``--epochs``: a positive int or ``auto``."""
     return "auto" if text == "auto" else positive_int(text)
+
+
+def _device(text: str) -> str:
+    """``--device``: auto, cpu, cuda or cuda:N."""
+    from likewise.config import check_device
+
+    try:
+        return check_device(text)
+    except LikewiseError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _minutes(text: str) -> float:
+    """``--checkpoint-every``: minutes > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of minutes > 0")
+    return value
 
 
 def _show_defaults(parser: argparse.ArgumentParser) -> None:
@@ -293,6 +329,58 @@ def register(commands: Commands) -> None:
     )
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--deterministic", action="store_true", help="one thread, bit-identical runs")
-    r.add_argument("--backend", default="auto", choices=["auto", "cpu", "torch"])
+    r.add_argument(
+        "--backend",
+        default="auto",
+        choices=["auto", "cpu", "torch"],
+        help="cpu: the numba kernel; torch: minibatch SGNS in PyTorch (GPU, or several processes under "
+        "torchrun); auto: torch when installed and a CUDA GPU is present or WORLD_SIZE > 1, else cpu",
+    )
+    r.add_argument(
+        "--device",
+        default="auto",
+        type=_device,
+        help="torch backend: auto (CUDA when present, the GPU of LOCAL_RANK under torchrun), cpu, "
+        "cuda, cuda:N",
+    )
+    r.add_argument(
+        "--batch-tokens",
+        type=positive_int,
+        default=8192,
+        help="torch backend: corpus tokens per step, all processes together",
+    )
+    r.add_argument(
+        "--max-row-updates",
+        type=int,
+        default=64,
+        help="torch backend: a row updated more often in one step moves by this many times the mean "
+        "update instead of the sum (0 = no cap)",
+    )
+    r.add_argument(
+        "--table-dtype",
+        default="float32",
+        choices=["float32", "bfloat16"],
+        help="torch backend: bfloat16 halves the tables' memory (stochastic rounding)",
+    )
     r.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+    c = t.add_argument_group("checkpoints")
+    c.add_argument(
+        "--checkpoint-dir",
+        default=None,
+        metavar="DIR",
+        help="write a checkpoint to DIR/checkpoint at the end of every epoch (atomically)",
+    )
+    c.add_argument(
+        "--checkpoint-every",
+        type=_minutes,
+        default=None,
+        metavar="MINUTES",
+        help="also write one between steps once MINUTES have passed since the last "
+        "(default: epoch ends only)",
+    )
+    c.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue from the checkpoint in --checkpoint-dir (start afresh when there is none)",
+    )
     _show_defaults(t)

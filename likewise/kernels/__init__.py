@@ -1,7 +1,10 @@
-"""Training kernels: pure functions of arrays and scalars, compiled with numba, each with a NumPy reference.
+"""Training kernels: pure functions of arrays and scalars, each with a NumPy reference.
 
-The tables (:mod:`.tables`) are plain NumPy and import without numba, so query code can use them; the
-kernels load numba on first use (``from likewise.kernels import train_sgns_batched_block``).
+The numba kernels (:mod:`.sgns`, :mod:`.batched`) train blocks of sequences one centre at a time; the
+torch kernel (:mod:`.minibatch`, with its counter-based draws in :mod:`.draws`) trains a step of
+sequences at once on any torch device. The tables (:mod:`.tables`) are plain NumPy and import without
+numba, so query code can use them; the kernels load numba on first use (``from likewise.kernels import
+train_sgns_batched_block``), and :mod:`.minibatch` imports torch (``pip install 'likewise[torch]'``).
 ``import likewise`` imports none of this.
 """
 
@@ -10,16 +13,19 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .tables import NEG_CUM_DOMAIN, make_keep_prob, make_neg_cum
+from .tables import NEG_CUM_DOMAIN, make_keep_prob, make_neg_cum, sequence_blocks
 
 __all__ = [
     "MAX_EXP",
     "MODE_BASKET",
     "MODE_SEQUENCE",
     "NEG_CUM_DOMAIN",
+    "build_batch_reference",
     "check_corpus",
     "make_keep_prob",
     "make_neg_cum",
+    "sequence_blocks",
+    "sgns_grads_reference",
     "train_sgns_batched_block",
     "train_sgns_batched_block_reference",
     "train_sgns_batched_block_serial",
@@ -47,6 +53,8 @@ _WHERE = {
     "train_sgns_typed_block_serial": "typed",
     "train_sgns_typed_block_reference": "reference",
     "typed_kernel": "typed",
+    "build_batch_reference": "reference",
+    "sgns_grads_reference": "reference",
 }
 
 

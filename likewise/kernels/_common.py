@@ -22,6 +22,10 @@ from numba import njit
 
 from ..errors import InputError, ItemIndexError
 
+# splitmix64 derives the chunks' seeds here and the minibatch kernel's keys in .draws (no numba there).
+from .draws import MASK64 as MASK64
+from .draws import splitmix64 as splitmix64
+
 __all__ = [
     "F_MAX",
     "LCG_ADD",
@@ -56,7 +60,6 @@ MODE_BASKET = 1
 #: Dot products are clipped to ``[-MAX_EXP, MAX_EXP]`` before the sigmoid, as in word2vec.
 MAX_EXP = 6.0
 
-MASK64 = (1 << 64) - 1
 LCG_MUL = 6364136223846793005
 LCG_ADD = 1442695040888963407
 NEG_CUM_MAX = 2**32  # draws are 32-bit, so the table total must fit
@@ -80,14 +83,6 @@ LOG1P_EXP_TABLE = np.log1p(np.exp(_Z))
 
 # ---------------------------------------------------------------------------------------------------
 # Random streams and chunks (plain Python)
-
-
-def splitmix64(x: int) -> int:
-    """One step of splitmix64: a bijective 64-bit mixer, used to derive per-chunk seeds."""
-    x = (x + 0x9E3779B97F4A7C15) & MASK64
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK64
-    return x ^ (x >> 31)
 
 
 def chunk_states(seed: int, seq_start: int, n_chunks: int) -> np.ndarray:

@@ -1,8 +1,8 @@
 """Plain NumPy/Python versions of the kernels, for tests. Slow on purpose: one line per step.
 
 Each function has the same signature and the same discrete choices (random draws, pairs, negatives) as
-its compiled twin in :mod:`.sgns`; floating-point results agree to rounding (float32 vector math, the
-compiled version may reorder sums).
+its fast twin in :mod:`.sgns`, :mod:`.batched` or :mod:`.minibatch` (torch); floating-point results
+agree to rounding (float32 vector math, the fast version may reorder sums).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..errors import ItemIndexError
+from . import draws
 from ._common import (
     LCG_ADD,
     LCG_MUL,
@@ -28,7 +29,13 @@ from ._common import (
     validate_inputs,
 )
 
-__all__ = ["train_sgns_block_reference", "train_sgns_typed_block_reference"]
+__all__ = [
+    "build_batch_reference",
+    "sgns_grads_reference",
+    "train_sgns_batched_block_reference",
+    "train_sgns_block_reference",
+    "train_sgns_typed_block_reference",
+]
 
 
 class _Stream:
@@ -296,3 +303,95 @@ def train_sgns_typed_block_reference(
                 loss += _typed_pair(kept[i], kept[j], W, C, tables, p.negative, lr, rng)
                 pairs += 1
     return counts[0], counts[1], pairs, loss
+
+
+def build_batch_reference(
+    ids: np.ndarray,
+    lengths: np.ndarray,
+    first: int,
+    keep_prob: np.ndarray,
+    neg_cum: np.ndarray,
+    mode: int,
+    window: int,
+    negative: int,
+    max_context: int,
+    group: int,
+    k0: int,
+    k1: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int, int]:
+    """Reference for :func:`likewise.kernels.minibatch.build_batch`, one token at a time.
+
+    Same parameters (NumPy arrays instead of tensors); returns the fields of its ``Batch``:
+    ``(ctx, tgt, tgt_ok, seen, kept, pairs)``.
+    """
+    groups: list[tuple[int, list[int], list[int]]] = []
+    total = int(neg_cum[-1])
+    t = 0
+    kept_total = pairs = 0
+    for length in lengths.tolist():
+        pos = np.arange(first + t, first + t + length)
+        keys = draws.token_keys(pos, k0, k1).tolist()
+        u = draws.draw(keys, draws.PURPOSE_KEEP).tolist()
+        kept = [
+            (int(ids[t + s]), keys[s])
+            for s in range(length)
+            if keep_prob[ids[t + s]] >= 1 or u[s] * 2.0**-32 < float(keep_prob[ids[t + s]])
+        ]
+        t += length
+        kept_total += len(kept)
+        n = len(kept)
+        for i, (centre, key) in enumerate(kept):
+            if mode == MODE_SEQUENCE:
+                reach = window - ((int(draws.draw(key, draws.PURPOSE_REACH)) * window) >> 32)
+                js = [j for j in range(max(0, i - reach), min(n, i + reach + 1)) if j != i]
+            elif n - 1 > max_context:
+                rel = [
+                    int(draws.draw(key, draws.PURPOSE_SAMPLED + q)) * (n - 1) >> 32
+                    for q in range(max_context)
+                ]
+                js = [r + (r >= i) for r in rel]
+            else:
+                js = [j for j in range(n) if j != i]
+            pairs += len(js)
+            for q, start in enumerate(range(0, len(js), group)):
+                purposes = [draws.negative_purpose(max_context, negative, q, k) for k in range(negative)]
+                r = [(int(x) * total) >> 32 for x in draws.draw(np.full(negative, key), purposes)]
+                negs = [int(np.searchsorted(neg_cum, v, side="right")) for v in r]
+                groups.append((centre, [kept[j][0] for j in js[start : start + group]], negs))
+    width = max([1] + [len(g[1]) for g in groups])
+    ctx = np.full((len(groups), width), -1, dtype=np.int64)
+    tgt = np.zeros((len(groups), 1 + negative), dtype=np.int64)
+    for g, (centre, contexts, negs) in enumerate(groups):
+        ctx[g, : len(contexts)] = contexts
+        tgt[g] = [centre, *negs]
+    ok = np.ones(tgt.shape, dtype=bool)
+    ok[:, 1:] = tgt[:, 1:] != tgt[:, :1]
+    return ctx, tgt, ok, int(t), kept_total, pairs
+
+
+def sgns_grads_reference(
+    w_rows: np.ndarray,
+    c_rows: np.ndarray,
+    ctx: np.ndarray,
+    tgt: np.ndarray,
+    tgt_ok: np.ndarray,
+    lr: float,
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """Reference for :func:`likewise.kernels.minibatch.sgns_grads`: one (context, target) at a time."""
+    dw = np.zeros_like(w_rows)
+    dc = np.zeros_like(c_rows)
+    loss = 0.0
+    lr32 = np.float32(lr)
+    for g in range(len(tgt)):
+        for b in ctx[g][ctx[g] >= 0].tolist():
+            for col, target in enumerate(tgt[g].tolist()):
+                if not tgt_ok[g, col]:
+                    continue
+                f = np.clip(np.dot(w_rows[b], c_rows[target]), np.float32(-MAX_EXP), np.float32(MAX_EXP))
+                z = -f if col == 0 else f
+                q = np.float32(1) / (np.float32(1) + np.exp(-z))  # sigmoid(z)
+                step = q * lr32 if col == 0 else -q * lr32
+                loss += float(np.log1p(np.exp(np.float64(z))))
+                dw[b] += step * c_rows[target]
+                dc[target] += step * w_rows[b]
+    return dw, dc, loss

@@ -1,4 +1,5 @@
-"""Lookup tables the SGNS kernel reads: subsampling keep probabilities and the negative-sampling table.
+"""Lookup tables the SGNS kernels read (subsampling keep probabilities, the negative-sampling table) and
+the cut of a corpus into blocks of whole sequences that the trainers feed them.
 
 Pure NumPy; built once per vocabulary by the trainer and passed to the kernel as plain arrays.
 """
@@ -11,7 +12,7 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["NEG_CUM_DOMAIN", "make_keep_prob", "make_neg_cum"]
+__all__ = ["NEG_CUM_DOMAIN", "make_keep_prob", "make_neg_cum", "sequence_blocks"]
 
 #: Last entry of the table :func:`make_neg_cum` builds (gensim's ``cum_table`` domain).
 NEG_CUM_DOMAIN = 2**31 - 1
@@ -98,3 +99,29 @@ def make_neg_cum(counts: np.ndarray, ns_exponent: float) -> np.ndarray:
     table = np.round(cum / cum[-1] * NEG_CUM_DOMAIN).astype(np.int64)
     table[-1] = NEG_CUM_DOMAIN
     return table
+
+
+def sequence_blocks(offsets: np.ndarray, block_tokens: int) -> list[tuple[int, int]]:
+    """Cut sequences into consecutive blocks of about ``block_tokens`` tokens (whole sequences).
+
+    Block boundaries are the first sequences starting at or after each multiple of ``block_tokens``,
+    so a sequence longer than a block makes a block of its own. The numba trainer runs a kernel call
+    per block; the torch trainer a step.
+
+    Parameters
+    ----------
+    offsets : ndarray of int64, shape (S + 1,)
+    block_tokens : int
+
+    Returns
+    -------
+    list of (int, int)
+        ``(first sequence, end sequence)`` of each non-empty block, in order.
+    """
+    n = len(offsets) - 1
+    if n == 0:
+        return []
+    targets = np.arange(block_tokens, int(offsets[-1]), block_tokens, dtype=np.int64)
+    cuts = np.unique(np.searchsorted(offsets, targets, side="left").clip(1, n))
+    bounds = [0, *[int(c) for c in cuts if 0 < c < n], n]
+    return [(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]

@@ -1,0 +1,196 @@
+"""The numba backend's passes over the corpus: blocks of sequences handed to the compiled kernels.
+
+:func:`likewise.train.train` runs every backend's epochs through one small interface (``n_steps``,
+``epoch``, ``tables``, ``evaluate``, ``shards``, ``restore``, ``lr_at``); :mod:`likewise.train_torch`
+is the other implementation. Here a *step* is a block of about ``BLOCK_TOKENS`` tokens: progress is
+reported and a checkpoint may be written between blocks. The block layout (not the thread count) fixes
+the random streams -- each block's chunks are seeded from the seed, the epoch and the block's first
+sequence -- so a run resumed at a block boundary repeats the lost blocks exactly in deterministic mode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .config import TrainConfig
+from .errors import InputError
+from .kernels.tables import sequence_blocks
+
+__all__ = [
+    "BLOCK_TOKENS",
+    "CHUNKS_PER_THREAD",
+    "DETERMINISTIC_CHUNKS",
+    "NumbaPasses",
+    "TOKENS_PER_THREAD",
+    "epoch_seed",
+    "numba_passes",
+]
+
+# Work is cut into blocks of about this many tokens: progress is reported between blocks, and the
+# block layout (not the thread count) fixes the random streams, so deterministic runs do not depend on it.
+BLOCK_TOKENS = 1 << 20
+# Chunks per block and thread: enough to balance hogwild threads, few enough to keep scratch buffers cheap.
+CHUNKS_PER_THREAD = 4
+DETERMINISTIC_CHUNKS = 8
+# Without a thread count, one thread per this many tokens (a small corpus trains on one).
+TOKENS_PER_THREAD = 50_000
+
+
+def epoch_seed(seed: int, epoch: int) -> int:
+    """The seed of pass ``epoch``'s stream family; blocks and chunks derive theirs inside the kernel."""
+    return (seed * 1_000_003 + epoch) % (2**63)
+
+
+class NumbaPasses:
+    """Epochs of the numba kernel over ``W`` and ``C``, trained in place.
+
+    Parameters
+    ----------
+    ids, offsets : ndarray
+        The packed corpus.
+    W, C : ndarray of float32, shape (V, dim)
+        The tables, trained in place.
+    keep_prob, neg_cum : ndarray
+        Subsampling and negative-sampling tables.
+    config : TrainConfig
+    total_words : int
+        Tokens of all planned passes (the learning-rate schedule's length).
+    kernel : callable
+        One of the block kernels of :mod:`likewise.kernels`.
+    n_chunks : int
+        Chunks per block (the deterministic kernels' layout).
+    block_tokens : int, optional
+        Tokens per block (default :data:`BLOCK_TOKENS`).
+    group : int, optional
+        Contexts sharing one set of negatives (default ``config.neg_group``; 1 for the per-pair kernels).
+    """
+
+    def __init__(
+        self,
+        ids: np.ndarray,
+        offsets: np.ndarray,
+        W: np.ndarray,
+        C: np.ndarray,
+        keep_prob: np.ndarray,
+        neg_cum: np.ndarray,
+        config: TrainConfig,
+        total_words: int,
+        kernel: Callable[..., tuple[int, int, int, float]],
+        n_chunks: int,
+        block_tokens: int | None = None,
+        group: int | None = None,
+    ) -> None:
+        self.ids, self.offsets, self.W, self.C = ids, offsets, W, C
+        self.keep_prob, self.neg_cum, self.config = keep_prob, neg_cum, config
+        self.total_words, self.kernel, self.n_chunks = total_words, kernel, n_chunks
+        self.blocks = sequence_blocks(offsets, block_tokens or BLOCK_TOKENS)
+        self.n_steps = len(self.blocks)
+        self.n_tokens = int(offsets[-1])
+        self.mode = 0 if config.mode == "sequence" else 1
+        # neg_group=1 runs word2vec's own algorithm (per-pair updates, exact sigmoid: kernels/sgns.py);
+        # larger groups the batched kernel, which takes the group size after max_context. ``group``
+        # overrides it (1 for the per-pair typed kernel).
+        group = config.neg_group if group is None else group
+        self.group_arg: tuple[int, ...] = () if group == 1 else (group,)
+
+    def lr_at(self, epoch: int, step: int) -> float:
+        """The learning rate at the start of block ``step`` of pass ``epoch``."""
+        cfg = self.config
+        s0 = self.blocks[step][0] if step < self.n_steps else len(self.offsets) - 1
+        done = epoch * self.n_tokens + int(self.offsets[s0])
+        return max(cfg.min_lr, cfg.lr - (cfg.lr - cfg.min_lr) * done / self.total_words)
+
+    def epoch(
+        self, epoch: int, start: int, counts: dict[str, float], bar: Any, on_step: Any
+    ) -> dict[str, float]:
+        """Train blocks ``start ..`` of pass ``epoch`` from ``counts`` (what it counted before ``start``);
+        call ``on_step(blocks_done, totals)`` after each block; return the pass's counts."""
+        cfg = self.config
+        c = {k: counts.get(k, 0) for k in ("seen", "kept", "pairs", "loss")}
+        seed = epoch_seed(cfg.seed, epoch)
+        for step in range(start, self.n_steps):
+            s0, s1 = self.blocks[step]
+            words_before = epoch * self.n_tokens + int(self.offsets[s0])
+            r = self.kernel(
+                self.ids, self.offsets, s0, s1, self.W, self.C, self.keep_prob, self.neg_cum,
+                self.mode, cfg.window, cfg.negative, cfg.max_context, *self.group_arg,
+                cfg.lr, cfg.min_lr, words_before, self.total_words, seed, self.n_chunks,
+            )  # fmt: skip
+            c["seen"] += int(r[0])
+            c["kept"] += int(r[1])
+            c["pairs"] += int(r[2])
+            c["loss"] += float(r[3])
+            lr_now = self.lr_at(epoch, step)
+            bar.update(int(r[0]), loss=f"{c['loss'] / max(c['pairs'], 1):.4f}", lr=f"{lr_now:.4g}")
+            on_step(step + 1, lambda: dict(c))
+        return c
+
+    def tables(self) -> tuple[np.ndarray, np.ndarray]:
+        """The trained tables (the arrays themselves)."""
+        return self.W, self.C
+
+    def evaluate(self, fn: Callable[[np.ndarray, np.ndarray], Any]) -> Any:
+        """``fn(W, C)``."""
+        return fn(self.W, self.C)
+
+    def shards(self) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+        """The tables as one shard each, and their dtypes (for a checkpoint)."""
+        return {"W": self.W, "C": self.C}, {"W": "float32", "C": "float32"}
+
+    def restore(self, rows: Callable[[str, np.ndarray], np.ndarray]) -> None:
+        """Load every row from ``rows(name, ids)`` (a checkpoint's :meth:`Saved.rows`)."""
+        everything = np.arange(len(self.W), dtype=np.int64)
+        self.W[:] = rows("W", everything)
+        self.C[:] = rows("C", everything)
+
+
+def numba_passes(
+    config: TrainConfig,
+    keep_prob: np.ndarray,
+    neg_cum: np.ndarray,
+    n_tokens: int = 0,
+    counts: np.ndarray | None = None,
+    neg_types: np.ndarray | None = None,
+) -> tuple[Callable[..., NumbaPasses], int, dict[str, Any]]:
+    """The kernel ``config`` asks for, and ``(make, threads, layout)``: ``make(ids, offsets, W, C,
+    total_words)`` builds the passes, ``threads`` is what they use, ``layout`` what fixes the streams.
+
+    Without ``config.threads`` a corpus of ``n_tokens`` gets one thread per :data:`TOKENS_PER_THREAD`
+    (at least one, at most the cores). With ``neg_types`` (a type code per id) the typed per-pair kernel
+    of :mod:`likewise.kernels.typed` draws each pair's negatives from its target's type.
+    """
+    from . import kernels
+
+    classic = config.neg_group == 1
+    if config.deterministic:
+        kernel = kernels.train_sgns_block_serial if classic else kernels.train_sgns_batched_block_serial
+        threads, n_chunks = 1, DETERMINISTIC_CHUNKS
+    else:
+        import numba
+
+        threads = config.threads or numba.config.NUMBA_NUM_THREADS
+        # A small corpus gains nothing from more threads (a pass takes milliseconds) and its few rows
+        # collide under hogwild, so by default it trains on one (and is then the same run to run).
+        auto = max(1, int(n_tokens) // TOKENS_PER_THREAD) if n_tokens else threads
+        threads = min(threads, numba.config.NUMBA_NUM_THREADS, config.threads or auto)
+        numba.set_num_threads(threads)
+        kernel = kernels.train_sgns_block if classic else kernels.train_sgns_batched_block
+        n_chunks = threads * CHUNKS_PER_THREAD
+    group = config.neg_group
+    if neg_types is not None:  # typed negatives: the per-pair kernel, drawing from the centre's type
+        if counts is None:
+            raise InputError("typed negatives need the counts of the ids")
+        kernel = kernels.typed_kernel(counts, neg_types, config.ns_exponent, serial=config.deterministic)
+        group = 1
+
+    def make(
+        ids: np.ndarray, offsets: np.ndarray, W: np.ndarray, C: np.ndarray, total_words: int
+    ) -> NumbaPasses:
+        return NumbaPasses(
+            ids, offsets, W, C, keep_prob, neg_cum, config, total_words, kernel, n_chunks, group=group
+        )
+
+    return make, threads, {"block_tokens": BLOCK_TOKENS, "deterministic_chunks": DETERMINISTIC_CHUNKS}
