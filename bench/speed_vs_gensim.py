@@ -143,7 +143,7 @@ def work_likewise(a: argparse.Namespace) -> dict:
             min_count=p["min_count"],
             epochs=p["epochs"],
             max_context=p.get("max_context", 50),
-            neg_group=p.get("neg_group", 16),
+            neg_group=p.get("neg_group"),  # None: the library default of the mode
             threads=a.threads,
             seed=1,
             progress=False,
@@ -184,13 +184,19 @@ def run_worker(which: str, corpus: Path, threads: int, params: dict, labels: Pat
     if labels is not None:
         cmd += ["--labels", str(labels)]
     env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    load = os.getloadavg()[0]  # the machine's load (others' jobs included) as the run starts
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     if proc.returncode != 0 or not lines:
         sys.exit(f"{which} worker failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
     res = json.loads(lines[-1][len("RESULT ") :])
     res["who"] = which
-    print(f"  {which:8s} {res['words_per_s']:>12,.0f} words/s  train {res['train_s']:7.1f} s", flush=True)
+    res["load"] = load
+    print(
+        f"  {which:8s} {res['words_per_s']:>12,.0f} words/s  train {res['train_s']:7.1f} s  "
+        f"peak {res['peak_rss_mib']:5.0f} MiB  load {load:.1f}",
+        flush=True,
+    )
     return res
 
 
@@ -199,7 +205,8 @@ def warm_up() -> None:
     one-time cost of a fresh install, like building gensim's C extension)."""
     from likewise.train import train
 
-    train([["a", "b", "c", "d"]] * 50, min_count=1, epochs=1, dim=8, progress=False)
+    # the width the runs use: from 32 columns up the kernel is compiled for the exact width
+    train([["a", "b", "c", "d"]] * 50, min_count=1, epochs=1, dim=TEXT["dim"], progress=False)
 
 
 def text_corpus(tokens: int | None, install: bool) -> Path:
@@ -242,14 +249,33 @@ def table(rows: list[dict], cols: list[tuple[str, str, str]]) -> str:
 
 
 def summarise(results: list[dict], cols) -> tuple[str, dict]:
+    """The runs, then min / median / max of each trainer's numbers (each column on its own)."""
     rows, med = [], {}
     for who in ("gensim", "likewise"):
         mine = [r for r in results if r["who"] == who]
-        m = {k: statistics.median(r[k] for r in mine) for k in mine[0] if isinstance(mine[0][k], int | float)}
-        m["who"] = who + " (median)"
-        med[who] = m
-        rows += [dict(r, who=f"{who} #{i + 1}") for i, r in enumerate(mine)] + [m]
+        numeric = [k for k in mine[0] if isinstance(mine[0][k], int | float)]
+        rows += [dict(r, who=f"{who} #{i + 1}") for i, r in enumerate(mine)]
+        for stat, fn in (("min", min), ("median", statistics.median), ("max", max)):
+            if stat != "median" and len(mine) < 3:
+                continue
+            m = {k: fn(r[k] for r in mine) for k in numeric}
+            m["who"] = f"{who} ({stat})"
+            rows.append(m)
+            if stat == "median":
+                med[who] = m
     return table(rows, cols), med
+
+
+def paired(results: list[dict], key: str, how) -> list[float]:
+    """``how(likewise, gensim)`` of each run: the runs alternate, so run i pairs the i-th of each."""
+    g = [r for r in results if r["who"] == "gensim"]
+    lw = [r for r in results if r["who"] == "likewise"]
+    return [how(b[key], a[key]) for a, b in zip(g, lw, strict=True)]
+
+
+def spread(values: list[float], fmt: str) -> str:
+    lo, mid, hi = min(values), statistics.median(values), max(values)
+    return f"min {lo:{fmt}}, median {mid:{fmt}}, max {hi:{fmt}}"
 
 
 def alternate(runs: int, corpus: Path, threads: int, params: dict, labels: Path | None = None) -> list[dict]:
@@ -272,10 +298,13 @@ def scaling(corpus: Path, threads: int) -> None:
         rows.append({"what": f"threads={t}", **run_worker("likewise", corpus, t, one)})
     rows.append(dict(rows[-1], what="corpus x1"))
     lines = corpus.read_text(encoding="utf-8")
-    for mult in (2, 4):
+    for mult in (4, 16):
         big = DATA / f"{corpus.stem}-x{mult}.txt"
         if not big.exists():
-            big.write_text(lines * mult, encoding="utf-8")
+            with open(big.with_suffix(".tmp"), "w", encoding="utf-8") as f:
+                for _ in range(mult):
+                    f.write(lines)
+            big.with_suffix(".tmp").rename(big)
         rows.append({"what": f"corpus x{mult}", **run_worker("likewise", big, threads, one)})
     rng = np.random.default_rng(0)
     for v in (10_000, 100_000, 1_000_000):
@@ -291,6 +320,9 @@ def scaling(corpus: Path, threads: int) -> None:
             )
         r = run_worker("likewise", path, threads, dict(one, evaluate=False))
         rows.append({"what": f"vocab {r['vocab']:,}", **r})
+    for r in rows:  # the bound: peak = the two float32 tables + what is left (runtime, one block)
+        r["tables_mib"] = 2 * r["vocab"] * TEXT["dim"] * 4 / 2**20
+        r["rest_mib"] = r["peak_rss_mib"] - r["tables_mib"]
     print("\nlikewise scaling (1 epoch each; words/s = raw tokens / train seconds)")
     cols = [
         ("what", "run", "s"),
@@ -299,8 +331,17 @@ def scaling(corpus: Path, threads: int) -> None:
         ("words_per_s", "words/s", ",.0f"),
         ("train_s", "train s", ".1f"),
         ("peak_rss_mib", "peak MiB", ".0f"),
+        ("tables_mib", "tables MiB", ".0f"),
+        ("rest_mib", "rest MiB", ".0f"),
+        ("load", "load", ".1f"),
     ]
     print(table(rows, cols))
+    curve = [r for r in rows if r["what"].startswith("corpus")]
+    print(
+        "peak memory against corpus size (x1, x4, x16): "
+        + ", ".join(f"{r['peak_rss_mib']:.0f}" for r in curve)
+        + f" MiB; rest (peak - tables): {spread([r['rest_mib'] for r in rows], '.0f')} MiB"
+    )
 
 
 def main() -> None:
@@ -310,7 +351,10 @@ def main() -> None:
     ap.add_argument("--params", help=argparse.SUPPRESS)
     ap.add_argument("--labels", help=argparse.SUPPRESS)
     ap.add_argument("--tokens", type=int, default=None, help="cut the text corpus to about N tokens")
-    ap.add_argument("--runs", type=int, default=2, help="runs of each trainer, alternating")
+    ap.add_argument("--runs", type=int, default=3, help="runs of each trainer, alternating")
+    ap.add_argument(
+        "--no-text", action="store_true", help="skip the text comparison (baskets or scaling alone)"
+    )
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--baskets", type=int, default=0, help="add the basket-mode comparison on N baskets")
     ap.add_argument("--scaling", action="store_true", help="add likewise's scaling figures")
@@ -326,7 +370,7 @@ def main() -> None:
     corpus = text_corpus(a.tokens, a.install)
     warm_up()
     print(f"text corpus: {corpus} ({corpus.stat().st_size / 2**20:.0f} MiB); {a.threads} threads; {text}")
-    results = alternate(a.runs, corpus, a.threads, text)
+    results = [] if a.no_text else alternate(a.runs, corpus, a.threads, text)
     cols = [
         ("who", "trainer", "s"),
         ("words_per_s", "words/s", ",.0f"),
@@ -337,8 +381,9 @@ def main() -> None:
         ("analogy_n", "questions", ".0f"),
         ("ws353", "WS353", ".4f"),
         ("simlex", "SimLex", ".4f"),
+        ("load", "load", ".1f"),
     ]
-    text_table, text_med = summarise(results, cols)
+    text_table, text_med = summarise(results, cols) if results else ("", {})
     basket_table = None
     if a.baskets:
         path, labels, largest = basket_corpus(a.baskets)
@@ -356,18 +401,37 @@ def main() -> None:
             ("train_s", "train s", ".1f"),
             ("peak_rss_mib", "peak MiB", ".0f"),
             ("purity", "kNN purity@10", ".4f"),
+            ("load", "load", ".1f"),
         ]
         basket_table, bmed = summarise(bres, bcols)
     if a.scaling:
         scaling(corpus, a.threads)
     if basket_table:
         ratio_b = bmed["likewise"]["words_per_s"] / bmed["gensim"]["words_per_s"]
-        print(
-            f"\nbasket mode ({a.baskets:,} baskets)\n{basket_table}\n"
-            f"basket ratio likewise/gensim: {ratio_b:.2f}x"
-        )
+        print(f"\nbasket mode ({a.baskets:,} baskets)\n{basket_table}")
+        print("basket ratio per run: " + spread(paired(bres, "words_per_s", lambda x, y: x / y), ".2f"))
+        mem_b = bmed["likewise"]["peak_rss_mib"] / bmed["gensim"]["peak_rss_mib"]
+        print(f"basket peak memory likewise/gensim: {mem_b:.2f}")
+        print(f"basket ratio likewise/gensim: {ratio_b:.2f}x")
+    if not results:
+        return None
     g, lw = text_med["gensim"], text_med["likewise"]
     print(f"\ntext, sg neg5 win5 dim100 min_count5 sample1e-3 x{text['epochs']} epochs\n{text_table}")
+    gaps = (
+        paired(results, "analogy", lambda x, y: 100 * (x - y)),
+        paired(results, "ws353", lambda x, y: x - y),
+        paired(results, "simlex", lambda x, y: x - y),
+    )
+    print(
+        f"quality gaps per run (likewise - gensim): analogy pts {spread(gaps[0], '+.2f')}; "
+        f"WS353 {spread(gaps[1], '+.4f')}; SimLex {spread(gaps[2], '+.4f')}"
+    )
+    print("words/s ratio per run: " + spread(paired(results, "words_per_s", lambda x, y: x / y), ".2f"))
+    print(
+        "peak memory likewise/gensim per run: "
+        + spread(paired(results, "peak_rss_mib", lambda x, y: x / y), ".2f")
+        + f" (medians {lw['peak_rss_mib']:.0f} / {g['peak_rss_mib']:.0f} MiB)"
+    )
     print(
         f"quality gaps (likewise - gensim): analogy {100 * (lw['analogy'] - g['analogy']):+.2f} pts, "
         f"WS353 {lw['ws353'] - g['ws353']:+.4f}, SimLex {lw['simlex'] - g['simlex']:+.4f}"

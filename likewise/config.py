@@ -18,11 +18,24 @@ import numpy as np
 from ._check import check_int, check_real
 from .errors import InputError, MissingDependencyError
 
-__all__ = ["Backend", "EpochStats", "Mode", "TableDtype", "TrainConfig", "check_device", "select_backend"]
+__all__ = [
+    "NEG_GROUP",
+    "Backend",
+    "EpochStats",
+    "Mode",
+    "TableDtype",
+    "TrainConfig",
+    "check_device",
+    "neg_group_for",
+    "select_backend",
+]
 
 Mode = Literal["auto", "sequence", "basket"]
 Backend = Literal["auto", "cpu", "torch"]
 TableDtype = Literal["float32", "bfloat16"]
+
+#: ``neg_group`` by mode when the config leaves it None (measured in docs/speed.md).
+NEG_GROUP = {"sequence": 16, "basket": 4}
 
 
 @dataclass
@@ -69,11 +82,12 @@ class TrainConfig:
         Learning rate, decayed linearly from ``lr`` to ``min_lr`` over all epochs.
     max_context : int
         Basket mode: contexts per item; larger baskets are sampled so cost stays linear in basket size.
-    neg_group : int
+    neg_group : int, optional
         Contexts of one item that share one set of negative samples and train together as small
         matrix products (HogBatch, Ji et al. 2016). 1 is classic word2vec: a fresh set per pair and
-        the exact sigmoid (the kernel of :mod:`likewise.kernels.sgns`). Larger is faster at equal
-        quality (see ``bench/speed_vs_gensim.py``).
+        the exact sigmoid (the kernel of :mod:`likewise.kernels.sgns`). Larger is faster. Default
+        (None): :data:`NEG_GROUP` of the mode, 16 for sequences and 4 for baskets, where sharing a
+        set among all of a basket's items cost kNN purity (``bench/speed_vs_gensim.py``).
     threads : int, optional
         Worker threads. Default: all cores, but no more than one per 50,000 tokens (a small corpus
         trains on one thread: it gains nothing from more, and is then the same from run to run).
@@ -121,7 +135,7 @@ class TrainConfig:
     lr: float = 0.025
     min_lr: float = 0.0001
     max_context: int = 50
-    neg_group: int = 16
+    neg_group: int | None = None
     threads: int | None = None
     seed: int = 1
     deterministic: bool = False
@@ -140,7 +154,6 @@ class TrainConfig:
             ("window", 1),
             ("min_count", 1),
             ("max_context", 1),
-            ("neg_group", 1),
             ("negative", 0),
             ("batch_tokens", 1),
             ("max_row_updates", 0),
@@ -151,6 +164,8 @@ class TrainConfig:
             check_int("epochs", self.epochs, 1, "or 'auto'")
         if self.max_items is not None:
             check_int("max_items", self.max_items, 1, "or None")
+        if self.neg_group is not None:
+            check_int("neg_group", self.neg_group, 1, "or None (by mode)")
         if self.threads is not None:
             check_int("threads", self.threads, 1, "or None (all cores)")
         lr = check_real("lr", self.lr)
@@ -214,6 +229,27 @@ class EpochStats:
 
 
 _DEVICE = re.compile(r"(auto|cpu|cuda(:[0-9]+)?)")
+
+
+def neg_group_for(config: TrainConfig) -> int:
+    """``config.neg_group``, or the default of its mode (:data:`NEG_GROUP`) when it is None.
+
+    Parameters
+    ----------
+    config : TrainConfig
+        With ``mode`` resolved to "sequence" or "basket" when ``neg_group`` is None.
+
+    Returns
+    -------
+    int
+    """
+    if config.neg_group is not None:
+        return int(config.neg_group)
+    if config.mode not in NEG_GROUP:
+        raise InputError(
+            f"mode == {config.mode!r}: neg_group=None needs 'sequence' or 'basket' (resolve 'auto')"
+        )
+    return NEG_GROUP[config.mode]
 
 
 def check_device(device: object) -> str:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
@@ -50,7 +51,15 @@ from .errors import CorruptModelError, InputError, ItemIndexError
 from .readers import InputSpec
 from .vocab import Dropped, Vocab
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "Corpus", "build_corpus", "cache_key", "corpus_from_sequences"]
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "Corpus",
+    "build_corpus",
+    "cache_key",
+    "corpus_from_sequences",
+    "release_pages",
+]
 
 _FILES = ("ids.npy", "offsets.npy", "vocab.json", "counts.npy", "manifest.json")
 _HASH_ELEMENTS = 1 << 22  # array elements hashed at a time when verifying checksums
@@ -211,7 +220,50 @@ def _array_sha256(arr: np.ndarray) -> str:
     sha = hashlib.sha256()
     for start in range(0, len(arr), _HASH_ELEMENTS):
         sha.update(np.ascontiguousarray(arr[start : start + _HASH_ELEMENTS]).data)
+        release_pages(arr, start, start + _HASH_ELEMENTS)
     return sha.hexdigest()
+
+
+def _file_mapping(arr: np.ndarray) -> mmap.mmap | None:
+    """The read-only file mapping ``arr`` is a view of, or None (an array in memory, a writeable map)."""
+    if arr.flags.writeable:
+        return None  # dropping pages of a private writeable map would lose its changes
+    base = arr.base
+    while base is not None and not isinstance(base, mmap.mmap):
+        base = getattr(base, "base", None)
+    return base
+
+
+def release_pages(arr: np.ndarray, start: int, stop: int) -> None:
+    """Let the kernel take back the resident pages of ``arr[start:stop]`` when ``arr`` is memory-mapped.
+
+    A corpus is read through a read-only memory map, so every page read stays in the process's resident
+    memory until it is unmapped; a pass over a corpus larger than memory would push out everything else.
+    Released pages are read again from the page cache (or the disk) on the next access, so training
+    calls this after each block: its resident share of the corpus is one block, whatever the corpus size.
+    Only the pages wholly inside the range are released. No effect on an array held in memory, on a
+    writeable map, or where ``madvise`` is not available.
+
+    Parameters
+    ----------
+    arr : ndarray, 1-D and C-contiguous
+        Typically ``Corpus.ids`` or ``Corpus.offsets``.
+    start, stop : int
+        Element range; clipped to the array.
+    """
+    mapping = _file_mapping(arr) if arr.ndim == 1 and arr.flags.c_contiguous else None
+    if mapping is None or not hasattr(mapping, "madvise"):
+        return
+    start, stop = max(0, int(start)), min(len(arr), int(stop))
+    if stop <= start:
+        return
+    origin = np.frombuffer(mapping, dtype=np.uint8).__array_interface__["data"][0]
+    first = arr.__array_interface__["data"][0] - origin + start * arr.itemsize
+    last = first + (stop - start) * arr.itemsize
+    page = mmap.PAGESIZE
+    lo, hi = -(-first // page) * page, last // page * page
+    if hi > lo:
+        mapping.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
 
 
 def _verify_checksums(path: Path, manifest: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:

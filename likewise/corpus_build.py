@@ -24,7 +24,7 @@ from . import readers
 from ._fileio import file_entry, write_npy, write_text
 from .errors import InputError
 from .readers import InputSpec
-from .vocab import Vocab
+from .vocab import Vocab, ranked_vocab
 
 __all__ = [
     "FORMAT",
@@ -35,6 +35,7 @@ __all__ = [
     "SEQ_CHUNK",
     "compile_log",
     "compile_sequences",
+    "make_ranked_vocab",
     "make_vocab",
 ]
 
@@ -43,7 +44,7 @@ FORMAT_VERSION = 1
 #: The ``format`` field of a corpus manifest; a folder whose manifest says otherwise is not a corpus.
 FORMAT = "likewise-corpus"
 NPY_HEADER = 128  # bytes; fixed so the header can be rewritten with the final length
-_BLOCK_TOKENS = 1 << 22  # tokens remapped at a time (bounds the transient arrays to ~50 MiB)
+_BLOCK_TOKENS = 1 << 20  # tokens remapped at a time (bounds the transient arrays to ~20 MiB)
 SEQ_CHUNK = 1 << 16  # in-memory sequences taken at a time
 
 
@@ -152,17 +153,34 @@ class CorpusWriter:
         self.offsets.close()
 
 
+def _empty_vocab_error(what: str, n_keys: int, top: str, n: int, min_count: int) -> InputError:
+    if n_keys == 0:
+        return InputError(f"the input holds no {what}s")
+    return InputError(
+        f"no {what} occurs at least min_count={min_count} times "
+        f"(the most frequent, {top!r}, occurs {n} times): the corpus would be empty"
+    )
+
+
 def make_vocab(counts: dict[str, int], min_count: int, max_items: int | None, what: str) -> Vocab:
     vocab = Vocab.from_counts(counts, min_count=min_count, max_items=max_items, what=what)
     if len(vocab) == 0:
-        if not counts:
-            raise InputError(f"the input holds no {what}s")
-        top, n = max(counts.items(), key=lambda kc: kc[1])
-        raise InputError(
-            f"no {what} occurs at least min_count={min_count} times "
-            f"(the most frequent, {top!r}, occurs {n} times): the corpus would be empty"
-        )
+        top, n = max(counts.items(), key=lambda kc: kc[1]) if counts else ("", 0)
+        raise _empty_vocab_error(what, len(counts), top, n, min_count)
     return vocab
+
+
+def make_ranked_vocab(
+    keys: list[str], counts: np.ndarray, min_count: int, max_items: int | None, what: str
+) -> tuple[Vocab, np.ndarray]:
+    """:func:`make_vocab` for parallel keys and counts; also where each vocabulary key was in ``keys``."""
+    vocab, source = ranked_vocab(keys, counts, min_count=min_count, max_items=max_items, what=what)
+    if len(vocab) == 0:
+        top = int(np.argmax(counts)) if len(counts) else 0
+        raise _empty_vocab_error(
+            what, len(keys), keys[top] if keys else "", int(counts.max(initial=0)), min_count
+        )
+    return vocab, source
 
 
 def compile_sequences(
@@ -191,6 +209,10 @@ def compile_sequences(
             fl.write(lengths.data)
             n_tokens += n
     keys = list(index)
+    # The factory is a bound method of the dict itself: a reference cycle that only the cyclic
+    # collector would free. Break it so the index (every distinct key) goes now.
+    index.default_factory = None
+    del index, get
     bad = next((k for k in keys if not isinstance(k, str)), None)
     if bad is not None:
         raise InputError(f"{what} keys must be str, got {type(bad).__name__} {bad!r}")
@@ -209,11 +231,10 @@ def compile_sequences(
     with open(prov_ids, "rb") as fh:
         for _ in range(0, n_tokens, _BLOCK_TOKENS):
             counts += np.bincount(np.fromfile(fh, dtype=np.int32, count=_BLOCK_TOKENS), minlength=len(keys))
-    vocab = make_vocab(dict(zip(keys, counts.tolist(), strict=True)), min_count, max_items, what)
-    lut = np.full(len(keys), -1, dtype=np.int32)
-    lut[np.fromiter((index[k] for k in vocab.keys), dtype=np.int64, count=len(vocab))] = np.arange(
-        len(vocab), dtype=np.int32
-    )
+    vocab, source = make_ranked_vocab(keys, counts, min_count, max_items, what)
+    del keys
+    lut = np.full(len(counts), -1, dtype=np.int32)
+    lut[source] = np.arange(len(vocab), dtype=np.int32)
     lengths_mm = np.memmap(prov_lengths, dtype=np.int64, mode="r", shape=(n_seq,))
     writer = CorpusWriter(folder)
     try:

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ._check import check_k, check_vectors, is_batch, is_item, jsonable
+from ._threads import BATCH_MIN_QUERIES
 from .affinity import BasketQueries
 from .analogies import WordQueries
 from .errors import InputError, ItemIndexError, SpaceMismatchError
@@ -98,6 +99,7 @@ class Embeddings(BasketQueries, WordQueries, ItemTable, SpaceFiles):
         self._fingerprint = fingerprint
         self._normed: np.ndarray | None = None
         self._index: Any = None  # an attached likewise.index.AnnIndex, used by queries without restrict
+        self._scan: Any = None  # likewise.index.ScanTable: int8 rows for exact single queries
         self._customers: Any = None  # an attached likewise.retail.CustomerTable
         self._context: np.ndarray | None = None  # skip-gram's output table, when kept
         self._types = None  # the type of each row (likewise.itemtypes.ItemTypes) in a typed space
@@ -415,6 +417,14 @@ class Embeddings(BasketQueries, WordQueries, ItemTable, SpaceFiles):
             found = ann_top_k(self._index, self.normed, queries, k, ex_rows, ex_ids)
             if found is not None:
                 return found
+        if restrict is None and method == "dot" and len(queries) < BATCH_MIN_QUERIES:
+            from .index import SCAN_MIN_ROWS, ScanTable, scan_top_k
+
+            if len(self) >= SCAN_MIN_ROWS:  # exact, through int8 rows: a quarter of the reads
+                self._scan = self._scan or ScanTable(self.normed)
+                found = scan_top_k(self._scan, queries, k, ex_rows, ex_ids)
+                if found is not None:
+                    return found
         table, cand = self._candidates(restrict)
         ex_rows = np.asarray(ex_rows, dtype=np.int64)
         ex_ids = np.asarray(ex_ids, dtype=np.int64)

@@ -34,7 +34,7 @@ from .auto import (
     validation_queries,
 )
 from .checkpoint import MUST_MATCH, MUST_MATCH_TORCH, Checkpoints, data_identity, run_state
-from .config import EpochStats, TrainConfig, select_backend
+from .config import EpochStats, TrainConfig, neg_group_for, select_backend
 from .distributed import Dist
 from .errors import InputError
 
@@ -280,7 +280,7 @@ def _train_corpus(
         )
     counts = np.asarray(vocab.counts, dtype=np.int64)
     sample, sample_reason = resolve_sample(counts, config.sample, config.mode)
-    config = dataclasses.replace(config, sample=sample)
+    config = dataclasses.replace(config, sample=sample, neg_group=neg_group_for(config))
     t_start = time.perf_counter()
     notes: dict[str, Any] = {}
     W, C, history, threads = _train_tables(
@@ -394,13 +394,15 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes,
     ids = np.ascontiguousarray(ids, dtype=np.int32)
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     rng = np.random.default_rng(config.seed)
+    # word2vec's initialisation: input rows small uniform noise, output rows zero; built in place (no
+    # temporaries as large as a table). Given tables are copied: the caller's are never trained in place.
     if W is None:
-        # word2vec's initialisation: input rows small uniform noise, output rows zero.
-        W = ((rng.random((n_items, dim), dtype=np.float32) - 0.5) / dim).astype(np.float32)
-    if C is None:
-        C = np.zeros((n_items, dim), dtype=np.float32)
-    W = np.array(W, dtype=np.float32, order="C")  # copies: the caller's tables are never trained in place
-    C = np.array(C, dtype=np.float32, order="C")
+        W = rng.random((n_items, dim), dtype=np.float32)
+        W -= 0.5
+        W /= dim
+    else:
+        W = np.array(W, dtype=np.float32, order="C")
+    C = np.zeros((n_items, dim), dtype=np.float32) if C is None else np.array(C, dtype=np.float32, order="C")
     if W.shape != (n_items, dim) or C.shape != (n_items, dim):
         raise InputError(
             f"starting tables have shapes {W.shape} and {C.shape}; expected ({n_items}, {dim}) "
@@ -410,6 +412,8 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes,
         raise InputError(
             f"mode == {config.mode!r}: packed ids need 'sequence' or 'basket' (resolve 'auto' first)"
         )
+    # neg_group unset: the mode's default (config.NEG_GROUP), resolved once for every backend
+    config = dataclasses.replace(config, neg_group=neg_group_for(config))
     keep_prob = kernels.make_keep_prob(counts, resolve_sample(counts, config.sample, config.mode)[0])
     neg_cum = kernels.make_neg_cum(counts, config.ns_exponent)
     run_ = run or Run.of(config)

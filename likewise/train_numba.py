@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .config import TrainConfig
+from .config import TrainConfig, neg_group_for
+from .corpus import release_pages
 from .errors import InputError
 from .kernels.tables import sequence_blocks
 
@@ -32,8 +33,9 @@ __all__ = [
 # Work is cut into blocks of about this many tokens: progress is reported between blocks, and the
 # block layout (not the thread count) fixes the random streams, so deterministic runs do not depend on it.
 BLOCK_TOKENS = 1 << 20
-# Chunks per block and thread: enough to balance hogwild threads, few enough to keep scratch buffers cheap.
-CHUNKS_PER_THREAD = 4
+# Chunks per block and thread: threads claim them one at a time, so a thread the OS leaves out on a busy
+# machine holds back one small chunk at a block's end; each chunk still spans tens of thousands of tokens.
+CHUNKS_PER_THREAD = 16
 DETERMINISTIC_CHUNKS = 8
 # Without a thread count, one thread per this many tokens (a small corpus trains on one).
 TOKENS_PER_THREAD = 50_000
@@ -93,7 +95,7 @@ class NumbaPasses:
         # neg_group=1 runs word2vec's own algorithm (per-pair updates, exact sigmoid: kernels/sgns.py);
         # larger groups the batched kernel, which takes the group size after max_context. ``group``
         # overrides it (1 for the per-pair typed kernel).
-        group = config.neg_group if group is None else group
+        group = neg_group_for(config) if group is None else group
         self.group_arg: tuple[int, ...] = () if group == 1 else (group,)
 
     def lr_at(self, epoch: int, step: int) -> float:
@@ -119,6 +121,9 @@ class NumbaPasses:
                 self.mode, cfg.window, cfg.negative, cfg.max_context, *self.group_arg,
                 cfg.lr, cfg.min_lr, words_before, self.total_words, seed, self.n_chunks,
             )  # fmt: skip
+            # a memory-mapped corpus keeps one block resident, not all it has read
+            release_pages(self.ids, int(self.offsets[s0]), int(self.offsets[s1]))
+            release_pages(self.offsets, s0, s1)
             c["seen"] += int(r[0])
             c["kept"] += int(r[1])
             c["pairs"] += int(r[2])
@@ -164,7 +169,7 @@ def numba_passes(
     """
     from . import kernels
 
-    classic = config.neg_group == 1
+    classic = neg_group_for(config) == 1
     if config.deterministic:
         kernel = kernels.train_sgns_block_serial if classic else kernels.train_sgns_batched_block_serial
         threads, n_chunks = 1, DETERMINISTIC_CHUNKS
@@ -179,7 +184,7 @@ def numba_passes(
         numba.set_num_threads(threads)
         kernel = kernels.train_sgns_block if classic else kernels.train_sgns_batched_block
         n_chunks = threads * CHUNKS_PER_THREAD
-    group = config.neg_group
+    group = neg_group_for(config)
     if neg_types is not None:  # typed negatives: the per-pair kernel, drawing from the centre's type
         if counts is None:
             raise InputError("typed negatives need the counts of the ids")

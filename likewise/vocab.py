@@ -19,7 +19,7 @@ from .errors import InputError, ItemIndexError, UnknownItemError
 #: Characters of an unknown key that "did you mean" compares (keeps the error path's work bounded).
 MAX_SUGGEST_CHARS = 200
 
-__all__ = ["Dropped", "Vocab"]
+__all__ = ["Dropped", "Vocab", "ranked_vocab"]
 
 OnUnknown = Literal["raise", "skip"]
 
@@ -75,18 +75,9 @@ class Vocab:
         max_items : int, optional
             Keep at most this many keys (the most frequent).
         """
-        if min_count < 1:
-            raise InputError(f"min_count == {min_count}, must be >= 1")
-        if max_items is not None and max_items < 1:
-            raise InputError(f"max_items == {max_items}, must be >= 1 or None")
-        ranked = sorted(((k, int(c)) for k, c in counts.items()), key=lambda kc: (-kc[1], kc[0]))
-        kept = [kc for kc in ranked if kc[1] >= min_count]
-        below = [kc for kc in ranked if kc[1] < min_count]
-        past = kept[max_items:] if max_items is not None else []
-        kept = kept[:max_items] if max_items is not None else kept
-        vocab = cls([k for k, _ in kept], [c for _, c in kept], what=what)
-        vocab.dropped = Dropped.build(below, past, min_count=min_count, max_items=max_items)
-        return vocab
+        keys = list(counts)
+        values = np.fromiter((int(counts[k]) for k in keys), dtype=np.int64, count=len(keys))
+        return ranked_vocab(keys, values, min_count=min_count, max_items=max_items, what=what)[0]
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -316,3 +307,71 @@ class Dropped:
         if not len(out.keys) == len(out.counts) == len(out.reasons):
             raise InputError("malformed record of dropped keys: keys, counts and reasons differ in length")
         return out
+
+
+def ranked_vocab(
+    keys: Sequence[str],
+    counts: np.ndarray,
+    *,
+    min_count: int = 1,
+    max_items: int | None = None,
+    what: str = "item",
+) -> tuple[Vocab, np.ndarray]:
+    """:meth:`Vocab.from_counts` for parallel ``keys`` and ``counts``, with where each kept key came from.
+
+    Only the kept keys and the candidates for :attr:`Dropped.keys` are sorted, so a corpus with many
+    rare keys (most of them below ``min_count``) costs memory for the vocabulary, not for every key.
+
+    Parameters
+    ----------
+    keys : sequence of str
+        Distinct keys.
+    counts : ndarray of int, shape (len(keys),)
+        Occurrences of each key.
+    min_count, max_items, what
+        As in :meth:`Vocab.from_counts`.
+
+    Returns
+    -------
+    vocab : Vocab
+        Sorted by descending count, ties by key; ``vocab.dropped`` says what the rules removed.
+    source : ndarray of int64, shape (len(vocab),)
+        ``keys[source[i]]`` is ``vocab.keys[i]``.
+    """
+    if min_count < 1:
+        raise InputError(f"min_count == {min_count}, must be >= 1")
+    if max_items is not None and max_items < 1:
+        raise InputError(f"max_items == {max_items}, must be >= 1 or None")
+    counts = np.asarray(counts, dtype=np.int64).reshape(-1)
+    if len(counts) != len(keys):
+        raise InputError(f"{len(keys)} keys but {len(counts)} counts; they must match")
+
+    def rank(ids: np.ndarray) -> list[int]:
+        c = counts.tolist()
+        return sorted(ids.tolist(), key=lambda i: (-c[i], keys[i]))
+
+    order = rank(np.flatnonzero(counts >= min_count))
+    past = order[max_items:] if max_items is not None else []
+    order = order[:max_items] if max_items is not None else order
+    below = np.flatnonzero(counts < min_count)
+    tokens = int(counts[below].sum()) + int(counts[past].sum())
+    if len(below) > MAX_DROPPED_KEYS:  # only keys at least as frequent as the cut can be listed
+        cut = np.partition(counts[below], len(below) - MAX_DROPPED_KEYS)[len(below) - MAX_DROPPED_KEYS]
+        below_listed = below[counts[below] >= cut]
+    else:
+        below_listed = below
+    reason = {int(i): "max_items" for i in past}
+    listed = rank(np.concatenate([np.asarray(past, dtype=np.int64), below_listed]))[:MAX_DROPPED_KEYS]
+    source = np.asarray(order, dtype=np.int64)
+    vocab = Vocab([keys[i] for i in order], counts[source], what=what)
+    vocab.dropped = Dropped(
+        min_count=int(min_count),
+        max_items=None if max_items is None else int(max_items),
+        below_min_count=len(below),
+        past_max_items=len(past),
+        tokens=tokens,
+        keys=[keys[i] for i in listed],
+        counts=[int(counts[i]) for i in listed],
+        reasons=[reason.get(i, "min_count") for i in listed],
+    )
+    return vocab, source

@@ -264,3 +264,64 @@ def test_bit_flipped_cache_entry_is_rebuilt(tmp_path: Path) -> None:
     assert again.path == first.path
     np.testing.assert_array_equal(again.ids, good_ids)
     assert Corpus.open(again.path).n_tokens == 12  # verifies
+
+
+def _ranked_by_sorting_everything(counts: dict[str, int], min_count: int, max_items: int | None, cap: int):
+    """The rule ranked_vocab implements, written the direct way: sort every key."""
+    ranked = sorted(counts.items(), key=lambda kc: (-kc[1], kc[0]))
+    kept = [kc for kc in ranked if kc[1] >= min_count]
+    below = [kc for kc in ranked if kc[1] < min_count]
+    past = kept[max_items:] if max_items is not None else []
+    kept = kept[:max_items] if max_items is not None else kept
+    tagged = [(k, c, "max_items") for k, c in past] + [(k, c, "min_count") for k, c in below]
+    tagged = sorted(tagged, key=lambda t: (-t[1], t[0]))[:cap]
+    return kept, len(below), len(past), sum(c for _, c in below + past), tagged
+
+
+@pytest.mark.parametrize("max_items", [None, 7])
+def test_ranked_vocab_sorts_only_what_it_keeps_and_lists(monkeypatch, max_items) -> None:
+    """ranked_vocab (used by the text compiler and Vocab.from_counts) equals sorting every key, also
+    when more keys are dropped than Dropped lists (only candidates at or above the cut are sorted)."""
+    from likewise import vocab as vocab_mod
+
+    monkeypatch.setattr(vocab_mod, "MAX_DROPPED_KEYS", 5)
+    rng = np.random.default_rng(0)
+    keys = [f"k{i:03d}" for i in rng.permutation(300)]
+    counts = np.minimum(rng.zipf(1.6, size=300), 50).astype(np.int64)
+    vocab, source = vocab_mod.ranked_vocab(keys, counts, min_count=3, max_items=max_items)
+    kept, n_below, n_past, tokens, tagged = _ranked_by_sorting_everything(
+        dict(zip(keys, counts.tolist(), strict=True)), 3, max_items, 5
+    )
+    assert vocab.keys == [k for k, _ in kept] and vocab.counts.tolist() == [c for _, c in kept]
+    assert [keys[i] for i in source] == vocab.keys
+    d = vocab.dropped
+    assert (d.below_min_count, d.past_max_items, d.tokens) == (n_below, n_past, tokens)
+    assert list(zip(d.keys, d.counts, d.reasons, strict=True)) == tagged
+    assert _same_as_from_counts(dict(zip(keys, counts.tolist(), strict=True)), vocab, max_items)
+
+
+def _same_as_from_counts(counts: dict[str, int], vocab, max_items) -> bool:
+    from likewise.vocab import Vocab
+
+    other = Vocab.from_counts(counts, min_count=3, max_items=max_items)
+    return other == vocab and other.dropped == vocab.dropped
+
+
+def test_release_pages_keeps_the_data_and_skips_memory(tmp_path: Path) -> None:
+    """release_pages only drops pages of a read-only file map (they are read again on access)."""
+    from likewise.corpus import release_pages
+
+    c = corpus_from_sequences([[str(i % 50) for i in range(3000)]] * 20, tmp_path / "c")
+    ids, before = c.ids, np.array(c.ids)
+    release_pages(ids, 0, len(ids))
+    release_pages(c.offsets, 0, len(c.offsets))
+    release_pages(ids, 10, 5)  # empty range
+    assert np.array_equal(ids, before) and c.offsets[-1] == len(ids)
+    mem = np.arange(5000, dtype=np.int32)
+    release_pages(mem, 0, len(mem))  # in memory: untouched
+    assert np.array_equal(mem, np.arange(5000))
+    np.save(tmp_path / "w.npy", np.arange(5000, dtype=np.int32))
+    writable = np.load(tmp_path / "w.npy", mmap_mode="c")
+    writable[:] = 7
+    release_pages(writable, 0, len(writable))  # a private writeable map keeps its changes
+    assert (writable == 7).all()

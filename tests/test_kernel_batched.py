@@ -73,6 +73,24 @@ def test_serial_matches_reference(small, mode, group):
 
 
 @pytest.mark.parametrize("mode", [0, 1])
+def test_specialised_width_matches_reference(mode):
+    """From SPECIALISE_MIN_DIM columns up the drivers are compiled for the literal width (padded
+    scratch rows, a vector tail of 40 - 32 = 8 columns): same draws, same pairs, same updates."""
+    from likewise.kernels.batched import SPECIALISE_MIN_DIM
+
+    d = make_data(30, 40, seed=2)
+    assert d["W"].shape[1] >= SPECIALISE_MIN_DIM
+    (s1, k1, p1, l1), W1, C1 = call(train_sgns_batched_block_serial, d, mode=mode, group=3, negative=5)
+    (s2, k2, p2, l2), W2, C2 = call(train_sgns_batched_block_reference, d, mode=mode, group=3, negative=5)
+    assert (s1, k1, p1) == (s2, k2, p2)
+    np.testing.assert_allclose(W1, W2, atol=1e-5)
+    np.testing.assert_allclose(C1, C2, atol=1e-5)
+    assert l1 == pytest.approx(l2, rel=1e-5)
+    r3, W3, C3 = call(train_sgns_batched_block_serial, d, mode=mode, group=3, negative=5)
+    assert np.array_equal(W1, W3) and np.array_equal(C1, C3)  # bit-identical run to run
+
+
+@pytest.mark.parametrize("mode", [0, 1])
 def test_group_one_is_classic_word2vec(mode):
     """With a vocabulary far larger than the draws, no pair draws one negative twice, so group=1
     gives the classic kernel's result: same draws and pairs (counts equal), and updates equal up to

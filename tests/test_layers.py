@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise._fileio",  # the one atomic write / publish
             "likewise._readfile",  # bounded reads of files others wrote: JSON, .npy, no FIFO, no "../"
             "likewise._progress",  # tqdm or one line per epoch
+            "likewise._threads",  # BLAS threads for a query size (the one policy)
             "likewise.search",  # top-k, unit rows, affinity scores: arrays in, arrays out
             "likewise.config",  # TrainConfig, EpochStats, the one backend choice (select_backend)
             "likewise.distributed",  # RANK/WORLD_SIZE detection, process group, collectives (torch lazily)

@@ -219,3 +219,19 @@ def test_neg_group_one_runs_the_classic_kernel(monkeypatch):
     called.clear()
     train(seqs, min_count=1, dim=4, epochs=1, neg_group=4, deterministic=True, progress=False)
     assert set(called) == {"train_sgns_batched_block_serial"}
+
+
+def test_neg_group_default_follows_the_mode(monkeypatch):
+    """Unset, neg_group is 16 for sequences and 4 for baskets (NEG_GROUP), and the saved config says so."""
+    import likewise.kernels as k
+    from likewise.config import NEG_GROUP
+
+    groups = []
+    real = k.train_sgns_batched_block_serial
+    monkeypatch.setattr(k, "train_sgns_batched_block_serial", lambda *a: groups.append(a[12]) or real(*a))
+    seqs = [["a", "b", "c", "d"], ["b", "c", "e"]] * 20
+    for mode in ("sequence", "basket"):
+        groups.clear()
+        emb = train(seqs, mode=mode, min_count=1, dim=4, epochs=1, deterministic=True, progress=False)
+        assert set(groups) == {NEG_GROUP[mode]} and emb.config["neg_group"] == NEG_GROUP[mode]
+    assert NEG_GROUP == {"sequence": 16, "basket": 4}

@@ -312,8 +312,8 @@ def register(commands: Commands) -> None:
     m.add_argument(
         "--neg-group",
         type=positive_int,
-        default=16,
-        help="contexts sharing one set of negatives (1 = word2vec)",
+        default=None,
+        help="contexts sharing one set of negatives (1 = word2vec; default 16, 4 in basket mode)",
     )
     m.add_argument(
         "--epochs",

@@ -8,6 +8,7 @@ Both have ``fingerprint``, ``size``, ``dim``, ``info``, ``loaded``, ``warm()`` a
 ``search(unit queries [n, D], k) -> ids [n, k]``; :func:`ann_top_k` turns any of them into the
 exclusion-aware, exactly rescored answers of :meth:`Embeddings.similar`, and :func:`measure_recall`
 compares one against exact search. ``AnnIndex`` is the former name of :class:`HnswIndex`.
+:func:`scan_top_k` answers exact single queries over large spaces through an int8 scan (:mod:`.scan`).
 """
 
 from __future__ import annotations
@@ -15,20 +16,24 @@ from __future__ import annotations
 from ._query import NeighbourIndex, ann_top_k, check_index_for, measure_recall
 from .exact import ExactIndex
 from .hnsw import INDEX_DIR, HnswIndex, IndexParams, attach_saved_index, build_index, index_folder
+from .scan import SCAN_MIN_ROWS, ScanTable, scan_top_k
 
 AnnIndex = HnswIndex
 
 __all__ = [
     "INDEX_DIR",
+    "SCAN_MIN_ROWS",
     "AnnIndex",
     "ExactIndex",
     "HnswIndex",
     "IndexParams",
     "NeighbourIndex",
+    "ScanTable",
     "ann_top_k",
     "attach_saved_index",
     "build_index",
     "check_index_for",
     "index_folder",
     "measure_recall",
+    "scan_top_k",
 ]

@@ -18,7 +18,10 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from ..errors import InputError, ItemIndexError
 
@@ -41,12 +44,15 @@ __all__ = [
     "TABLE_SIZE",
     "U32",
     "Block",
+    "call_literal",
+    "literal_entry",
     "check_corpus",
     "chunk_bounds",
     "chunk_states",
     "longest_sequence",
     "lr_at",
     "next32",
+    "prefetch_row",
     "run_block",
     "splitmix64",
     "stop_chunk",
@@ -456,3 +462,93 @@ def subsample(ids, a, b, keep_prob, kept, state):
         kept[n] = w
         n += 1
     return n, state, -1
+
+
+_I8P = ir.IntType(8).as_pointer()
+_I32 = ir.IntType(32)
+_PREFETCH = ir.FunctionType(ir.VoidType(), [_I8P, _I32, _I32, _I32])
+
+
+@intrinsic
+def prefetch_row(typingctx, table, row):
+    """Ask the CPU to start fetching row ``row`` of a C-contiguous 2-D ``table`` for writing.
+
+    A hint (``llvm.prefetch``, one per 64-byte line of the row): it never faults and never changes a
+    result, so the NumPy references need no counterpart. ``row`` must be in range (it is: the kernels
+    prefetch rows they are about to train).
+    """
+    if not (
+        isinstance(table, types.Array)
+        and table.ndim == 2
+        and table.layout == "C"
+        and isinstance(row, types.Integer)
+    ):
+        return None
+
+    def codegen(context, builder, sig, args):
+        aryty, rowty = sig.args
+        ary = context.make_array(aryty)(context, builder, args[0])
+        intp = context.get_value_type(types.intp)
+        r = context.cast(builder, args[1], rowty, types.intp)
+        ptr = cgutils.get_item_pointer(
+            context, builder, aryty, ary, [r, ir.Constant(intp, 0)], wraparound=False
+        )
+        base = builder.bitcast(ptr, _I8P)
+        ncols = cgutils.unpack_tuple(builder, ary.shape, 2)[1]
+        nbytes = builder.mul(
+            ncols, ir.Constant(intp, context.get_abi_sizeof(context.get_data_type(aryty.dtype)))
+        )
+        fn = cgutils.get_or_insert_function(builder.module, _PREFETCH, "llvm.prefetch.p0")
+        # rw=1 (the row is written next), locality=3 (keep in all levels), data cache
+        with cgutils.for_range_slice(
+            builder, ir.Constant(intp, 0), nbytes, ir.Constant(intp, 64), intp=intp
+        ) as (
+            off,
+            _,
+        ):
+            builder.call(fn, [builder.gep(base, [off]), _I32(1), _I32(3), _I32(1)])
+        last = builder.gep(base, [builder.sub(nbytes, ir.Constant(intp, 1))])
+        builder.call(fn, [last, _I32(1), _I32(3), _I32(1)])
+        return context.get_dummy_value()
+
+    return types.void(table, row), codegen
+
+
+_ENTRIES: dict[tuple, Callable[..., object]] = {}
+
+
+def literal_entry(dispatcher: Callable[..., object], *args: object) -> Callable[..., object]:
+    """The compiled function that ``dispatcher(*args)`` runs, for a ``numba.literally`` last argument.
+
+    numba resolves a call of such a function on its slow path each time (it tries the plain type, is
+    asked for the literal, then finds the compiled version): about 4 ms of CPU per call here, which a
+    query cannot afford. This compiles the specialisation once (or loads it from numba's disk cache) and
+    returns its entry point, which takes the same arguments.
+
+    Parameters
+    ----------
+    dispatcher : numba dispatcher
+        A function decorated with ``@njit`` whose body starts with ``literally(last_argument)``.
+    *args
+        Arguments of the types it will be called with; the last one is the int to specialise on.
+
+    Returns
+    -------
+    callable
+        Called with arguments of those types (and that last value), it runs the compiled code directly.
+    """
+    from numba import typeof
+    from numba.core import types
+
+    key = (dispatcher, *(typeof(a) for a in args[:-1]), types.literal(args[-1]))
+    entry = _ENTRIES.get(key)
+    if entry is None:
+        dispatcher.compile(key[1:])  # type: ignore[attr-defined]
+        entry = dispatcher.overloads[key[1:]].entry_point  # type: ignore[attr-defined]
+        _ENTRIES[key] = entry
+    return entry
+
+
+def call_literal(dispatcher: Callable[..., object], *args: object) -> object:
+    """``dispatcher(*args)`` through :func:`literal_entry`: the compiled entry, not numba's slow path."""
+    return literal_entry(dispatcher, *args)(*args)

@@ -23,6 +23,16 @@ With ``group=1`` this is the classic algorithm with the same random draws and pa
 :mod:`.sgns` by the tabulated sigmoid, and when one pair draws the same negative twice (word2vec lets the
 second draw see the first's update).
 
+How the time is spent (docs/speed.md measures it): the group's products are register-blocked (scores
+two context rows by three targets at a time, ``W`` rows updated from up to six target rows per pass,
+``C`` rows from up to four context rows), so each row loaded feeds several multiply-adds; and the chunk
+loop runs one group ahead: it draws the next group's negatives and prefetches its rows of ``W`` and
+``C`` while the current group trains, which hides most of the cache misses of scattered rows. Neither
+changes a draw, a pair or the order of the updates: results differ from a plain loop only by float
+rounding (the scores' sums are reordered). At ``dim >= SPECIALISE_MIN_DIM`` the drivers are compiled for
+the exact ``dim`` (``numba.literally``: constant trip counts, no vector remainder loops; the first call
+at a new ``dim`` compiles for it, once, into numba's disk cache).
+
 Everything else (corpus layout, chunks, random streams, subsampling, learning-rate schedule, windows,
 basket sampling, the clip at ``MAX_EXP``, the loss) is as documented in :mod:`.sgns`, with one change
 in the order of draws per kept position ``i``:
@@ -37,8 +47,13 @@ in the order of draws per kept position ``i``:
 
 from __future__ import annotations
 
+import functools
+import itertools
+import threading
+
+import numba
 import numpy as np
-from numba import njit, prange
+from numba import literally, njit
 
 from ._common import (
     F_MAX,
@@ -47,9 +62,11 @@ from ._common import (
     TABLE_SCALE,
     TABLE_SIZE,
     U32,
+    literal_entry,
     longest_sequence,
     lr_at,
     next32,
+    prefetch_row,
     run_block,
     stop_chunk,
     subsample,
@@ -58,13 +75,106 @@ from ._common import (
 # Public name that lived here before ._common; ``NAME as NAME`` keeps it importable from here.
 from ._common import validate_group as validate_group
 
-__all__ = ["train_sgns_batched_block", "train_sgns_batched_block_serial"]
+__all__ = ["SPECIALISE_MIN_DIM", "train_sgns_batched_block", "train_sgns_batched_block_serial"]
+
+#: From this width up the drivers are compiled for the exact ``dim`` (one compilation per new width).
+SPECIALISE_MIN_DIM = 32
 
 
 @njit(fastmath=True, nogil=True, cache=True, inline="always")
-def _group(centre, ctx, nb, tg, nt, W, C, xb, tb, gm, dx, lr):
-    """Train contexts ``ctx[:nb]`` against targets ``tg[:nt]`` (``tg[0]`` is the centre); return the loss."""
-    dim = W.shape[1]
+def _dots(xb, tb, b, t, k, width):
+    """Scores of context row ``b`` against target rows ``t .. t + k - 1`` (``k`` = 1, 2 or 3)."""
+    s0 = np.float32(0.0)
+    s1 = np.float32(0.0)
+    s2 = np.float32(0.0)
+    if k == 3:
+        for d in range(width):
+            x = xb[b, d]
+            s0 += x * tb[t, d]
+            s1 += x * tb[t + 1, d]
+            s2 += x * tb[t + 2, d]
+    elif k == 2:
+        for d in range(width):
+            x = xb[b, d]
+            s0 += x * tb[t, d]
+            s1 += x * tb[t + 1, d]
+    else:
+        for d in range(width):
+            s0 += xb[b, d] * tb[t, d]
+    return s0, s1, s2
+
+
+@njit(fastmath=True, nogil=True, cache=True, inline="always")
+def _dots2(xb, tb, b, t, k, width, gm):
+    """Scores of context rows ``b`` and ``b + 1`` against target rows ``t .. t + k - 1`` into ``gm``."""
+    if k == 3:
+        s00 = s01 = s02 = s10 = s11 = s12 = np.float32(0.0)
+        for d in range(width):
+            x0 = xb[b, d]
+            x1 = xb[b + 1, d]
+            t0 = tb[t, d]
+            t1 = tb[t + 1, d]
+            t2 = tb[t + 2, d]
+            s00 += x0 * t0
+            s01 += x0 * t1
+            s02 += x0 * t2
+            s10 += x1 * t0
+            s11 += x1 * t1
+            s12 += x1 * t2
+        gm[b, t] = s00
+        gm[b, t + 1] = s01
+        gm[b, t + 2] = s02
+        gm[b + 1, t] = s10
+        gm[b + 1, t + 1] = s11
+        gm[b + 1, t + 2] = s12
+    elif k == 2:
+        s00 = s01 = s10 = s11 = np.float32(0.0)
+        for d in range(width):
+            x0 = xb[b, d]
+            x1 = xb[b + 1, d]
+            t0 = tb[t, d]
+            t1 = tb[t + 1, d]
+            s00 += x0 * t0
+            s01 += x0 * t1
+            s10 += x1 * t0
+            s11 += x1 * t1
+        gm[b, t] = s00
+        gm[b, t + 1] = s01
+        gm[b + 1, t] = s10
+        gm[b + 1, t + 1] = s11
+    else:
+        s00 = s10 = np.float32(0.0)
+        for d in range(width):
+            t0 = tb[t, d]
+            s00 += xb[b, d] * t0
+            s10 += xb[b + 1, d] * t0
+        gm[b, t] = s00
+        gm[b + 1, t] = s10
+
+
+@njit(fastmath=True, nogil=True, cache=True, inline="always")
+def _grad(f, t, lr):
+    """Gradient scale and loss term of score ``f`` against target ``t`` (``t == 0``: the centre)."""
+    if f > F_MAX:
+        f = F_MAX
+    elif f < -F_MAX:
+        f = -F_MAX
+    z = -f if t == 0 else f
+    k = int((z + F_MAX) * TABLE_SCALE)
+    if k >= TABLE_SIZE:
+        k = TABLE_SIZE - 1
+    q = SIGMOID_TABLE[k]
+    return (q * lr if t == 0 else -q * lr), LOG1P_EXP_TABLE[k]
+
+
+@njit(fastmath=True, nogil=True, cache=True, inline="always")
+def _group(ctx, nb, tg, nt, W, C, xb, tb, gm, lr, dim):
+    """Train contexts ``ctx[:nb]`` against targets ``tg[:nt]`` (``tg[0]`` is the centre); return the loss.
+
+    ``xb`` and ``tb`` are scratch rows padded with zeros to a multiple of 16 columns, so the score loop
+    runs whole vectors; ``dim`` is a compile-time constant when the driver was specialised for it.
+    """
+    width = xb.shape[1]
     for b in range(nb):
         r = ctx[b]
         for d in range(dim):
@@ -73,41 +183,89 @@ def _group(centre, ctx, nb, tg, nt, W, C, xb, tb, gm, dx, lr):
         r = tg[t]
         for d in range(dim):
             tb[t, d] = C[r, d]
+    b = 0
+    while b < nb:
+        t = 0
+        while t < nt:
+            k = min(3, nt - t)
+            if b + 1 < nb:
+                _dots2(xb, tb, b, t, k, width, gm)
+            else:
+                s0, s1, s2 = _dots(xb, tb, b, t, k, width)
+                gm[b, t] = s0
+                if k > 1:
+                    gm[b, t + 1] = s1
+                if k > 2:
+                    gm[b, t + 2] = s2
+            t += k
+        b += 2
     loss = 0.0
     for b in range(nb):
         for t in range(nt):
-            f = np.float32(0.0)
-            for d in range(dim):
-                f += xb[b, d] * tb[t, d]
-            if f > F_MAX:
-                f = F_MAX
-            elif f < -F_MAX:
-                f = -F_MAX
-            z = -f if t == 0 else f
-            k = int((z + F_MAX) * TABLE_SCALE)
-            if k >= TABLE_SIZE:
-                k = TABLE_SIZE - 1
-            q = SIGMOID_TABLE[k]
-            gm[b, t] = q * lr if t == 0 else -q * lr
-            loss += LOG1P_EXP_TABLE[k]
-    # W[ctx] += G T and C[tg] += G^T X, both from the rows as copied above.
-    for b in range(nb):
-        for d in range(dim):
-            dx[b, d] = np.float32(0.0)
-        for t in range(nt):
-            g = gm[b, t]
-            for d in range(dim):
-                dx[b, d] += g * tb[t, d]
-    for t in range(nt):
-        r = tg[t]
-        for b in range(nb):
-            g = gm[b, t]
-            for d in range(dim):
-                C[r, d] += g * xb[b, d]
+            g, e = _grad(gm[b, t], t, lr)
+            gm[b, t] = g
+            loss += e
+    # W[ctx] += G T and C[tg] += G^T X, from the rows as copied: up to six target rows (four context
+    # rows) per pass, so a pass loads each scratch row once for several multiply-adds.
     for b in range(nb):
         r = ctx[b]
-        for d in range(dim):
-            W[r, d] += dx[b, d]
+        t = 0
+        while t < nt:
+            k = 6 if nt - t >= 6 else min(3, nt - t)
+            g0 = gm[b, t]
+            if k == 6:
+                g1 = gm[b, t + 1]
+                g2 = gm[b, t + 2]
+                g3 = gm[b, t + 3]
+                g4 = gm[b, t + 4]
+                g5 = gm[b, t + 5]
+                for d in range(dim):
+                    W[r, d] += (
+                        g0 * tb[t, d]
+                        + g1 * tb[t + 1, d]
+                        + g2 * tb[t + 2, d]
+                        + g3 * tb[t + 3, d]
+                        + g4 * tb[t + 4, d]
+                        + g5 * tb[t + 5, d]
+                    )
+            elif k == 3:
+                g1 = gm[b, t + 1]
+                g2 = gm[b, t + 2]
+                for d in range(dim):
+                    W[r, d] += g0 * tb[t, d] + g1 * tb[t + 1, d] + g2 * tb[t + 2, d]
+            elif k == 2:
+                g1 = gm[b, t + 1]
+                for d in range(dim):
+                    W[r, d] += g0 * tb[t, d] + g1 * tb[t + 1, d]
+            else:
+                for d in range(dim):
+                    W[r, d] += g0 * tb[t, d]
+            t += k
+    for t in range(nt):
+        r = tg[t]
+        b = 0
+        while b < nb:
+            k = min(4, nb - b)
+            g0 = gm[b, t]
+            if k == 4:
+                g1 = gm[b + 1, t]
+                g2 = gm[b + 2, t]
+                g3 = gm[b + 3, t]
+                for d in range(dim):
+                    C[r, d] += g0 * xb[b, d] + g1 * xb[b + 1, d] + g2 * xb[b + 2, d] + g3 * xb[b + 3, d]
+            elif k == 3:
+                g1 = gm[b + 1, t]
+                g2 = gm[b + 2, t]
+                for d in range(dim):
+                    C[r, d] += g0 * xb[b, d] + g1 * xb[b + 1, d] + g2 * xb[b + 2, d]
+            elif k == 2:
+                g1 = gm[b + 1, t]
+                for d in range(dim):
+                    C[r, d] += g0 * xb[b, d] + g1 * xb[b + 1, d]
+            else:
+                for d in range(dim):
+                    C[r, d] += g0 * xb[b, d]
+            b += k
     return loss
 
 
@@ -159,22 +317,36 @@ def _draw_negatives(centre, tg, negative, neg_cum, neg_total, guide, shift, stat
     return nt, state
 
 
+@njit(fastmath=True, nogil=True, cache=True, inline="always")
+def _prefetch_group(W, C, ctx, nb, tg, nt):
+    for b in range(nb):
+        prefetch_row(W, ctx[b])
+    for t in range(nt):
+        prefetch_row(C, tg[t])
+
+
 @njit(fastmath=True, nogil=True, cache=True)
-def _train_chunk(ids, offsets, s0, s1, W, C, keep_prob, neg_cum, params, base, guide, shift, state, out):
+def _train_chunk(ids, offsets, s0, s1, W, C, keep_prob, neg_cum, params, base, guide, shift, state, out, dim):
     """Train sequences ``[s0, s1)`` from stream ``state``; write (seen, kept, pairs, error, bad id) to out.
 
-    As in :mod:`.sgns`, plus ``group`` at the end of ``params`` and the negatives' guide table.
+    As in :mod:`.sgns`, plus ``group`` at the end of ``params``, the negatives' guide table and ``dim``
+    (``W.shape[1]``, a literal in the specialised drivers). Groups are prepared one ahead: slot ``q``
+    gets the next group's contexts and negatives (drawn in the documented order) and its rows are
+    prefetched, then the pending group in slot ``p`` trains.
     """
     mode, window, negative, max_context, lr0, min_lr, words_before, total_words, group = params
     n_items = W.shape[0]
-    dim = W.shape[1]
     longest = longest_sequence(offsets, s0, s1)
     kept = np.empty(longest, dtype=np.int32)
-    ctx_all = np.empty(max(2 * window, max_context, longest) + 1, dtype=np.int32)
-    tg = np.empty(negative + 1, dtype=np.int32)
-    xb = np.empty((group, dim), dtype=np.float32)
-    dx = np.empty((group, dim), dtype=np.float32)
-    tb = np.empty((negative + 1, dim), dtype=np.float32)
+    ctx_all = np.empty(max(2 * window, longest) + 1, dtype=np.int32)
+    cx = np.empty((2, group), dtype=np.int32)
+    tgs = np.empty((2, negative + 1), dtype=np.int32)
+    nbs = np.zeros(2, dtype=np.int64)
+    nts = np.zeros(2, dtype=np.int64)
+    lrs = np.zeros(2, dtype=np.float32)
+    width = (dim + 15) // 16 * 16
+    xb = np.zeros((group, width), dtype=np.float32)
+    tb = np.zeros((negative + 1, width), dtype=np.float32)
     gm = np.empty((group, negative + 1), dtype=np.float32)
     neg_total = np.uint64(neg_cum[n_items - 1])
     uwindow = np.uint64(window)
@@ -182,6 +354,8 @@ def _train_chunk(ids, offsets, s0, s1, W, C, keep_prob, neg_cum, params, base, g
     n_kept = 0
     pairs = 0
     loss = 0.0
+    p = 0
+    pending = False
     out[3] = 0
     for s in range(s0, s1):
         a = offsets[s]
@@ -189,81 +363,161 @@ def _train_chunk(ids, offsets, s0, s1, W, C, keep_prob, neg_cum, params, base, g
         seen += b - a
         n, state, bad = subsample(ids, a, b, keep_prob, kept, state)
         if bad >= 0:
+            if pending:
+                loss += _group(cx[p], nbs[p], tgs[p], nts[p], W, C, xb, tb, gm, lrs[p], dim)
+                pairs += nbs[p]
             stop_chunk(out, seen, n_kept, pairs, ids[bad])
             return loss
         n_kept += n
         if n < 2:
             continue
         lr = lr_at(a, base, words_before, total_words, lr0, min_lr)
+        sampled = mode == 1 and n - 1 > max_context
+        others = np.uint64(n - 1)
         for i in range(n):
             centre = kept[i]
-            if mode == 1 and n - 1 > max_context:
-                others = np.uint64(n - 1)
-                left = max_context
-                while left > 0:
-                    nb = min(group, left)
-                    for q in range(nb):
-                        state, x = next32(state)
-                        j = np.int64((x * others) >> U32)
-                        if j >= i:
-                            j += 1
-                        ctx_all[q] = kept[j]
-                    nt, state = _draw_negatives(centre, tg, negative, neg_cum, neg_total, guide, shift, state)
-                    loss += _group(centre, ctx_all, nb, tg, nt, W, C, xb, tb, gm, dx, lr)
-                    pairs += nb
-                    left -= nb
-                continue
-            if mode == 0:
-                state, x = next32(state)
-                reach = window - np.int64((x * uwindow) >> U32)
-                lo = max(0, i - reach)
-                hi = min(n, i + reach + 1)
-            else:
+            m = max_context
+            if not sampled:
                 lo = 0
                 hi = n
-            m = 0
-            for j in range(lo, hi):
-                if j != i:
-                    ctx_all[m] = kept[j]
-                    m += 1
+                if mode == 0:
+                    state, x = next32(state)
+                    reach = window - np.int64((x * uwindow) >> U32)
+                    lo = max(0, i - reach)
+                    hi = min(n, i + reach + 1)
+                m = 0
+                for j in range(lo, hi):
+                    if j != i:
+                        ctx_all[m] = kept[j]
+                        m += 1
             start = 0
             while start < m:
                 nb = min(group, m - start)
-                nt, state = _draw_negatives(centre, tg, negative, neg_cum, neg_total, guide, shift, state)
-                loss += _group(centre, ctx_all[start:], nb, tg, nt, W, C, xb, tb, gm, dx, lr)
-                pairs += nb
+                q = 1 - p
+                for k in range(nb):
+                    if sampled:
+                        state, x = next32(state)
+                        j = np.int64((x * others) >> U32)
+                        cx[q, k] = kept[j + 1 if j >= i else j]
+                    else:
+                        cx[q, k] = ctx_all[start + k]
+                nt, state = _draw_negatives(centre, tgs[q], negative, neg_cum, neg_total, guide, shift, state)
+                nbs[q] = nb
+                nts[q] = nt
+                lrs[q] = lr
+                _prefetch_group(W, C, cx[q], nb, tgs[q], nt)
+                if pending:
+                    loss += _group(cx[p], nbs[p], tgs[p], nts[p], W, C, xb, tb, gm, lrs[p], dim)
+                    pairs += nbs[p]
+                p = q
+                pending = True
                 start += nb
+    if pending:
+        loss += _group(cx[p], nbs[p], tgs[p], nts[p], W, C, xb, tb, gm, lrs[p], dim)
+        pairs += nbs[p]
     out[0] = seen
     out[1] = n_kept
     out[2] = pairs
     return loss
 
 
-# Two drivers (prange vs range), each indexing bounds and states itself, for the reasons given in .sgns.
-
-
-@njit(parallel=True, fastmath=True, nogil=True, cache=True)
-def _run_parallel(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses):
-    shift = _guide_shift(W.shape[0])
-    guide = _make_guide(neg_cum, shift)
-    base = offsets[bounds[0]]
-    for k in prange(len(states)):
-        s0, s1 = bounds[k], bounds[k + 1]
-        losses[k] = _train_chunk(
-            ids, offsets, s0, s1, W, C, keep_prob, neg_cum, params, base, guide, shift, states[k], counts[k]
-        )
+# One compiled driver runs a range of a block's chunks; its twin asks numba to compile it for the literal
+# ``dim`` (see the module docstring). Threads are Python threads that claim chunks one at a time.
 
 
 @njit(fastmath=True, nogil=True, cache=True)
-def _run_serial(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses):
-    shift = _guide_shift(W.shape[0])
-    guide = _make_guide(neg_cum, shift)
+def _run_chunks(
+    ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses, guide, shift, k0, k1, dim
+):
     base = offsets[bounds[0]]
-    for k in range(len(states)):
-        s0, s1 = bounds[k], bounds[k + 1]
+    for k in range(k0, k1):
         losses[k] = _train_chunk(
-            ids, offsets, s0, s1, W, C, keep_prob, neg_cum, params, base, guide, shift, states[k], counts[k]
-        )
+            ids, offsets, bounds[k], bounds[k + 1], W, C, keep_prob, neg_cum, params, base, guide, shift,
+            states[k], counts[k], dim,
+        )  # fmt: skip
+
+
+@njit(fastmath=True, nogil=True, cache=True)
+def _run_chunks_fixed(
+    ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses, guide, shift, k0, k1, dim
+):
+    literally(dim)
+    _run_chunks(
+        ids,
+        offsets,
+        bounds,
+        states,
+        W,
+        C,
+        keep_prob,
+        neg_cum,
+        params,
+        counts,
+        losses,
+        guide,
+        shift,
+        k0,
+        k1,
+        dim,
+    )
+
+
+@njit(nogil=True, cache=True)
+def _guide_table(neg_cum, n_items):
+    shift = _guide_shift(n_items)
+    return _make_guide(neg_cum, shift), shift
+
+
+def _run(
+    ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses, *, threads: int
+) -> None:
+    """Train a block's chunks on ``threads`` threads (the caller is one), each claiming the next chunk.
+
+    numba's ``prange`` would give each thread a fixed share of the chunks, so on a busy machine a block
+    waits for the thread the scheduler left out longest; claimed one at a time, a late thread holds
+    back one chunk. One thread runs the chunks in order (the serial kernel).
+    """
+    dim = int(W.shape[1])
+    guide, shift = _guide_table(neg_cum, W.shape[0])
+    args = (
+        ids,
+        offsets,
+        bounds,
+        states,
+        W,
+        C,
+        keep_prob,
+        neg_cum,
+        params,
+        counts,
+        losses,
+        guide,
+        np.uint64(shift),
+    )
+    fn = literal_entry(_run_chunks_fixed, *args, 0, 0, dim) if dim >= SPECIALISE_MIN_DIM else _run_chunks
+    n = len(states)
+    threads = max(1, min(int(threads), n))
+    if threads == 1:
+        fn(*args, 0, n, dim)
+        return
+    claim = itertools.count()
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            while (k := next(claim)) < n:  # itertools.count is atomic under the GIL
+                fn(*args, k, k + 1, dim)
+        except BaseException as e:  # re-raised in the caller
+            errors.append(e)
+
+    helpers = [threading.Thread(target=work, name=f"likewise-train-{i}") for i in range(threads - 1)]
+    for t in helpers:
+        t.start()
+    work()
+    for t in helpers:
+        t.join()
+    if errors:
+        raise errors[0]
 
 
 def train_sgns_batched_block(
@@ -297,7 +551,7 @@ def train_sgns_batched_block(
     """
     args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
     rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
-    return run_block(_run_parallel, args + rest, group)
+    return run_block(functools.partial(_run, threads=numba.get_num_threads()), args + rest, group)
 
 
 def train_sgns_batched_block_serial(
@@ -324,4 +578,4 @@ def train_sgns_batched_block_serial(
     """:func:`train_sgns_batched_block` on one thread, chunks in order: bit-identical across runs."""
     args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
     rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
-    return run_block(_run_serial, args + rest, group)
+    return run_block(functools.partial(_run, threads=1), args + rest, group)

@@ -24,7 +24,8 @@ module that reads it (``likewise.readers.log.GROUP_MEMORY_BUDGET``), or pass ``b
 :func:`iter_log_groups`.
 """
 
-from ._batches import iter_log_batches
+from typing import Any
+
 from ._files import (
     COMPRESSION_SUFFIXES,
     FORMATS,
@@ -38,17 +39,34 @@ from ._files import (
     named_files,
     resolve_files,
 )
-from .log import (
-    GROUP_MEMORY_BUDGET,
-    MAX_PARTITIONS,
-    LogScan,
-    hash_keys,
-    iter_log_groups,
-    n_partitions,
-    scan_log,
-)
-from .table import as_arrow_table, is_table, write_table
+from .table import is_table
 from .text import MAX_ITEM_CHARS, MAX_SEQUENCE_LENGTH, iter_text_chunks, iter_text_sequences
+
+# The log and table readers need pyarrow (~30 MiB resident once imported): they load on first use, so
+# training on text never imports it.
+_LAZY = {
+    "iter_log_batches": "_batches",
+    "GROUP_MEMORY_BUDGET": "log",
+    "MAX_PARTITIONS": "log",
+    "LogScan": "log",
+    "hash_keys": "log",
+    "iter_log_groups": "log",
+    "n_partitions": "log",
+    "scan_log": "log",
+    "as_arrow_table": "table",
+    "write_table": "table",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "COMPRESSION_SUFFIXES",

@@ -6,11 +6,14 @@ read by :mod:`likewise.readers.log` like any other log (same checks, same error 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["as_arrow_table", "is_table", "write_table"]
 
@@ -28,7 +31,8 @@ def is_table(obj: object) -> bool:
     bool
         Whether :func:`as_arrow_table` accepts ``obj``.
     """
-    if isinstance(obj, pa.Table | pa.RecordBatch):
+    pa = sys.modules.get("pyarrow")  # not imported yet: obj cannot be one of its tables
+    if pa is not None and isinstance(obj, pa.Table | pa.RecordBatch):
         return True
     module = type(obj).__module__.split(".")[0]
     return module in ("pandas", "polars") and type(obj).__name__ == "DataFrame"
@@ -52,6 +56,8 @@ def as_arrow_table(obj: object) -> pa.Table:
     InputError
         ``obj`` is none of those.
     """
+    import pyarrow as pa
+
     if isinstance(obj, pa.Table):
         return obj
     if isinstance(obj, pa.RecordBatch):

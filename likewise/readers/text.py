@@ -28,7 +28,9 @@ __all__ = ["MAX_ITEM_CHARS", "MAX_SEQUENCE_LENGTH", "iter_text_chunks", "iter_te
 MAX_SEQUENCE_LENGTH = 10_000
 #: The longest item accepted: a run this long without a separator is not a line of items.
 MAX_ITEM_CHARS = 1 << 16
-_TEXT_CHUNK_CHARS = 1 << 22  # characters of text read (and handed out) at a time
+# characters of text read (and handed out) at a time: ~15 MiB of str objects, enough to pay Python per
+# line not per token, small enough to keep the text path's working set low (docs/speed.md)
+_TEXT_CHUNK_CHARS = 1 << 20
 
 
 def _open_text(path: Path) -> IO[str]:

@@ -1,0 +1,154 @@
+"""BLAS threads for a query: the one policy every query path asks.
+
+A single query is a matrix-vector product too short to share: split over BLAS threads it waits for the
+slowest of them, and concurrent callers (the service's request threads) queue on OpenBLAS's lock, so a
+query that takes 1.8 ms on one thread took 7.6 ms with two on a busy machine. A batch is a matrix
+product long enough to share. So: one BLAS thread while any small query runs, the library's own count
+while a batch runs (a batch wins when both are in flight), and the caller's setting otherwise.
+
+The count is process-wide (BLAS has no per-call setting), so entries and exits are counted under a
+lock and the setting changes only when the wanted count does. threadpoolctl finds the BLAS libraries
+once, on the first query; without threadpoolctl, or without a BLAS it knows, this does nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+__all__ = ["BATCH_MIN_QUERIES", "blas_threads_for", "query_threads", "sized_by"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: From this many queries in one call, a product gets every BLAS thread.
+BATCH_MIN_QUERIES = 16
+
+_lock = threading.Lock()
+# libs: threadpoolctl's BLAS controllers (found once); base: their counts when the first query of a busy
+# spell came in (restored when the last one leaves); single / batch: queries of each kind in flight.
+_state: dict[str, Any] = {"libs": None, "base": [], "single": 0, "batch": 0, "current": None}
+
+
+def blas_threads_for(n_queries: int, base: int) -> int:
+    """BLAS threads for a call with ``n_queries`` queries when the library's own count is ``base``.
+
+    Parameters
+    ----------
+    n_queries : int
+        Query vectors answered by one matrix product.
+    base : int
+        The BLAS thread count outside queries.
+
+    Returns
+    -------
+    int
+        1 below :data:`BATCH_MIN_QUERIES` queries, ``base`` from there on.
+    """
+    return 1 if n_queries < BATCH_MIN_QUERIES else max(1, int(base))
+
+
+def _libs() -> list[Any]:
+    """The BLAS libraries loaded now (under ``_lock``, between busy spells).
+
+    Looking them up costs a millisecond, so the list is kept; a BLAS library comes with an extension
+    module (numpy's, scipy's ...), so the list is made again when modules were imported since.
+    """
+    if _state["libs"] is None or _state.get("modules") != len(sys.modules):
+        _state["modules"] = len(sys.modules)
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # a core dependency, but queries stay right without it (only slower under load)
+            _state["libs"] = []
+        else:
+            _state["libs"] = ThreadpoolController().select(user_api="blas").lib_controllers
+        _state["modules"] = len(sys.modules)  # threadpoolctl's own imports count as seen
+    return _state["libs"]
+
+
+def _enter(kind: str) -> None:
+    libs = _state["libs"]
+    if _state["single"] + _state["batch"] == 0:  # a busy spell starts: remember the caller's setting
+        _state["base"] = [lib.num_threads for lib in libs]
+        _state["current"] = None
+    _state[kind] += 1
+    _apply()
+
+
+def _exit(kind: str) -> None:
+    _state[kind] -= 1
+    if _state["single"] + _state["batch"] == 0:
+        for lib, n in zip(_state["libs"], _state["base"], strict=True):
+            lib.set_num_threads(n)
+        _state["current"] = None
+    else:
+        _apply()
+
+
+def _apply() -> None:
+    """Give the queries in flight the count they want: one thread unless a batch is among them."""
+    want = "base" if _state["batch"] else "one"
+    if want != _state["current"]:
+        for lib, n in zip(_state["libs"], _state["base"], strict=True):
+            lib.set_num_threads(n if want == "base" else 1)
+        _state["current"] = want
+
+
+@contextmanager
+def query_threads(n_queries: int) -> Iterator[int]:
+    """Run the body with the BLAS threads a product of ``n_queries`` queries should get.
+
+    Parameters
+    ----------
+    n_queries : int
+        Queries the body answers with one product.
+
+    Yields
+    ------
+    int
+        The BLAS thread count in force for the body (:func:`blas_threads_for`); 0 when no BLAS library
+        was found (nothing is changed then).
+    """
+    kind = "single" if n_queries < BATCH_MIN_QUERIES else "batch"
+    with _lock:
+        libs = _libs() if _state["single"] + _state["batch"] == 0 else _state["libs"]
+        if libs:
+            _enter(kind)
+            base = max(_state["base"], default=1)
+    if not libs:
+        yield 0
+        return
+    try:
+        yield blas_threads_for(n_queries, base)
+    finally:
+        with _lock:
+            _exit(kind)
+
+
+def sized_by(position: int, name: str) -> Callable[[F], F]:
+    """Decorate a query function so its body runs under :func:`query_threads` sized by one argument.
+
+    Parameters
+    ----------
+    position, name : int, str
+        Where the argument whose length is the number of queries sits (positionally or by keyword).
+
+    Returns
+    -------
+    decorator
+        The wrapped function has the same signature and result.
+    """
+
+    def decorate(fn: F) -> F:
+        @functools.wraps(fn)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            queries = args[position] if len(args) > position else kwargs[name]
+            with query_threads(len(queries)):
+                return fn(*args, **kwargs)
+
+        return run  # type: ignore[return-value]
+
+    return decorate
