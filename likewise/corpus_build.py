@@ -235,13 +235,13 @@ def compile_sequences(
     del keys
     lut = np.full(len(counts), -1, dtype=np.int32)
     lut[source] = np.arange(len(vocab), dtype=np.int32)
-    lengths_mm = np.memmap(prov_lengths, dtype=np.int64, mode="r", shape=(n_seq,))
     writer = CorpusWriter(folder)
     try:
         seq = 0
-        with open(prov_ids, "rb") as fh:
+        with open(prov_ids, "rb") as fh, open(prov_lengths, "rb") as fl:
             while seq < n_seq:
-                block = np.array(lengths_mm[seq : seq + SEQ_CHUNK * 16])
+                fl.seek(seq * 8)  # plain reads here too: a map of the lengths would grow with the corpus
+                block = np.fromfile(fl, dtype=np.int64, count=SEQ_CHUNK * 16)
                 csum = np.cumsum(block)
                 cut = max(1, int(np.searchsorted(csum, _BLOCK_TOKENS, side="right")))
                 block, n = block[:cut], int(csum[cut - 1])
@@ -250,8 +250,6 @@ def compile_sequences(
     except BaseException:
         writer.abort()
         raise
-    finally:
-        del lengths_mm
     prov_ids.unlink()
     prov_lengths.unlink()
     manifest = writer.finish(vocab, description)

@@ -393,21 +393,12 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes,
     n_items, dim = len(counts), config.dim
     ids = np.ascontiguousarray(ids, dtype=np.int32)
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
-    rng = np.random.default_rng(config.seed)
-    # word2vec's initialisation: input rows small uniform noise, output rows zero; built in place (no
-    # temporaries as large as a table). Given tables are copied: the caller's are never trained in place.
-    if W is None:
-        W = rng.random((n_items, dim), dtype=np.float32)
-        W -= 0.5
-        W /= dim
-    else:
-        W = np.array(W, dtype=np.float32, order="C")
-    C = np.zeros((n_items, dim), dtype=np.float32) if C is None else np.array(C, dtype=np.float32, order="C")
-    if W.shape != (n_items, dim) or C.shape != (n_items, dim):
-        raise InputError(
-            f"starting tables have shapes {W.shape} and {C.shape}; expected ({n_items}, {dim}) "
-            "(one row per counted item, config.dim columns)"
-        )
+    for name, given in (("W", W), ("C", C)):
+        if given is not None and np.shape(given) != (n_items, dim):
+            raise InputError(
+                f"starting table {name} has shape {np.shape(given)}; expected ({n_items}, {dim}) "
+                "(one row per counted item, config.dim columns)"
+            )
     if config.mode not in ("sequence", "basket"):
         raise InputError(
             f"mode == {config.mode!r}: packed ids need 'sequence' or 'basket' (resolve 'auto' first)"
@@ -418,8 +409,20 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes,
     neg_cum = kernels.make_neg_cum(counts, config.ns_exponent)
     run_ = run or Run.of(config)
     make_passes, threads, layout = _backend_passes(
-        run_, config, keep_prob, neg_cum, int(offsets[-1]), counts, neg_types
+        run_, config, keep_prob, neg_cum, int(offsets[-1]), counts, neg_types, (ids, offsets)
     )
+    # The tables are allocated after the backend is ready: the numba kernel is compiled and LLVM's pages
+    # are handed back first, so they are not in the peak beside the tables.
+    rng = np.random.default_rng(config.seed)
+    # word2vec's initialisation: input rows small uniform noise, output rows zero; built in place (no
+    # temporaries as large as a table). Given tables are copied: the caller's are never trained in place.
+    if W is None:
+        W = rng.random((n_items, dim), dtype=np.float32)
+        W -= 0.5
+        W /= dim
+    else:
+        W = np.array(W, dtype=np.float32, order="C")
+    C = np.zeros((n_items, dim), dtype=np.float32) if C is None else np.array(C, dtype=np.float32, order="C")
     ckpt, saved = _checkpoints(run_, config, ids, offsets, counts, layout)
 
     # epochs="auto": plan the passes from the data's size; trials on a held-out slice choose them.
@@ -548,9 +551,11 @@ def _backend_passes(
     n_tokens: int,
     counts: np.ndarray,
     neg_types: np.ndarray | None,
+    warm_like: tuple[np.ndarray, np.ndarray] | None = None,
 ):
     """``make(ids, offsets, W, C, total_words)`` building the chosen backend's passes, the threads it
-    uses, and the layout a checkpoint must match to be resumed."""
+    uses, and the layout a checkpoint must match to be resumed. ``warm_like``: the corpus's arrays, for
+    the numba kernel to be compiled before the tables are allocated."""
     if run.backend == "torch":
         if neg_types is not None:
             raise InputError("typed negatives run on the numba kernel: use backend='cpu'")
@@ -559,7 +564,7 @@ def _backend_passes(
         return torch_passes(config, keep_prob, neg_cum, run.dist, run.device)
     from .train_numba import numba_passes
 
-    return numba_passes(config, keep_prob, neg_cum, n_tokens, counts, neg_types)
+    return numba_passes(config, keep_prob, neg_cum, n_tokens, counts, neg_types, warm_like)
 
 
 def _checkpoints(run: Run, config: TrainConfig, ids, offsets, counts, layout: dict[str, Any]):

@@ -10,6 +10,8 @@ sequence -- so a run resumed at a block boundary repeats the lost blocks exactly
 
 from __future__ import annotations
 
+import ctypes
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +30,7 @@ __all__ = [
     "TOKENS_PER_THREAD",
     "epoch_seed",
     "numba_passes",
+    "release_compiler_pages",
 ]
 
 # Work is cut into blocks of about this many tokens: progress is reported between blocks, and the
@@ -89,6 +92,7 @@ class NumbaPasses:
         self.keep_prob, self.neg_cum, self.config = keep_prob, neg_cum, config
         self.total_words, self.kernel, self.n_chunks = total_words, kernel, n_chunks
         self.blocks = sequence_blocks(offsets, block_tokens or BLOCK_TOKENS)
+        release_pages(offsets, 0, len(offsets))  # the scan read every offset: keep none of them resident
         self.n_steps = len(self.blocks)
         self.n_tokens = int(offsets[-1])
         self.mode = 0 if config.mode == "sequence" else 1
@@ -159,13 +163,16 @@ def numba_passes(
     n_tokens: int = 0,
     counts: np.ndarray | None = None,
     neg_types: np.ndarray | None = None,
+    warm_like: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[Callable[..., NumbaPasses], int, dict[str, Any]]:
     """The kernel ``config`` asks for, and ``(make, threads, layout)``: ``make(ids, offsets, W, C,
     total_words)`` builds the passes, ``threads`` is what they use, ``layout`` what fixes the streams.
 
     Without ``config.threads`` a corpus of ``n_tokens`` gets one thread per :data:`TOKENS_PER_THREAD`
     (at least one, at most the cores). With ``neg_types`` (a type code per id) the typed per-pair kernel
-    of :mod:`likewise.kernels.typed` draws each pair's negatives from its target's type.
+    of :mod:`likewise.kernels.typed` draws each pair's negatives from its target's type. With
+    ``warm_like`` (the corpus's ``ids`` and ``offsets``, before any table is allocated) the kernel is
+    compiled for their array types on a one-row table at once, and :func:`release_compiler_pages` runs.
     """
     from . import kernels
 
@@ -191,6 +198,12 @@ def numba_passes(
         kernel = kernels.typed_kernel(counts, neg_types, config.ns_exponent, serial=config.deterministic)
         group = 1
 
+    if warm_like is not None and neg_types is None:
+        # Compile (or load from numba's cache) before the tables exist, then hand LLVM's code pages back:
+        # they are needed to compile, not to run, and would otherwise sit in the peak beside the tables.
+        _warm(kernel, group, config, n_chunks, *warm_like, keep_prob, neg_cum)
+        release_compiler_pages()
+
     def make(
         ids: np.ndarray, offsets: np.ndarray, W: np.ndarray, C: np.ndarray, total_words: int
     ) -> NumbaPasses:
@@ -199,3 +212,87 @@ def numba_passes(
         )
 
     return make, threads, {"block_tokens": BLOCK_TOKENS, "deterministic_chunks": DETERMINISTIC_CHUNKS}
+
+
+def _warm(
+    kernel: Callable[..., Any],
+    group: int,
+    config: TrainConfig,
+    n_chunks: int,
+    ids: np.ndarray,
+    offsets: np.ndarray,
+    keep_prob: np.ndarray,
+    neg_cum: np.ndarray,
+) -> None:
+    """Run ``kernel`` once on a two-token block over a one-row table of ``config.dim`` columns: the
+    compiled specialisation (array types, read-only flags, literal width) is the real run's."""
+    from .kernels.tables import make_neg_cum
+
+    def like(a: np.ndarray, values: list[float]) -> np.ndarray:
+        out = np.array(values, dtype=a.dtype)
+        out.flags.writeable = a.flags.writeable
+        return out
+
+    one_neg = make_neg_cum(np.ones(1, dtype=np.int64), config.ns_exponent)
+    one_neg = like(neg_cum, one_neg.tolist())
+    W = np.zeros((1, config.dim), dtype=np.float32)
+    C = np.zeros((1, config.dim), dtype=np.float32)
+    group_arg = () if group == 1 else (group,)
+    mode = 0 if config.mode == "sequence" else 1
+    kernel(
+        like(ids, [0, 0]), like(offsets, [0, 2]), 0, 1, W, C, like(keep_prob, [1.0]), one_neg,
+        mode, config.window, config.negative, config.max_context, *group_arg,
+        config.lr, config.min_lr, 0, 2, config.seed, n_chunks,
+    )  # fmt: skip
+
+
+def release_compiler_pages(library: str = "libllvmlite") -> int:
+    """Hand back the resident pages of ``library``'s read-only file mappings; return the bytes released.
+
+    LLVM (~70 MiB of code and constants once numba has compiled or loaded a function) is needed to
+    compile, not to run compiled code: released pages are read again from the page cache if a later
+    compilation needs them. Only mappings that are not writable and hold no private (copied-on-write)
+    pages are touched, so relocated data is never reverted. Linux only (``/proc/self/smaps`` and
+    ``madvise``); elsewhere, or if anything fails, nothing happens and 0 is returned.
+
+    Parameters
+    ----------
+    library : str
+        A substring of the mapped file's path.
+    """
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        spans = _clean_mappings(library)
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        released = 0
+        for start, stop, resident in spans:
+            if libc.madvise(start, stop - start, 4) == 0:  # 4: MADV_DONTNEED
+                released += resident
+        return released
+    except (OSError, ValueError, AttributeError):
+        return 0
+
+
+def _clean_mappings(library: str) -> list[tuple[int, int, int]]:
+    """``(start, stop, resident bytes)`` of each read-only mapping of ``library`` with no private pages."""
+    spans: list[tuple[int, int, int]] = []
+    current: list = []
+    with open("/proc/self/smaps", encoding="ascii", errors="replace") as f:
+        for line in f:
+            head = line.split(maxsplit=5)
+            if "-" in head[0] and len(head) >= 5 and ":" not in head[0]:  # a mapping's first line
+                _flush(current, spans)
+                lo, hi = (int(x, 16) for x in head[0].split("-"))
+                wanted = len(head) == 6 and library in head[5] and "w" not in head[1]
+                current = [lo, hi, {}] if wanted else []
+            elif current and head[0] in ("Rss:", "Anonymous:", "Private_Dirty:"):
+                current[2][head[0]] = int(head[1]) * 1024
+    _flush(current, spans)
+    return spans
+
+
+def _flush(current: list, spans: list[tuple[int, int, int]]) -> None:
+    if current and not current[2].get("Anonymous:") and not current[2].get("Private_Dirty:"):
+        spans.append((current[0], current[1], current[2].get("Rss:", 0)))

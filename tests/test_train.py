@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -235,3 +237,49 @@ def test_neg_group_default_follows_the_mode(monkeypatch):
         emb = train(seqs, mode=mode, min_count=1, dim=4, epochs=1, deterministic=True, progress=False)
         assert set(groups) == {NEG_GROUP[mode]} and emb.config["neg_group"] == NEG_GROUP[mode]
     assert NEG_GROUP == {"sequence": 16, "basket": 4}
+
+
+def test_kernel_is_compiled_before_the_tables_and_llvm_pages_go_back(monkeypatch):
+    """The numba kernel runs once on a one-row table, LLVM's pages are released, then the real tables are
+    allocated: compiling does not sit in the peak beside them. The warm-up changes no result."""
+    import likewise.kernels as k
+    import likewise.train_numba as tn
+
+    events = []
+    real = k.train_sgns_batched_block_serial
+    monkeypatch.setattr(
+        k, "train_sgns_batched_block_serial", lambda *a: events.append(a[4].shape[0]) or real(*a)
+    )
+    real_release = tn.release_compiler_pages
+    monkeypatch.setattr(tn, "release_compiler_pages", lambda: events.append("release") or real_release())
+    seqs = [["a", "b", "c", "d"], ["b", "c", "e"]] * 20
+    warm = train(seqs, min_count=1, dim=40, epochs=1, deterministic=True, progress=False)
+    assert events[:2] == [1, "release"] and set(events[2:]) == {5}
+    monkeypatch.setattr(tn, "_warm", lambda *a: None)
+    cold = train(seqs, min_count=1, dim=40, epochs=1, deterministic=True, progress=False)
+    np.testing.assert_array_equal(warm.vectors, cold.vectors)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/smaps")
+def test_release_compiler_pages_keeps_compiled_code_running():
+    import numba
+
+    from likewise.train_numba import _clean_mappings, release_compiler_pages
+
+    @numba.njit
+    def twice(x):
+        return 2 * x
+
+    assert twice(3) == 6
+    before = sum(r for _, _, r in _clean_mappings("libllvmlite"))
+    assert before > 0  # LLVM's code is resident after a compilation
+    assert release_compiler_pages() > 0
+    after = sum(r for _, _, r in _clean_mappings("libllvmlite"))
+    assert after < before / 2
+    assert twice(4) == 8  # compiled code does not live in those pages
+
+    @numba.njit
+    def thrice(x):  # compiling again reads the pages back from the file
+        return 3 * x
+
+    assert thrice(3) == 9
