@@ -153,7 +153,7 @@ def main() -> int:
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--m", type=int, default=16)
     p.add_argument("--ef-construction", type=int, default=64)
-    p.add_argument("--ef", default="16,32,48,64,128", help="ef values of the ANN sweep")
+    p.add_argument("--ef", default="16,32,64,128,256,512", help="ef values of the ANN sweep")
     p.add_argument("--cache", default=None)
     a = p.parse_args()
     try:
@@ -215,7 +215,7 @@ def main() -> int:
     print("\n4. ANN recall@10 (1 000 items, itself excluded) and one-thread latency (ms per query)")
     head = ("ef", "likewise recall", "p50", "p99", "faiss recall", "p50", "p99")
     print("  {:>4s}  {:>15s} {:>6s} {:>6s}   {:>12s} {:>6s} {:>6s}".format(*head))
-    pick = None
+    pick = fpick = None
     for ef in (int(x) for x in a.ef.split(",")):
         hnsw._get_graph().set_ef(ef)
         emb.attach_index(hnsw)
@@ -235,12 +235,18 @@ def main() -> int:
         frec = np.mean([len(set(g) & set(t)) / 10 for g, t in zip(fgot, truth, strict=True)])
         print(f"  {ef:4d}  {rec:15.4f} {pct(lat, 50):6.3f} {pct(lat, 99):6.3f}   "
               f"{frec:12.4f} {pct(flat_lat, 50):6.3f} {pct(flat_lat, 99):6.3f}")  # fmt: skip
-        if pick is None and rec >= 0.95 and frec >= 0.95:
+        if pick is None and rec >= 0.95:
             pick = ef
-    pick = pick or int(a.ef.split(",")[-1])
+        if fpick is None and frec >= 0.95:
+            fpick = ef
+    # Under load each library runs at its own first ef with recall@10 >= 0.95 (or the largest swept).
+    last = int(a.ef.split(",")[-1])
+    for name, got_ef in (("likewise", pick), ("faiss", fpick)):
+        reached = f"ef {got_ef}, the first with recall@10 >= 0.95" if got_ef else "none reached 0.95"
+        print(f"  ANN under load below, {name}: {reached}" + ("" if got_ef else f"; ef {last}"))
+    pick, fpick = pick or last, fpick or last
     hnsw._get_graph().set_ef(pick)
-    fh.hnsw.efSearch = pick
-    print(f"  ANN under load below: ef = {pick} (the first with recall@10 >= 0.95 for both)")
+    fh.hnsw.efSearch = fpick
 
     # 2. concurrent single queries
     print(f"\n2. {a.clients} clients at once, single top-10 queries, {a.seconds:.0f} s each, closed loop")
@@ -258,7 +264,7 @@ def main() -> int:
     emb.attach_index(hnsw)
     ann = load(lambda q: emb.similar(keys[q], k=10))
     print(row(f"likewise HNSW index, ef {pick}", ann))
-    print(row(f"faiss IndexHNSWFlat, ef {pick}", load(lambda q: fh.search(normed[q : q + 1], 11)), ann))
+    print(row(f"faiss IndexHNSWFlat, ef {fpick}", load(lambda q: fh.search(normed[q : q + 1], 11)), ann))
     emb.attach_index(None)
 
     # 3. a batch

@@ -305,7 +305,10 @@ def scaling(corpus: Path, threads: int) -> None:
                 for _ in range(mult):
                     f.write(lines)
             big.with_suffix(".tmp").rename(big)
-        rows.append({"what": f"corpus x{mult}", **run_worker("likewise", big, threads, one)})
+        # min_count scaled with the copies: a word kept at x1 (count >= 5) is kept at xN (>= 5N) and no
+        # other, so the vocabulary (and the tables) stay the same and only the corpus grows.
+        same_vocab = dict(one, min_count=one["min_count"] * mult)
+        rows.append({"what": f"corpus x{mult}", **run_worker("likewise", big, threads, same_vocab)})
     rng = np.random.default_rng(0)
     for v in (10_000, 100_000, 1_000_000):
         path = DATA / f"zipf-vocab-{v}.txt"
