@@ -3,7 +3,7 @@
 Usage::
 
     .venv/bin/pip install -e '.[bench,index]'              # faiss-cpu and hnswlib
-    .venv/bin/python bench/query_latency.py                 # 1 M x 100 and 1 M x 64, 16 clients (~10 min)
+    .venv/bin/python bench/query_latency.py                 # 1 M x 100 and 1 M x 64, 16 clients (~12 min)
     .venv/bin/python bench/query_latency.py --items 100000 --seconds 3   # a quick cut
 
 The spaces are clustered random vectors (1 000 Gaussian blobs, as bench/load_service.py), unit rows.
@@ -152,7 +152,7 @@ def main() -> int:
     p.add_argument("--repeat", type=int, default=40, help="single queries per exact measurement")
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--m", type=int, default=16)
-    p.add_argument("--ef-construction", type=int, default=64)
+    p.add_argument("--ef-construction", type=int, default=200, help="likewise index's default")
     p.add_argument("--ef", default="16,32,64,128,256,512", help="ef values of the ANN sweep")
     p.add_argument("--cache", default=None)
     a = p.parse_args()
@@ -160,7 +160,7 @@ def main() -> int:
         import faiss
     except ImportError:
         sys.exit("faiss-cpu is the peer here: .venv/bin/pip install -e '.[bench]'")
-    from likewise.index import IndexParams, build_index, index_folder
+    from likewise.index import IndexParams, build_index
 
     cache = Path(a.cache or os.environ.get("LIKEWISE_CACHE") or Path.home() / ".cache" / "likewise")
     cache.mkdir(parents=True, exist_ok=True)
@@ -178,16 +178,17 @@ def main() -> int:
 
     # the two graphs (cached)
     params = IndexParams(m=a.m, ef_construction=a.ef_construction, ef_search=64)
-    if (index_folder(path) / "manifest.json").is_file():
+    hfolder = path / f"hnswlib-m{a.m}-efc{a.ef_construction}"  # cached per parameters, as faiss's
+    if (hfolder / "manifest.json").is_file():
         from likewise.index import HnswIndex
 
-        hnsw = HnswIndex.load(index_folder(path), verify=False)
+        hnsw = HnswIndex.load(hfolder, verify=False)
         hnsw.warm()
         built = "cached"
     else:
         t0 = time.perf_counter()
         hnsw = build_index(emb, params, recall_queries=0)
-        hnsw.save(index_folder(path), overwrite=True)
+        hnsw.save(hfolder, overwrite=True)
         built = f"{time.perf_counter() - t0:.0f} s"
     fpath = path / f"faiss-hnsw-m{a.m}-efc{a.ef_construction}.index"
     faiss.omp_set_num_threads(os.cpu_count() or 1)
