@@ -201,7 +201,7 @@ def numba_passes(
     if warm_like is not None and neg_types is None:
         # Compile (or load from numba's cache) before the tables exist, then hand LLVM's code pages back:
         # they are needed to compile, not to run, and would otherwise sit in the peak beside the tables.
-        _warm(kernel, group, config, n_chunks, *warm_like, keep_prob, neg_cum)
+        _warm(kernel, group, config, n_chunks, *warm_like, keep_prob)
         release_compiler_pages()
 
     def make(
@@ -222,10 +222,10 @@ def _warm(
     ids: np.ndarray,
     offsets: np.ndarray,
     keep_prob: np.ndarray,
-    neg_cum: np.ndarray,
 ) -> None:
     """Run ``kernel`` once on a two-token block over a one-row table of ``config.dim`` columns: the
-    compiled specialisation (array types, read-only flags, literal width) is the real run's."""
+    compiled specialisation (array types, read-only flags, literal width) is the real run's. Only the
+    corpus arrays can be read-only maps; the others are built fresh, as the real ones are."""
     from .kernels.tables import make_neg_cum
 
     def like(a: np.ndarray, values: list[float]) -> np.ndarray:
@@ -233,14 +233,13 @@ def _warm(
         out.flags.writeable = a.flags.writeable
         return out
 
-    one_neg = make_neg_cum(np.ones(1, dtype=np.int64), config.ns_exponent)
-    one_neg = like(neg_cum, one_neg.tolist())
+    one_neg = make_neg_cum(np.ones(1, dtype=np.int64), config.ns_exponent)  # neg_cum's own maker
     W = np.zeros((1, config.dim), dtype=np.float32)
     C = np.zeros((1, config.dim), dtype=np.float32)
     group_arg = () if group == 1 else (group,)
     mode = 0 if config.mode == "sequence" else 1
     kernel(
-        like(ids, [0, 0]), like(offsets, [0, 2]), 0, 1, W, C, like(keep_prob, [1.0]), one_neg,
+        like(ids, [0, 0]), like(offsets, [0, 2]), 0, 1, W, C, np.ones(1, dtype=keep_prob.dtype), one_neg,
         mode, config.window, config.negative, config.max_context, *group_arg,
         config.lr, config.min_lr, 0, 2, config.seed, n_chunks,
     )  # fmt: skip
@@ -277,22 +276,21 @@ def release_compiler_pages(library: str = "libllvmlite") -> int:
 
 def _clean_mappings(library: str) -> list[tuple[int, int, int]]:
     """``(start, stop, resident bytes)`` of each read-only mapping of ``library`` with no private pages."""
-    spans: list[tuple[int, int, int]] = []
-    current: list = []
+    maps: list[tuple[int, int, dict[str, int]]] = []  # the wanted mappings and their counters
+    fields: dict[str, int] | None = None  # the counters of the mapping being read, if wanted
     with open("/proc/self/smaps", encoding="ascii", errors="replace") as f:
         for line in f:
             head = line.split(maxsplit=5)
-            if "-" in head[0] and len(head) >= 5 and ":" not in head[0]:  # a mapping's first line
-                _flush(current, spans)
+            if ":" not in head[0]:  # a mapping's first line: range, perms, offset, dev, inode[, path]
                 lo, hi = (int(x, 16) for x in head[0].split("-"))
                 wanted = len(head) == 6 and library in head[5] and "w" not in head[1]
-                current = [lo, hi, {}] if wanted else []
-            elif current and head[0] in ("Rss:", "Anonymous:", "Private_Dirty:"):
-                current[2][head[0]] = int(head[1]) * 1024
-    _flush(current, spans)
-    return spans
-
-
-def _flush(current: list, spans: list[tuple[int, int, int]]) -> None:
-    if current and not current[2].get("Anonymous:") and not current[2].get("Private_Dirty:"):
-        spans.append((current[0], current[1], current[2].get("Rss:", 0)))
+                fields = {} if wanted else None
+                if fields is not None:
+                    maps.append((lo, hi, fields))
+            elif fields is not None and len(head) > 1:
+                fields[head[0]] = int(head[1]) if head[1].isdigit() else 0
+    return [
+        (lo, hi, f.get("Rss:", 0) * 1024)
+        for lo, hi, f in maps
+        if not f.get("Anonymous:") and not f.get("Private_Dirty:")
+    ]
