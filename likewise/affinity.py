@@ -10,6 +10,7 @@ customer's mean. It relies on the host's ``normed``, ``vectors``, ``context``, `
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
@@ -23,11 +24,12 @@ from .vocab import OnUnknown
 
 if TYPE_CHECKING:
     from .embeddings import Item, Restrict
+    from .itemitem import ItemItem
     from .itemtable import Types
 
 __all__ = ["SCORINGS", "BasketQueries"]
 
-SCORINGS: tuple[str, ...] = ("auto", "affinity", *BASKET_RULES, "cosine")
+SCORINGS: tuple[str, ...] = ("auto", "itemitem", "affinity", *BASKET_RULES, "cosine")
 
 
 class BasketQueries:
@@ -36,6 +38,7 @@ class BasketQueries:
 
     _bias: np.ndarray | None
     _affinity_table: np.ndarray | None
+    _itemitem: ItemItem | None
 
     def recommend(
         self,
@@ -44,7 +47,7 @@ class BasketQueries:
         *,
         restrict: Restrict = None,
         on_unknown: OnUnknown = "raise",
-        scoring: Literal["auto", "affinity", "mixture", "product", "cosine"] = "auto",
+        scoring: Literal["auto", "itemitem", "affinity", "mixture", "product", "cosine"] = "auto",
         types: Types = None,
     ) -> Neighbours:
         """Items to add to a basket, basket items excluded.
@@ -70,8 +73,11 @@ class BasketQueries:
             basket do) or ``product`` (their sum: a candidate must go with *all* of them, what baskets
             that mix several tastes need). ``mixture`` and ``product`` ask for one rule explicitly.
             ``cosine``: the cosine to the sum of the basket's unit vectors (finds items *like* the
-            basket: substitutes more than complements; repeated items weigh more). ``auto``:
-            ``affinity`` when the space has a context table, else cosine.
+            basket: substitutes more than complements; repeated items weigh more). ``itemitem``: the
+            item-item model (EASE) training fitted beside the vectors (:attr:`itemitem`): a candidate
+            scores the sum of its learned weights from the basket's items (:meth:`complete_top_k`).
+            ``auto``: the space's :attr:`completion` (``itemitem`` when training kept the item-item
+            model, else ``affinity`` when the space has a context table, else cosine).
         types : str or list of str, optional
             In a typed space, recommend only items of these types (see :meth:`similar`).
 
@@ -100,6 +106,12 @@ class BasketQueries:
                 f"scoring={scoring!r} needs the context (output) table, which this space does not have "
                 "(it was imported or trained by an older version); use scoring='cosine'"
             )
+        if scoring == "itemitem" and self.itemitem is None:
+            raise NotFittedError(
+                "scoring='itemitem' needs the item-item model, which this space does not have (trained "
+                "in sequence mode, with completion='affinity', or by an older version); use 'affinity'"
+            )
+        use_itemitem = scoring == "itemitem" or (scoring == "auto" and self.completes_by_itemitem(types))
         use_affinity = scoring not in ("auto", "cosine") or (scoring == "auto" and self.context is not None)
         rule = scoring if scoring in BASKET_RULES else None
         restrict = self.typed_restrict(restrict, types)
@@ -116,6 +128,9 @@ class BasketQueries:
             queries[row] = self.normed[ids].sum(axis=0)
             ex_rows.append(np.full(len(ids), row, dtype=np.int64))
             ex_ids.append(ids)
+        if use_itemitem:
+            out_ids, scores = self.complete_top_k(contexts, k, restrict=restrict, types=types)
+            return self._result(out_ids, scores, single)
         if use_affinity:
             out_ids, scores = self.affinity_top_k(contexts, k, restrict=restrict, rule=rule)
             return self._result(out_ids, scores, single)
@@ -168,6 +183,101 @@ class BasketQueries:
         return basket_affinity_top_k(
             np.asarray(self.vectors), np.asarray(self.context), self.affinity_bias, ctx, k, allowed, rule
         )
+
+    @property
+    def itemitem(self) -> ItemItem | None:
+        """The item-item completion model (:class:`likewise.itemitem.ItemItem`) training kept, or None."""
+        return getattr(self, "_itemitem", None)
+
+    @property
+    def completion(self) -> str:
+        """What completes a basket by default: ``"itemitem"``, ``"affinity"`` or ``"cosine"``.
+
+        Training in basket mode chooses between the item-item model and the affinity on held-out baskets
+        (``meta["completion_reason"]`` says how); a space without either answers by cosine.
+        """
+        if self.itemitem is not None:
+            return "itemitem"
+        return "affinity" if self.context is not None else "cosine"
+
+    def attach_itemitem(self, model: ItemItem | None) -> None:
+        """Keep an item-item completion model of this space (None drops it); saved with the space.
+
+        A model fitted before rows were appended (``place``, ``update``) keeps answering for the rows it
+        covers; the appended rows are completed through their vectors.
+
+        Raises
+        ------
+        InputError
+            The model was fitted for more rows than the space has.
+        """
+        if model is not None:
+            if model.n_items > len(self):
+                raise InputError(
+                    f"the item-item model is for {model.n_items} rows, the space has {len(self)}"
+                )
+            if model.n_items < len(self):
+                model = dataclasses.replace(model, n_items=len(self))
+        self._itemitem = model
+
+    def completes_by_itemitem(self, types: Types = None) -> bool:
+        """Whether a completion asking for ``types`` is answered by the item-item model.
+
+        True when the space has one, unless training found the affinity better for every type asked
+        for (``meta["completion_by_type"]``, measured per type in a typed space).
+        """
+        if self.itemitem is None:
+            return False
+        by_type = (self.meta or {}).get("completion_by_type") or {}
+        if types is None or not by_type:
+            return True
+        names = [types] if isinstance(types, str) else list(types)
+        return not all(by_type.get(n) == "affinity" for n in names)
+
+    def complete_top_k(
+        self, contexts: Sequence[np.ndarray], k: int, *, restrict: Restrict = None, types: Types = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` ids for each context (an array of item ids) by the space's :attr:`completion`.
+
+        With the item-item model: a candidate scores the sum of its weights from the context's items
+        (:meth:`likewise.itemitem.ItemItem.top_k`). The model covers the items it was fitted on (every
+        item with orders, or the most frequent ``completion_max_items``); where it has fewer than ``k``
+        candidates with a weight, or none of the context's items, the rest of the row comes from
+        :meth:`affinity_top_k` (items the model does not cover, placed products among them), after the
+        model's. Without the model: :meth:`affinity_top_k` under the space's :attr:`basket_rule`.
+
+        Returns
+        -------
+        ids, scores : ndarray, shape [n, k']
+            int64 ids and float32 scores, best first; ``k`` clamped as :meth:`affinity_top_k` does.
+        """
+        model = self.itemitem
+        if model is None or not self.completes_by_itemitem(types):
+            return self.affinity_top_k(contexts, k, restrict=restrict)
+        k = check_k(k)
+        _, cand = self._candidates(restrict)
+        ctx = [np.unique(np.asarray(c, dtype=np.int64).reshape(-1)) for c in contexts]
+        for c in ctx:
+            if len(c) and (c[0] < 0 or c[-1] >= len(self)):
+                raise ItemIndexError(int(c[0] if c[0] < 0 else c[-1]), len(self))
+        allowed = np.ones(len(self), dtype=bool) if cand is None else np.isin(np.arange(len(self)), cand)
+        left = min((int(allowed.sum()) - int(allowed[c].sum()) for c in ctx), default=int(allowed.sum()))
+        k = min(k, left)
+        if k < 1:
+            raise InputError("no candidate is left after excluding the context's own items")
+        ids, scores = model.top_k(ctx, k, allowed)
+        short = np.flatnonzero(~np.isfinite(scores[:, -1]) | (scores[:, -1] == 0)) if k else []
+        if len(short) and self.context is not None:
+            # rows the model cannot fill with weighted candidates: the affinity ranks the rest
+            more_ids, more_scores = self.affinity_top_k([ctx[r] for r in short], k, restrict=restrict)
+            for j, r in enumerate(short.tolist()):
+                keep = np.isfinite(scores[r]) & (scores[r] != 0)
+                mine = ids[r][keep]
+                extra = ~np.isin(more_ids[j], mine)
+                n_more = k - len(mine)
+                ids[r] = np.r_[mine, more_ids[j][extra][:n_more]]
+                scores[r] = np.r_[scores[r][keep], more_scores[j][extra][:n_more]]
+        return ids, scores
 
     @property
     def basket_rule(self) -> BasketRule:

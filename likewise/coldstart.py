@@ -352,6 +352,15 @@ def add_placed(
             [p.context if p.context is not None else np.zeros(parent.dim, np.float32) for p in placed]
         )
         emb.attach_context(np.vstack([np.asarray(parent.context), C]))
+    # the item-item model covers each placed product as a blend of its nearest products (no orders)
+    if parent.itemitem is not None:
+        n0 = len(parent)
+        sims = [(np.asarray(p.similar.ids[:10], np.int64), np.asarray(p.similar.scores[:10])) for p in placed]
+        emb.attach_itemitem(
+            parent.itemitem.with_placed(
+                list(range(n0, n0 + len(placed))), [s[0] for s in sims], [s[1] for s in sims]
+            )
+        )
     if parent.types is not None:
         emb.attach_types(parent.types.extend([p.item_type or parent.types.names[0] for p in placed]))
     if parent.customers is not None:

@@ -33,6 +33,7 @@ __all__ = [
 Mode = Literal["auto", "sequence", "basket"]
 Backend = Literal["auto", "cpu", "torch"]
 TableDtype = Literal["float32", "bfloat16"]
+Completion = Literal["auto", "itemitem", "affinity"]
 
 #: ``neg_group`` by mode when the config leaves it None (measured in docs/speed.md).
 NEG_GROUP = {"sequence": 16, "basket": 4}
@@ -121,6 +122,17 @@ class TrainConfig:
     table_dtype : {"float32", "bfloat16"}
         Torch backend: how the two tables are stored. ``bfloat16`` halves their memory; updates are
         computed in float32 and rounded stochastically, so small steps are not lost.
+    completion : {"auto", "itemitem", "affinity"}
+        Basket mode: what completes a basket (``recommend``, ``complete``, ``also-bought``;
+        :mod:`likewise.completion`). ``auto`` (default): an item-item model (EASE, its penalty chosen on
+        the held-out slice) is fitted beside the vectors and kept when it completes the held-out baskets
+        at least as well as the space's affinity.
+        ``itemitem`` keeps it whatever the comparison; ``affinity`` does not fit it. The vectors answer
+        every other query (similar items, customers, maps, campaigns, placed products) either way.
+    completion_max_items : int
+        Rows of the exact item-item fit: it needs ``16 * m**2`` bytes (8,192 rows: 1 GiB, about 25 s per
+        penalty on 2 cores); a larger catalogue is fitted on its most frequent ``completion_max_items``
+        items, and a basket of only the others is completed by the affinity.
     """
 
     mode: Mode = "auto"
@@ -144,6 +156,8 @@ class TrainConfig:
     batch_tokens: int = 8192
     max_row_updates: int = 64
     table_dtype: TableDtype = "float32"
+    completion: Completion = "auto"
+    completion_max_items: int = 8_192
 
     def validate(self) -> TrainConfig:
         """Raise :class:`InputError` naming the first bad parameter; return ``self``."""
@@ -191,6 +205,9 @@ class TrainConfig:
             raise InputError(
                 f"table_dtype == {self.table_dtype!r} needs backend='torch' (the numba kernel trains float32)"
             )
+        if self.completion not in ("auto", "itemitem", "affinity"):
+            raise InputError(f"completion == {self.completion!r}, must be 'auto', 'itemitem' or 'affinity'")
+        check_int("completion_max_items", self.completion_max_items, 2)
         return self
 
     def to_dict(self) -> dict[str, Any]:

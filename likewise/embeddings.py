@@ -105,6 +105,7 @@ class Embeddings(BasketQueries, WordQueries, ItemTable, SpaceFiles):
         self._types = None  # the type of each row (likewise.itemtypes.ItemTypes) in a typed space
         self._bias: np.ndarray | None = None  # cache of affinity_bias
         self._affinity_table: np.ndarray | None = None  # cache of affinity_table
+        self._itemitem: Any = None  # the item-item completion model (likewise.itemitem.ItemItem), if fitted
 
     # ---- properties ------------------------------------------------------------------------------------
 

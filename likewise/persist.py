@@ -77,6 +77,8 @@ class SpaceFiles:
                 emb.attach_types(saved.types)
             except InputError as e:
                 raise CorruptModelError(f"the item types in {str(saved.folder)!r}: {e}") from None
+        if saved.itemitem is not None:
+            emb.attach_itemitem(saved.itemitem)
         if index:
             from .index import attach_saved_index
 

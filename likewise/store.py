@@ -10,11 +10,13 @@ Layout (format ``"likewise.embeddings"``, version 1)::
                        "config", "meta", "created", "likewise_version",
                        "files": {name: {"sha256", "bytes"}} for every other file}
 
-and, when the space has them: ``context.npy`` (the output table), the customer table's five files, and
-``item_types.npy`` (int16 [V], the type of each row of a typed space; the manifest's ``"types"`` holds
-``{"names", "hidden", "file"}``). These optional parts did not need a new format version: a reader that
-predates one sees a file listed in ``files`` that it checks and ignores (a typed space then loads as an
-untyped one whose keys still read ``type:name``), and a space without them is exactly version 1.
+and, when the space has them: ``context.npy`` (the output table), the customer table's five files,
+the item-item completion model's four ``itemitem_*.npy`` (CSR rows, :mod:`likewise.itemitem`; its penalty
+in the manifest's ``"itemitem"``), and ``item_types.npy`` (int16 [V], the type of each row of a typed
+space; the manifest's ``"types"`` holds ``{"names", "hidden", "file"}``). These optional parts did not
+need a new format version: a reader that predates one sees a file listed in ``files`` that it checks and
+ignores (a typed space then loads as an untyped one whose keys still read ``type:name``; a space with an
+item-item model completes by its affinity), and a space without them is exactly version 1.
 
 Nothing is pickled: arrays are read with ``allow_pickle=False``. A save writes everything into a
 temporary folder beside the target, fsyncs it, then renames it into place, so a crash never leaves a
@@ -55,6 +57,7 @@ from ._fileio import (
 )
 from ._readfile import field, inside, read_json, read_npy
 from .errors import CorruptModelError, InputError
+from .itemitem import ItemItem
 from .itemtypes import ItemTypes
 from .vocab import Dropped, Vocab
 
@@ -127,6 +130,15 @@ def save(emb: Any, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
             manifest["context"] = "context.npy"
         if emb.customers is not None:  # the optional customer table (likewise.customers)
             manifest["customers"] = _write_customers(emb.customers, tmp, files)
+        itemitem = getattr(emb, "itemitem", None)
+        if itemitem is not None:  # the optional item-item completion model (likewise.itemitem)
+            names = []
+            for stem, arr in itemitem.to_arrays().items():
+                name = f"itemitem_{stem}.npy"
+                write_npy(tmp / name, np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")))
+                files[name] = file_entry(tmp / name)
+                names.append(name)
+            manifest["itemitem"] = {"lam": itemitem.lam, "files": names}
         types = getattr(emb, "types", None)
         if types is not None:  # the optional type of each row (likewise.itemtypes)
             entry = types.to_manifest()
@@ -158,6 +170,7 @@ class SavedSpace:
     context: np.ndarray | None = None
     customers: dict[str, Any] | None = None
     types: ItemTypes | None = None
+    itemitem: ItemItem | None = None
 
 
 def read_manifest(path: str | os.PathLike) -> dict[str, Any]:
@@ -316,7 +329,24 @@ def _read_v1(folder: Path, manifest: dict, mmap: bool, verify: bool) -> SavedSpa
         out.customers = _read_customers(folder, manifest, paths, mmap)
     if "types" in manifest:
         out.types = _read_types(folder, manifest["types"], paths, size)
+    if "itemitem" in manifest:
+        out.itemitem = _read_itemitem(folder, manifest["itemitem"], paths, size, mmap)
     return out
+
+
+def _read_itemitem(folder: Path, entry: Any, paths: dict[str, Path], size: int, mmap: bool) -> ItemItem:
+    """The item-item completion model (four ``itemitem_*.npy`` files, its penalty in the manifest)."""
+    where = str(folder / MANIFEST)
+    lam = entry.get("lam") if isinstance(entry, dict) else None
+    arrays = {}
+    for stem in ("items", "indptr", "cols", "data"):
+        name = f"itemitem_{stem}.npy"
+        if name not in paths:
+            raise CorruptModelError(f"{where!r} names an item-item model but does not list {name}")
+        arrays[stem] = _load_npy(paths[name], mmap)
+    if not isinstance(lam, int | float) or isinstance(lam, bool):
+        raise CorruptModelError(f"{where!r}: the item-item model's lam must be a number, got {lam!r}")
+    return ItemItem.from_arrays(arrays, size, float(lam), where)
 
 
 def _read_types(folder: Path, entry: Any, paths: dict[str, Path], size: int) -> ItemTypes:

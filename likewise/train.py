@@ -34,6 +34,7 @@ from .auto import (
     validation_queries,
 )
 from .checkpoint import MUST_MATCH, MUST_MATCH_TORCH, Checkpoints, data_identity, run_state
+from .completion import attach_completion
 from .config import EpochStats, TrainConfig, neg_group_for, select_backend
 from .distributed import Dist
 from .errors import InputError
@@ -303,6 +304,7 @@ def _train_corpus(
     # The output table is kept: W[i] . C[j] estimates how much more often j goes with i than chance,
     # which is what basket completion needs (cosine between input vectors finds substitutes instead).
     emb.attach_context(C)
+    attach_completion(emb, corpus.ids, corpus.offsets, config, progress)
     return emb
 
 
@@ -533,6 +535,9 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes,
     )
     others = ", ".join(f"{r} {m:.4f}" for r, m in trials[str(passes)].items() if r != rule)
     notes["basket_scoring"] = rule
+    # the affinity's per-case reciprocal ranks: the completion model is chosen against them
+    # (likewise.completion); in the notes, so a resumed run (which skips the trials) has them too
+    notes["validation_rr"] = best.tolist() if best is not None else None
     notes["scoring_reason"] = (
         f"held-out MRR@10 after {passes} passes {trials[str(passes)][rule]:.4f} with the {rule}, "
         f"against {others}"

@@ -216,6 +216,14 @@ def update(
         meta=meta,
     )
     emb.attach_context(C)
+    if parent.itemitem is not None:
+        # EASE needs every basket (its Gram matrix), and an update sees only the new ones: the parent's
+        # model keeps completing the products it covers, new products are completed by their vectors
+        emb.attach_itemitem(parent.itemitem)
+        emb.meta["completion_reason"] = (
+            f"{parent.meta.get('completion_reason', 'item-item')}; carried over from the parent by update "
+            "(retrain on the whole log to refit it with the new orders)"
+        )
     if parent.types is not None:  # a typed space: new items of a typed log say their type in their key
         emb.attach_types(parent.types.extend(_new_types(parent.types, fresh_vocab.keys, info)))
     if log.user is not None or parent.customers is not None:

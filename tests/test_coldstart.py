@@ -147,8 +147,12 @@ def test_place_add_and_recommend_the_new_product(shop, tmp_path, capsys):
     after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (d / "m").iterdir() if p.is_file()}
     assert after == before  # the parent is never written to
     # it can be recommended: with its nearest product, it ranks among the products bought with it
-    rec = new.recommend([python.similar.keys[0]], k=30)
+    # (by the vectors' affinity; the item-item model ranks it where its neighbours would be)
+    rec = new.recommend([python.similar.keys[0]], k=30, scoring="affinity")
     assert "launch-day" in rec.keys
+    # the item-item model covers it too, as a blend of its neighbours (tests/test_itemitem.py)
+    assert new.completion == "itemitem" and new.itemitem.rows_of(np.array([len(new) - 1]))[0] >= 0
+    assert len(new.recommend(["launch-day"], k=5).keys) == 5
     with pytest.raises(InputError, match="already in the space"):
         place(new, _attrs_of(attrs, i), key="launch-day")
 

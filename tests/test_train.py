@@ -198,6 +198,9 @@ def test_progress_without_tqdm_is_one_line_per_epoch(capsys, monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_tqdm)
     train([["a", "b", "c"], ["b", "c", "d"]] * 50, mode="basket", dim=4, epochs=2, min_count=1, progress=True)
     lines = capsys.readouterr().err.strip().split("\n")
+    # then one line saying the item-item completion is fitted (basket mode)
+    assert lines[-1].startswith("fitting the item-item completion (EASE) on 4 items")
+    lines = lines[:-1]
     assert [line.split(":")[0] for line in lines] == ["epoch 1/2", "epoch 2/2"]
     assert "300/300 items loss=" in lines[0]
 

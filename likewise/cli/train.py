@@ -18,6 +18,7 @@ from ._common import Commands, add_cache_dir, emit, fields_table, input_group, i
 _CONFIG_FIELDS = (
     "mode dim window negative ns_exponent sample min_count max_items epochs lr min_lr max_context"
     " neg_group threads seed deterministic backend device batch_tokens max_row_updates table_dtype"
+    " completion completion_max_items"
 ).split()
 
 # Summary keys printed as sentences under the table rather than as rows.
@@ -30,6 +31,8 @@ _NOTES = (
     "epochs_reason",
     "basket_rule",
     "basket_rule_reason",
+    "completion",
+    "completion_reason",
     "dropped",
 )
 
@@ -92,6 +95,8 @@ def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, A
         "epochs_reason": meta.get("epochs_reason"),
         "basket_rule": emb.basket_rule,
         "basket_rule_reason": meta.get("scoring_reason"),
+        "completion": emb.completion,
+        "completion_reason": meta.get("completion_reason"),
         "dropped": dropped.to_dict() if dropped is not None else None,
     }
     if args.quiet and not args.json:
@@ -102,7 +107,9 @@ def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, A
         f"subsampling: sample={summary['sample']:.3g}: {summary['sample_reason']}; "
         f"{summary['tokens_kept']:.1%} of tokens kept",
         f"epochs: {summary['epochs']}: {summary['epochs_reason']}",
-        f"basket rule (recommend): {summary['basket_rule']}: {summary['basket_rule_reason'] or '-'}",
+        f"basket rule (affinity): {summary['basket_rule']}: {summary['basket_rule_reason'] or '-'}",
+        f"completion (recommend, complete, also-bought): {summary['completion']}: "
+        f"{summary['completion_reason'] or '-'}",
         dropped.summary(emb.vocab.what) if dropped is not None else "dropped: not recorded",
     ]
     emit(args, summary, fields_table(rows) + "\n" + "\n".join(notes))
@@ -361,6 +368,20 @@ def register(commands: Commands) -> None:
         default="float32",
         choices=["float32", "bfloat16"],
         help="torch backend: bfloat16 halves the tables' memory (stochastic rounding)",
+    )
+    r.add_argument(
+        "--completion",
+        default="auto",
+        choices=["auto", "itemitem", "affinity"],
+        help="what completes baskets: auto (the item-item model, EASE, when it completes held-out "
+        "baskets at least as well as the vectors' affinity; default), itemitem, affinity",
+    )
+    r.add_argument(
+        "--completion-max-items",
+        type=positive_int,
+        default=8192,
+        help="items of the exact item-item fit (16 x items^2 bytes); a larger catalogue is fitted on "
+        "its most frequent ones (default: %(default)s)",
     )
     r.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     c = t.add_argument_group("checkpoints")

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..auto import resolve_sample
+from ..completion import attach_completion
 from ..config import TrainConfig
 from ..customers import CustomerTable
 from ..embeddings import Embeddings
@@ -329,6 +330,7 @@ def fit_order_log(
     emb.attach_context(C)
     if types is not None:
         emb.attach_types(types)
+    attach_completion(emb, ids, offsets, config, show)
     if log.user is not None:
         emb.attach_customers(
             build_customer_vectors(emb, log, half_life_days=half_life_days, popularity_power=popularity_power)

@@ -70,9 +70,10 @@ def _product_result(emb: Embeddings, ids: np.ndarray, scores: np.ndarray) -> Nei
 def also_bought(emb: Embeddings, item: str | int, k: int = 10, *, types: Types = None) -> Neighbours:
     """Products bought with ``item``, best first, ``item`` itself excluded.
 
-    With a context table (spaces trained from an order log) the score is the affinity of
-    :func:`affinity_top_k` (complements rank high); otherwise the cosine of product vectors (which
-    finds substitutes more than complements). ``types`` keeps the items of those types (a typed
+    The score is the space's completion (:meth:`Embeddings.complete_top_k`): the item-item model's
+    weight from ``item`` when training kept one, else the affinity of :func:`affinity_top_k`
+    (complements rank high); without a context table, the cosine of product vectors (which finds
+    substitutes more than complements). ``types`` keeps the items of those types (a typed
     space; default: every type but hidden ones).
 
     Returns
@@ -83,7 +84,9 @@ def also_bought(emb: Embeddings, item: str | int, k: int = 10, *, types: Types =
     if emb.context is None:
         return emb.similar(item, k=k, types=types)
     i = emb.id_of(item)
-    ids, scores = emb.affinity_top_k([np.array([i])], check_k(k), restrict=emb.typed_restrict(None, types))
+    ids, scores = emb.complete_top_k(
+        [np.array([i])], check_k(k), restrict=emb.typed_restrict(None, types), types=types
+    )
     return _product_result(emb, ids[0], scores[0])
 
 
@@ -97,7 +100,9 @@ def complete_basket(
 ) -> Neighbours:
     """Products to add to a basket, its own products excluded (of ``types``, in a typed space).
 
-    The score is ``log(mean over the basket's products i of exp(affinity(i, j)))`` (see
+    The score is the space's completion (:meth:`Embeddings.complete_top_k`): with the item-item model
+    training kept (EASE), the sum of the candidate's weights from the basket's products; else
+    ``log(mean over the basket's products i of exp(affinity(i, j)))`` (see
     :func:`affinity_top_k`): each product of the basket proposes what goes with it, and a candidate
     that goes well with *one* of them ranks high (a mixture, like summing co-counts over the basket;
     the mean affinity would ask a candidate to go with all of them, and measured 1-2 points of HR@10
@@ -113,7 +118,7 @@ def complete_basket(
     ids, _ = emb.ids_of(list(items), on_unknown=on_unknown)
     if len(ids) == 0:
         raise InputError(f"the basket has no product known to the space (given {list(items)[:5]!r})")
-    out, scores = emb.affinity_top_k([ids], check_k(k), restrict=emb.typed_restrict(None, types))
+    out, scores = emb.complete_top_k([ids], check_k(k), restrict=emb.typed_restrict(None, types), types=types)
     return _product_result(emb, out[0], scores[0])
 
 

@@ -1,0 +1,233 @@
+"""The item-item completion model (likewise/itemitem.py, likewise/completion.py): each piece against a
+dense NumPy reference, the choice training makes, saving and loading, and the queries that use it."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import likewise
+from likewise import itemitem as ii
+from likewise.completion import fit_completion
+from likewise.config import TrainConfig
+from likewise.errors import CorruptModelError, InputError, NotFittedError
+
+
+def packed(baskets: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    lens = [len(b) for b in baskets]
+    return np.concatenate([np.asarray(b, np.int32) for b in baskets]), np.r_[0, np.cumsum(lens)].astype(
+        np.int64
+    )
+
+
+def random_baskets(seed: int, n: int = 300, v: int = 25) -> list[list[int]]:
+    rng = np.random.default_rng(seed)
+    return [rng.choice(v, size=int(rng.integers(1, 7)), replace=True).tolist() for _ in range(n)]
+
+
+def dense_x(baskets: list[list[int]], v: int) -> np.ndarray:
+    x = np.zeros((len(baskets), v))
+    for r, b in enumerate(baskets):
+        x[r, b] = 1.0  # repeats count once
+    return x
+
+
+def reference_b(x: np.ndarray, lam: float) -> np.ndarray:
+    """Steck's closed form, written out."""
+    p = np.linalg.inv(x.T @ x + lam * np.eye(x.shape[1]))
+    b = -p / np.diag(p)[None, :]
+    np.fill_diagonal(b, 0.0)
+    return b
+
+
+def test_gram_matrix_is_xtx_over_the_covered_rows():
+    baskets = random_baskets(0)
+    ids, off = packed(baskets)
+    x = dense_x(baskets, 25)
+    np.testing.assert_array_equal(ii.gram_matrix(ids, off, np.arange(25), 25), x.T @ x)
+    some = np.array([1, 4, 5, 20])
+    np.testing.assert_array_equal(ii.gram_matrix(ids, off, some, 25), (x.T @ x)[np.ix_(some, some)])
+
+
+def test_gram_matrix_in_small_pair_blocks(monkeypatch):
+    baskets = random_baskets(1, n=200)
+    ids, off = packed(baskets)
+    x = dense_x(baskets, 25)
+    monkeypatch.setattr(ii, "_PAIR_BLOCK", 7)  # many blocks, one basket can straddle none
+    np.testing.assert_array_equal(ii.gram_matrix(ids, off, np.arange(25), 25), x.T @ x)
+
+
+@pytest.mark.parametrize("scipy_path", [True, False])
+def test_ease_weights_equal_the_closed_form(monkeypatch, scipy_path):
+    baskets = random_baskets(2)
+    x = dense_x(baskets, 25)
+    if not scipy_path:  # the NumPy fallback, as without SciPy
+        import builtins
+
+        real = builtins.__import__
+
+        def no_scipy(name, *a, **k):
+            if name.startswith("scipy"):
+                raise ImportError(name)
+            return real(name, *a, **k)
+
+        monkeypatch.setattr(builtins, "__import__", no_scipy)
+    got = ii.ease_weights(x.T @ x, 3.0)
+    assert got.dtype == np.float32 and np.all(np.diag(got) == 0)
+    np.testing.assert_allclose(got, reference_b(x, 3.0), rtol=1e-4, atol=1e-6)
+
+
+def test_bad_lambda_is_refused():
+    with pytest.raises(InputError, match=r"lam == 0\.0, must be a finite number > 0"):
+        ii.ease_weights(np.eye(3), 0.0)
+
+
+def test_prune_rows_keeps_the_largest_magnitudes():
+    b = np.array([[0.0, 3.0, -5.0, 1.0], [2.0, 0.0, 0.5, -0.1], [0.0, 0.0, 0.0, 0.0]], dtype=np.float32)
+    indptr, cols, data = ii.prune_rows(b, 2)
+    assert indptr.tolist() == [0, 2, 4, 4]
+    assert cols.tolist() == [1, 2, 0, 2] and data.tolist() == [3.0, -5.0, 2.0, 0.5]
+
+
+def test_top_k_ranks_as_the_dense_reference():
+    v = 25
+    baskets = random_baskets(3, v=v)
+    ids, off = packed(baskets)
+    counts = np.bincount(ids, minlength=v)
+    model = ii.fit_itemitem(ids, off, counts, 2.0, keep=v)
+    bref = reference_b(dense_x(baskets, v), 2.0)
+    contexts = [np.array([0, 3]), np.array([7]), np.array([1, 2, 9, 11])]
+    got, scores = model.top_k(contexts, 5)
+    for c, row, sc in zip(contexts, got, scores, strict=True):
+        s = bref[c].sum(axis=0)
+        s[c] = -np.inf
+        want = np.lexsort((np.arange(v), -s))[:5]
+        assert row.tolist() == want.tolist()
+        np.testing.assert_allclose(sc, s[want], rtol=1e-4, atol=1e-6)
+    allowed = np.zeros(v, dtype=bool)
+    allowed[10:] = True
+    got, _ = model.top_k(contexts, 3, allowed)
+    assert (got >= 10).all()
+    with pytest.raises(Exception, match="25"):
+        model.top_k([np.array([25])], 3)
+
+
+def test_a_catalogue_over_the_budget_covers_its_most_frequent_items():
+    baskets = random_baskets(4, v=30)
+    ids, off = packed(baskets)
+    counts = np.bincount(ids, minlength=30)
+    model = ii.fit_itemitem(ids, off, counts, 1.0, max_items=10)
+    top = np.lexsort((np.arange(30), -counts))[:10]
+    assert model.items.tolist() == sorted(top.tolist())
+    got, scores = model.top_k([model.items[:2]], 28)
+    assert set(got[0][np.isfinite(scores[0])].tolist()) <= set(model.items.tolist())
+    assert not np.isfinite(scores[0][-1])  # uncovered candidates come last
+
+
+def test_placed_products_are_blends_of_their_neighbours():
+    v = 20
+    baskets = random_baskets(5, v=v)
+    ids, off = packed(baskets)
+    model = ii.fit_itemitem(ids, off, np.bincount(ids, minlength=v), 2.0, keep=v)
+    grown = model.with_placed(
+        [v, v + 1], [np.array([3, 4]), np.array([9])], [np.array([3.0, 1.0]), np.array([1.0])]
+    )
+    assert grown.n_items == v + 2 and {v, v + 1} <= set(grown.items.tolist())
+    old = model.scores([np.array([1, 2])])[0]
+    new = grown.scores([np.array([1, 2])])[0]
+    np.testing.assert_allclose(new[:v], old, rtol=1e-6, atol=1e-7)  # the old columns do not change
+    np.testing.assert_allclose(new[v], 0.75 * old[3] + 0.25 * old[4], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(new[v + 1], old[9], rtol=1e-5, atol=1e-6)
+    # the placed product's own row: what its neighbours complete, in the same shares
+    row = grown.scores([np.array([v])])[0][:v]
+    want = 0.75 * model.scores([np.array([3])])[0] + 0.25 * model.scores([np.array([4])])[0]
+    np.testing.assert_allclose(row, want, rtol=1e-5, atol=1e-6)
+
+
+def test_from_arrays_refuses_inconsistent_arrays():
+    model = ii.fit_itemitem(*packed(random_baskets(6)), np.ones(25, np.int64), 1.0)
+    arrays = model.to_arrays()
+    assert ii.ItemItem.from_arrays(arrays, 25, 1.0, "here").nbytes == model.nbytes
+    bad = dict(arrays, cols=arrays["cols"] + 100)
+    with pytest.raises(CorruptModelError, match="here: the item-item arrays are inconsistent"):
+        ii.ItemItem.from_arrays(bad, 25, 1.0, "here")
+    with pytest.raises(CorruptModelError, match="item-item data must be 1-D float32"):
+        ii.ItemItem.from_arrays(dict(arrays, data=arrays["data"].astype(np.float64)), 25, 1.0, "here")
+
+
+# ---- the choice training makes --------------------------------------------------------------------
+
+
+def pair_baskets(seed: int, n: int = 1500) -> list[set[str]]:
+    """Items come in fixed pairs (a_i, b_i) plus noise: completing a_i means b_i."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        picks = rng.choice(40, size=2, replace=False)
+        basket = {f"a{p}" for p in picks} | {f"b{p}" for p in picks}
+        out.append(basket)
+    return out
+
+
+def test_training_keeps_the_item_item_model_when_it_wins_on_held_out_baskets(tmp_path):
+    emb = likewise.train(pair_baskets(0), dim=8, min_count=1, seed=1, deterministic=True)
+    assert emb.completion == "itemitem", emb.meta["completion_reason"]
+    reason = emb.meta["completion_reason"]
+    assert "held-out MRR@10" in reason and "against the affinity's" in reason
+    assert emb.meta["itemitem"]["rows"] == 80 and emb.meta["itemitem"]["lam"] > 0
+    assert "validation_rr" not in emb.meta
+    # the pair partner first
+    assert emb.recommend(["a3"], k=1).keys == ["b3"]
+    # saved and loaded with the space, checksummed
+    emb.save(tmp_path / "m")
+    back = likewise.load(tmp_path / "m")
+    assert (
+        back.completion == "itemitem"
+        and back.recommend(["a3", "a5"], k=4).keys == emb.recommend(["a3", "a5"], k=4).keys
+    )
+    manifest = json.loads((tmp_path / "m" / "manifest.json").read_text())
+    assert set(manifest["itemitem"]["files"]) <= set(manifest["files"])
+    # the affinity is still there when asked for
+    assert len(emb.recommend(["a3"], k=3, scoring="affinity").keys) == 3
+
+
+def test_completion_affinity_fits_nothing_and_sequences_never_do():
+    emb = likewise.train(pair_baskets(1, 400), dim=8, min_count=1, seed=1, completion="affinity", epochs=2)
+    assert emb.completion == "affinity" and emb.itemitem is None
+    assert emb.meta["completion_reason"] == "set by the caller"
+    with pytest.raises(NotFittedError, match="scoring='itemitem' needs the item-item model"):
+        emb.recommend(["a1"], scoring="itemitem")
+    seq = likewise.train(
+        [list(b) for b in pair_baskets(2, 300)], mode="sequence", dim=8, min_count=1, epochs=2
+    )
+    assert seq.itemitem is None and seq.meta["completion"] == "affinity"
+
+
+def test_bad_completion_option_is_refused():
+    with pytest.raises(InputError, match="completion == 'ease', must be 'auto', 'itemitem' or 'affinity'"):
+        TrainConfig(completion="ease").validate()
+    with pytest.raises(InputError, match="completion_max_items"):
+        TrainConfig(completion_max_items=1).validate()
+
+
+def test_the_affinity_stays_when_it_completes_better():
+    """A stub comparison: the item-item model is dropped when the affinity's held-out ranks are higher."""
+    ids, off = packed([[i % 7, (i + 1) % 7, (i + 3) % 7] for i in range(400)])
+    counts = np.bincount(ids, minlength=7)
+    cfg = TrainConfig(mode="basket", seed=1)
+    model, notes = fit_completion(ids, off, counts, cfg, [1.0] * 5000)
+    assert model is None and notes["completion"] == "affinity"
+    assert notes["completion_reason"].startswith("the affinity: held-out MRR@10 1.0000")
+    model, notes = fit_completion(ids, off, counts, cfg, [0.0] * 5000)
+    assert model is not None and notes["completion"] == "itemitem"
+
+
+def test_deterministic_runs_complete_alike():
+    a = likewise.train(pair_baskets(4, 600), dim=8, min_count=1, seed=2, deterministic=True)
+    b = likewise.train(pair_baskets(4, 600), dim=8, min_count=1, seed=2, deterministic=True)
+    assert a.meta["completion_reason"] == b.meta["completion_reason"]
+    ra, rb = a.recommend([["a1"], ["b7", "a9"]], k=5), b.recommend([["a1"], ["b7", "a9"]], k=5)
+    assert ra.keys == rb.keys
+    np.testing.assert_array_equal(ra.scores, rb.scores)
