@@ -162,3 +162,19 @@ def test_train_tables_is_deterministic_and_continues():
     assert h3[-1]["loss"] < h1[0]["loss"]  # continuing starts from the trained tables
     assert not np.array_equal(W3, W1)  # and the given tables were copied, not trained in place
     assert np.array_equal(W1, W2)
+
+
+def test_the_completion_model_is_carried_over(setup, updated):
+    """EASE needs every basket and an update sees only the new ones: the parent's item-item model keeps
+    answering for the products it covers; new products are completed through their vectors."""
+    _, _, _, _, root = setup
+    new, _ = updated
+    parent = likewise.load(root / "m0")
+    assert parent.completion == "itemitem", parent.meta["completion_reason"]
+    assert new.itemitem is not None and new.itemitem.n_items == len(new) > len(parent)
+    np.testing.assert_array_equal(new.itemitem.data, parent.itemitem.data)
+    assert "carried over from the parent by update" in new.meta["completion_reason"]
+    fresh = new.keys[len(parent)]  # a product the parent never saw: answered through its vector
+    assert len(new.recommend([fresh], k=5).keys) == 5
+    old = parent.keys[0]
+    assert new.recommend([old], k=5).keys == parent.recommend([old], k=5).keys
