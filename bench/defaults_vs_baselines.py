@@ -1,4 +1,4 @@
-"""What a user gets from likewise's defaults, beside counting baselines and implicit's ALS.
+"""What a user gets from likewise's defaults, beside counting baselines and the tuned peers EASE and ALS.
 
 ``python bench/defaults_vs_baselines.py --seeds 1,2,3 --sizes full --json defaults.json``
 (``--datasets retail,zipf-groups`` for a subset).
@@ -36,22 +36,41 @@ the training baskets) for the same cases:
 * ``popular``, ``cocount``, ``ppmi``, ``ppmi-svd`` -- :func:`likewise.baselines.fit_baselines` on the
   training baskets, scored by :func:`likewise.evaluate.ranking_metrics` (what ``eval --holdout`` runs);
   ``ppmi-svd`` has the model's dimension.
-* ``als`` -- ``implicit.als.AlternatingLeastSquares(factors=64, random_state=s)``, its other parameters
-  default, fitted on the training baskets as a binary basket x item matrix; a query is a new user whose
-  factors are recomputed (``recommend(..., recalculate_user=True, filter_already_liked_items=True)``).
-  Skipped, and said so, when ``implicit`` is not installed (``pip install implicit``).
+
+The two learned peers are configured as a competent user would, each with its one important
+hyper-parameter chosen on a held-out slice of the *training* baskets (:func:`likewise.auto.split_validation`,
+leave-one-out cases, MRR@10; the test cases are never seen), then refitted on all training baskets
+(:mod:`likewise.peers`, through ``fit_baselines``):
+
+* ``ease`` -- EASE (Steck 2019), closed-form item-item ridge regression over the binary basket x item
+  matrix, every weight kept; ``lam`` from :func:`likewise.itemitem.choose_lambda` (powers of ten around
+  the mean item frequency, refined half a decade either side of the best). A catalogue above
+  :data:`likewise.itemitem.MAX_ITEMS` items is fitted on its most frequent ones (the ``peers`` line
+  says so); the rest rank last.
+* ``als`` -- confidence-weighted implicit ALS (Hu, Koren & Volinsky 2008) from ``implicit`` (CPU),
+  factors = the default model's dimension, implicit's 15 iterations, confidence ``alpha * X``; ``alpha``
+  (1, 10, 40, 100) and ``regularization`` (0.1, 1, 10, 100) chosen together, one coordinate at a time
+  (:func:`likewise.peers.coordinate_search`); seeded. A fixed small penalty would be a strawman: 100
+  factors on the small data sets overfit below popularity. A query is a new user whose factors are
+  solved from its items (implicit's ``recalculate_user``), its own items excluded. Skipped, and said
+  so, when ``implicit`` is not installed (``pip install implicit``).
+
+The ``peers`` line of each table gives the chosen ``lam``, ``alpha`` and ``regularization`` per seed.
 
 Metrics: HR@10 and NDCG@10 of the completion, and kNN-10 label accuracy of the item vectors
 (:func:`likewise.evaluate.evaluate_labels`: majority label of the 10 nearest items by cosine). The
-vectors are the model's; PPMI-SVD's ``U sqrt(S)``; the rows of the co-count and PPMI matrices; ALS's
-``item_factors``; ``popular`` has none (n/a). kNN is measured on one item set for every row, the items
-of the default model's vocabulary (the ``vocab`` line says what share of the catalogue that is).
+vectors are the model's; PPMI-SVD's ``U sqrt(S)``; the rows of the co-count and PPMI matrices; EASE's
+rows of ``B`` (the weights with which an item predicts every covered item; an uncovered item's row is
+zero); ALS's ``item_factors``; ``popular`` has none (n/a). kNN is measured on one item set for every
+row, the items of the default model's vocabulary (the ``vocab`` line says what share of the catalogue
+that is).
 
 Each table shows mean +- sd over the seeds (the data seed, the split seed and every training seed are
 all the seed), the winner per metric, and the margin of the default over the best other row with the
 margin in units of the seed-to-seed sd (pooled sd of the two rows, ``sqrt((sd_a**2 + sd_b**2) / 2)``)
 and of the sd of the per-seed differences ("paired": the rows share each seed's data, so most of the
-seed-to-seed spread is the data's and cancels in the difference).
+seed-to-seed spread is the data's and cancels in the difference); a second line gives the same margin
+over the better of the two learned peers (EASE, ALS).
 """
 
 from __future__ import annotations
@@ -72,24 +91,20 @@ from typing import Any
 import numpy as np
 
 import likewise
-from likewise.baselines import fit_baselines
+from likewise.baselines import EASERecommender, fit_baselines
 from likewise.datasets import retail_orders
 from likewise.embeddings import Embeddings
 from likewise.evaluate import evaluate_labels, holdout_cases, ranking_metrics, split_sequences
+from likewise.peers import HAS_IMPLICIT
 from likewise.vocab import Vocab
 
-try:  # optional: the ALS row is skipped without it
-    import implicit  # noqa: F401
-    from implicit.als import AlternatingLeastSquares
-
-    HAS_IMPLICIT, IMPLICIT_WHY = True, ""
-except ImportError as e:  # pragma: no cover - depends on the environment
-    AlternatingLeastSquares = None
-    HAS_IMPLICIT, IMPLICIT_WHY = False, f"implicit is not importable ({e}); pip install implicit"
+IMPLICIT_WHY = "" if HAS_IMPLICIT else "implicit is not installed; pip install implicit"
 
 K = 10
 TEST_FRACTION = 0.2
-METHODS = ("likewise", "popular", "cocount", "ppmi", "ppmi-svd", "als")
+COUNTS = ("popular", "cocount", "ppmi", "ppmi-svd")
+PEERS = ("ease", "als")  # the learned peers, each tuned on a held-out slice of the training baskets
+METHODS = ("likewise", *COUNTS, *PEERS)
 DATASETS = ("retail", "zipf-groups", "mixed-tastes", "debian-deps", "debian-tags")
 COMPLETION = {"hr": "HR@10", "ndcg": "NDCG@10"}
 
@@ -267,7 +282,7 @@ def make_data(name: str, seed: int, sizes: dict[str, dict[str, int]]) -> Labelle
 
 
 # --------------------------------------------------------------------------------------------------------
-# Rows: the default model, ALS (the count baselines come from likewise.baselines as they are)
+# Rows: the default model (the baselines and the peers come from likewise.baselines as they are)
 # --------------------------------------------------------------------------------------------------------
 
 
@@ -314,47 +329,16 @@ class DefaultModelRecommender:
         return out
 
 
-class ALSRecommender:
-    """implicit's ALS on a binary basket x item matrix; each query is a new user (factors recomputed)."""
-
-    name = "als"
-
-    def __init__(self, train_ids: Sequence[np.ndarray], n_items: int, seed: int) -> None:
-        from scipy.sparse import csr_matrix
-
-        self.n_items = n_items
-        self.model = AlternatingLeastSquares(factors=64, random_state=seed)
-        self.model.fit(self._matrix(train_ids, csr_matrix), show_progress=False)
-        self._csr = csr_matrix
-
-    def _matrix(self, rows: Sequence[np.ndarray], csr_matrix: Any):
-        lens = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
-        indptr = np.r_[0, np.cumsum(lens)]
-        cols = np.concatenate(rows) if len(rows) else np.zeros(0, np.int64)
-        data = np.ones(len(cols), dtype=np.float32)
-        m = csr_matrix((data, cols, indptr), shape=(len(rows), self.n_items))
-        m.sum_duplicates()
-        m.data[:] = 1.0
-        return m
-
-    @property
-    def item_vectors(self) -> np.ndarray:
-        f = self.model.item_factors
-        return np.asarray(f.to_numpy() if hasattr(f, "to_numpy") else f, dtype=np.float32)
-
-    def recommend_ids(self, contexts: Sequence[np.ndarray], k: int) -> np.ndarray:
-        # The batch form of recommend(userid=0, user_items=<the query's row>, N=k, ...): one new user per
-        # query, its factors recomputed from its row; the same answers, one call.
-        ctx = [np.unique(np.asarray(c, dtype=np.int64)) for c in contexts]
-        user_items = self._matrix(ctx, self._csr)
-        ids, _ = self.model.recommend(
-            np.arange(len(ctx)),
-            user_items,
-            N=k,
-            recalculate_user=True,
-            filter_already_liked_items=True,
-        )
-        return np.asarray(ids, dtype=np.int64).reshape(len(ctx), -1)
+def ease_rows(rec: EASERecommender, rows: np.ndarray) -> np.ndarray:
+    """Rows ``rows`` of EASE's ``B`` over the items it covers, float32 (an uncovered row is zero)."""
+    model = rec.model_
+    out = np.zeros((len(rows), len(model.items)), dtype=np.float32)
+    pos = model.rows_of(rows)
+    for i, r in enumerate(pos.tolist()):
+        if r >= 0:
+            a, b = model.indptr[r], model.indptr[r + 1]
+            out[i, model.rows_of(model.cols[a:b].astype(np.int64))] = model.data[a:b]
+    return out
 
 
 def knn_accuracy(
@@ -407,14 +391,29 @@ def run_once(name: str, seed: int, sizes: dict[str, dict[str, int]]) -> dict[str
     vocab_rows = np.asarray([index[x] for x in vocab_keys], dtype=np.int64)
 
     t0 = time.perf_counter()
-    base = fit_baselines(train_ids, len(keys), dim=emb.dim, seed=seed)
+    base = fit_baselines(train_ids, len(keys), dim=emb.dim, which=COUNTS, seed=seed)
     secs["baselines"] = time.perf_counter() - t0
+    peers: dict[str, dict[str, Any]] = {}
+    for pname in PEERS if HAS_IMPLICIT else PEERS[:-1]:
+        t0 = time.perf_counter()  # the held-out choice of lam / alpha and the refit, on the train part
+        base.update(fit_baselines(train_ids, len(keys), dim=emb.dim, which=(pname,), seed=seed))
+        secs[pname] = time.perf_counter() - t0
     for bname, rec in base.items():
         m = ranking_metrics(rec, contexts, targets, K, n_items=len(keys))
         if bname == "popular":
             vec = None
         elif bname == "ppmi-svd":
             vec = rec.normed_[vocab_rows]
+        elif bname == "ease":
+            vec = ease_rows(rec, vocab_rows)
+            peers["ease"] = {"lam": rec.lam_, "tried": rec.tried_, "note": rec.note}
+        elif bname == "als":
+            vec = rec.item_vectors[vocab_rows]
+            peers["als"] = {
+                "alpha": rec.alpha_,
+                "regularization": rec.regularization_,
+                "tried": {f"alpha={a:g},regularization={r:g}": v for (a, r), v in rec.tried_.items()},
+            }
         else:  # cocount, ppmi: rows of the (symmetric) count matrix, compared by cosine
             vec = rec.matrix_.to_dense()[vocab_rows].astype(np.float32)
         if vec is None:
@@ -424,20 +423,6 @@ def run_once(name: str, seed: int, sizes: dict[str, dict[str, int]]) -> dict[str
         else:
             knn = knn_accuracy(vec, vocab_keys, data.labels)
         rows[bname] = {"hr": m["hr"], "ndcg": m["ndcg"], **knn}
-
-    if HAS_IMPLICIT:
-        from threadpoolctl import threadpool_limits
-
-        t0 = time.perf_counter()
-        with threadpool_limits(1, "blas"):  # implicit's advice: its own threads, single-threaded BLAS
-            als = ALSRecommender(train_ids, len(keys), seed)
-            m = ranking_metrics(als, contexts, targets, K, n_items=len(keys))
-        secs["als"] = time.perf_counter() - t0
-        rows["als"] = {
-            "hr": m["hr"],
-            "ndcg": m["ndcg"],
-            **knn_accuracy(als.item_vectors[vocab_rows], vocab_keys, data.labels),
-        }
 
     cfg = emb.config
     target_known = float(np.isin(targets, vocab_rows).mean())
@@ -459,6 +444,7 @@ def run_once(name: str, seed: int, sizes: dict[str, dict[str, int]]) -> dict[str
         "model_mode_reason": emb.meta.get("mode_reason"),
         "model_basket_rule": emb.basket_rule,
         "seconds": secs,
+        "peers": peers,
         "rows": rows,
     }
 
@@ -487,27 +473,67 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
                 continue
             mean, sd = _mean_sd(vals)
             stats[meth][metric] = {"mean": mean, "sd": sd, "values": vals}
-    winners, margins = {}, {}
+    winners, margins, peer_margins = {}, {}, {}
     for metric in metrics:
         have = {m: s[metric] for m, s in stats.items() if s[metric] is not None}
         best = max(v["mean"] for v in have.values())
         winners[metric] = " = ".join(m for m, v in have.items() if v["mean"] == best)
-        others = {m: v for m, v in have.items() if m != "likewise"}
-        rival = max(others, key=lambda m: others[m]["mean"])
-        me, them = have["likewise"], others[rival]
-        diff = me["mean"] - them["mean"]
-        pooled = math.sqrt((me["sd"] ** 2 + them["sd"] ** 2) / 2)
-        paired = [a - b for a, b in zip(me["values"], them["values"], strict=True)]
-        paired_sd = _mean_sd(paired)[1]
-        margins[metric] = {
-            "best_baseline": rival,
-            "margin": diff,
-            "pooled_sd": pooled,
-            "margin_in_sd": diff / pooled if pooled > 0 else None,
-            "paired_diff_sd": paired_sd,
-            "margin_in_paired_sd": diff / paired_sd if paired_sd > 0 else None,
-        }
-    return {"methods": methods, "metrics": metrics, "stats": stats, "winners": winners, "margins": margins}
+        margins[metric] = _margin(have, [m for m in have if m != "likewise"])
+        peers = [m for m in PEERS if m in have]
+        if peers:
+            peer_margins[metric] = _margin(have, peers)
+    return {
+        "methods": methods,
+        "metrics": metrics,
+        "stats": stats,
+        "winners": winners,
+        "margins": margins,
+        "peer_margins": peer_margins,
+    }
+
+
+def _margin(have: dict[str, dict[str, Any]], rivals: Sequence[str]) -> dict[str, Any]:
+    """The default's margin over the best of ``rivals`` (by mean), in sds and paired sds."""
+    rival = max(rivals, key=lambda m: have[m]["mean"])
+    me, them = have["likewise"], have[rival]
+    diff = me["mean"] - them["mean"]
+    pooled = math.sqrt((me["sd"] ** 2 + them["sd"] ** 2) / 2)
+    paired = [a - b for a, b in zip(me["values"], them["values"], strict=True)]
+    paired_sd = _mean_sd(paired)[1]
+    return {
+        "best_baseline": rival,
+        "margin": diff,
+        "pooled_sd": pooled,
+        "margin_in_sd": diff / pooled if pooled > 0 else None,
+        "paired_diff_sd": paired_sd,
+        "margin_in_paired_sd": diff / paired_sd if paired_sd > 0 else None,
+    }
+
+
+def _margin_line(title: str, margins: dict[str, dict[str, Any]], names: dict[str, str]) -> str:
+    parts = []
+    for metric, label in names.items():
+        if metric not in margins:
+            continue
+        g = margins[metric]
+        rel = "n/a sd" if g["margin_in_sd"] is None else f"{g['margin_in_sd']:+.1f} sd"
+        if g["margin_in_paired_sd"] is not None:
+            rel += f", paired {g['margin_in_paired_sd']:+.1f} sd"
+        parts.append(f"{label} {g['margin']:+.4f} vs {g['best_baseline']} ({rel})")
+    return f"{title}: " + "; ".join(parts)
+
+
+def _peers_line(runs: list[dict[str, Any]]) -> str:
+    """The hyper-parameters the peers chose on their held-out slices, per seed."""
+    bits = []
+    if all("ease" in r["peers"] for r in runs):
+        bits.append("ease lam=" + "/".join(f"{r['peers']['ease']['lam']:g}" for r in runs))
+        notes = {r["peers"]["ease"]["note"] for r in runs} - {""}
+        bits += sorted(notes)
+    if all("als" in r["peers"] for r in runs):
+        bits.append("als alpha=" + "/".join(f"{r['peers']['als']['alpha']:g}" for r in runs))
+        bits.append("regularization=" + "/".join(f"{r['peers']['als']['regularization']:g}" for r in runs))
+    return "   peers (chosen on a held-out slice of the training baskets, per seed): " + "; ".join(bits)
 
 
 def format_table(name: str, runs: list[dict[str, Any]], summary: dict[str, Any]) -> str:
@@ -532,6 +558,7 @@ def format_table(name: str, runs: list[dict[str, Any]], summary: dict[str, Any])
         f"   vocab: {mean('model_vocab') / mean('catalogue'):.1%} of the catalogue; hidden item known to "
         f"the model in {mean('model_target_known'):.1%} of cases; {mean('model_empty_queries'):.0f} "
         "queries with no known item",
+        _peers_line(runs),
         "",
         f"{'method':<10}" + "".join(f"{names[m]:>20}" for m in names),
         "-" * (10 + 20 * len(names)),
@@ -545,14 +572,9 @@ def format_table(name: str, runs: list[dict[str, Any]], summary: dict[str, Any])
     if "als" not in summary["methods"]:
         lines.append(f"{'als':<10}  skipped: {IMPLICIT_WHY}")
     lines.append(f"{'winner':<10}" + "".join(f" {summary['winners'][m]:>19}" for m in names))
-    parts = []
-    for metric, label in names.items():
-        g = summary["margins"][metric]
-        rel = "n/a sd" if g["margin_in_sd"] is None else f"{g['margin_in_sd']:+.1f} sd"
-        if g["margin_in_paired_sd"] is not None:
-            rel += f", paired {g['margin_in_paired_sd']:+.1f} sd"
-        parts.append(f"{label} {g['margin']:+.4f} vs {g['best_baseline']} ({rel})")
-    lines.append("likewise - best other: " + "; ".join(parts))
+    lines.append(_margin_line("likewise - best other", summary["margins"], names))
+    if summary["peer_margins"]:
+        lines.append(_margin_line("likewise - best peer (ease, als)", summary["peer_margins"], names))
     secs = {k: float(np.mean([r["seconds"][k] for r in runs])) for k in r0["seconds"]}
     lines.append("seconds per seed: " + ", ".join(f"{k} {v:.1f}" for k, v in secs.items()))
     return "\n".join(lines)

@@ -1,7 +1,8 @@
-"""Recommenders that need no training: the honest yardsticks an embedding space must beat.
+"""The honest yardsticks an embedding space must beat: count baselines, and the learned peers.
 
 Every recommender here answers the same question as the model ("given these items, what comes
-next / what else goes in the basket?") from plain counts over the *training* part of the data:
+next / what else goes in the basket?") from the *training* part of the data. Four need no training,
+only counts:
 
 * ``popular`` -- the most frequent items, whatever the context.
 * ``cocount`` -- the classic "customers who bought this also bought": for each context item, the
@@ -12,6 +13,18 @@ next / what else goes in the basket?") from plain counts over the *training* par
 * ``ppmi-svd`` -- the PPMI matrix factorised by a truncated SVD to the model's dimension; item vectors
   ``U * sqrt(S)`` (the symmetric weighting Levy et al. recommend); scored like the model itself
   (cosine to the mean of the context's unit vectors). This is the classic count-based embedding.
+
+Two learn, each with its key hyper-parameter chosen on a held-out slice of the training sequences
+(:mod:`likewise.peers`, re-exported here):
+
+* ``ease`` -- :class:`EASERecommender`, EASE (Steck 2019), closed-form item-item ridge regression.
+* ``als`` -- :class:`ALSRecommender`, confidence-weighted implicit ALS (Hu, Koren & Volinsky 2008),
+  from the optional ``implicit`` package.
+
+:data:`BASELINES`, the default of :func:`fit_baselines` (and of ``likewise eval --holdout``), holds the
+four count baselines and ``ease``, plus ``als`` when ``implicit`` is installed; :data:`KNOWN_BASELINES`
+every name :func:`fit_baselines` accepts (asking for ``als`` without ``implicit`` raises
+:class:`~likewise.errors.MissingDependencyError` with the install line).
 
 All share :class:`Recommender`: ``recommend_ids(contexts, k)`` returns ``(n, k)`` int64 ids, best
 first, never an item of the query's own context, ties broken by the lower id. Scores are computed for
@@ -26,13 +39,18 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .errors import InputError, ItemIndexError
+from ._ranking import as_sequences, check_contexts, check_k, check_training_ids
+from .errors import InputError
+from .peers import HAS_IMPLICIT, ALSRecommender, EASERecommender
 from .search import normalise_rows, top_k_excluding, top_k_search
 
 __all__ = [
     "BASELINES",
+    "KNOWN_BASELINES",
+    "ALSRecommender",
     "CoCountRecommender",
     "CountMatrix",
+    "EASERecommender",
     "PPMIRecommender",
     "PopularRecommender",
     "Recommender",
@@ -44,7 +62,11 @@ __all__ = [
     "truncated_svd",
 ]
 
-BASELINES = ("popular", "cocount", "ppmi", "ppmi-svd")
+KNOWN_BASELINES = ("popular", "cocount", "ppmi", "ppmi-svd", "ease", "als")
+#: The default set: ``als`` only where ``implicit`` is installed (it is an optional dependency).
+BASELINES: tuple[str, ...] = ("popular", "cocount", "ppmi", "ppmi-svd", "ease") + (
+    ("als",) if HAS_IMPLICIT else ()
+)
 _BLOCK_ELEMS = 1 << 22  # dense scores per block: 4M float64 = 32 MiB, whatever the batch size
 _PAIR_BLOCK = 1 << 23  # co-occurrence pairs generated at a time before they are counted
 
@@ -73,25 +95,6 @@ class Recommender(Protocol):
 # --------------------------------------------------------------------------------------------------------
 # Shared plumbing
 # --------------------------------------------------------------------------------------------------------
-
-
-def _check_contexts(contexts: Sequence[np.ndarray], n_items: int) -> list[np.ndarray]:
-    """Contexts as unique int64 id arrays, each id checked against the table size."""
-    out = []
-    for c in contexts:
-        arr = np.unique(np.asarray(c, dtype=np.int64).reshape(-1))
-        if arr.size and (arr[0] < 0 or arr[-1] >= n_items):
-            bad = int(arr[0] if arr[0] < 0 else arr[-1])
-            raise ItemIndexError(bad, n_items, what="context item id")
-        out.append(arr)
-    return out
-
-
-def _check_k(k: Any, n_items: int, contexts: list[np.ndarray]) -> int:
-    if not isinstance(k, int | np.integer) or isinstance(k, bool) or k < 1:
-        raise InputError(f"k == {k!r}, must be an int >= 1")
-    largest = max((len(c) for c in contexts), default=0)
-    return int(min(k, n_items - largest))
 
 
 def _blocks(n: int, n_items: int) -> Iterable[tuple[int, int]]:
@@ -190,18 +193,6 @@ def _add_rows(out: np.ndarray, rows: np.ndarray, contrib: np.ndarray) -> None:
     out[rows[starts]] += np.add.reduceat(contrib, starts, axis=0)
 
 
-def _as_sequences(train: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(ids int64, offsets int64) from a Corpus or a sequence of id arrays."""
-    if hasattr(train, "ids") and hasattr(train, "offsets"):
-        return np.asarray(train.ids, dtype=np.int64), np.asarray(train.offsets, dtype=np.int64)
-    seqs = [np.asarray(s, dtype=np.int64).reshape(-1) for s in train]
-    lens = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
-    offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
-    np.cumsum(lens, out=offsets[1:])
-    ids = np.concatenate(seqs) if seqs else np.zeros(0, dtype=np.int64)
-    return ids, offsets
-
-
 def cooccurrence(train: Any, n_items: int, *, max_len: int = 500) -> tuple[CountMatrix, np.ndarray]:
     """Count, for each pair of distinct items, the training sequences that hold both.
 
@@ -224,10 +215,8 @@ def cooccurrence(train: Any, n_items: int, *, max_len: int = 500) -> tuple[Count
     """
     if not isinstance(n_items, int | np.integer) or n_items < 1:
         raise InputError(f"n_items == {n_items!r}, must be an int >= 1")
-    ids, offsets = _as_sequences(train)
-    if ids.size and (ids.min() < 0 or ids.max() >= n_items):
-        bad = int(ids.min() if ids.min() < 0 else ids.max())
-        raise ItemIndexError(bad, n_items, what="training item id")
+    ids, offsets = as_sequences(train)
+    n_items = check_training_ids(ids, n_items)
     occurrences = np.bincount(ids, minlength=n_items).astype(np.int64)
     # distinct items per sequence: sort by (sequence, item), drop repeats
     seq = np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
@@ -346,8 +335,8 @@ class PopularRecommender:
         One global ranking serves every context: its first ``k + L`` items (``L`` the longest context)
         always hold the answer, so the cost per context is O(k + L), not O(V).
         """
-        ctx = _check_contexts(contexts, self.n_items)
-        k = _check_k(k, self.n_items, ctx)
+        ctx = check_contexts(contexts, self.n_items)
+        k = check_k(k, self.n_items, ctx)
         n = len(ctx)
         longest = max((len(c) for c in ctx), default=0)
         order = np.lexsort((np.arange(self.n_items), -self.scores_))[: k + longest]
@@ -368,8 +357,8 @@ class PopularRecommender:
 
     def recommend_ids_reference(self, contexts: Sequence[np.ndarray], k: int) -> np.ndarray:
         """Dense NumPy reference of :meth:`recommend_ids` (a score row per context), for tests."""
-        ctx = _check_contexts(contexts, self.n_items)
-        k = _check_k(k, self.n_items, ctx)
+        ctx = check_contexts(contexts, self.n_items)
+        k = check_k(k, self.n_items, ctx)
         out = np.empty((len(ctx), k), dtype=np.int64)
         for a, b in _blocks(len(ctx), self.n_items):
             scores = np.broadcast_to(self.scores_, (b - a, self.n_items)).copy()
@@ -399,14 +388,14 @@ class CoCountRecommender:
         the cost follows the co-occurrences, not the catalogue size. Every stored value is positive, so
         an item outside the rows scores 0 and is ranked after them, by lower id.
         """
-        ctx = _check_contexts(contexts, self.n_items)
-        k = _check_k(k, self.n_items, ctx)
+        ctx = check_contexts(contexts, self.n_items)
+        k = check_k(k, self.n_items, ctx)
         return _sparse_top_k(self.matrix_, ctx, k)
 
     def recommend_ids_reference(self, contexts: Sequence[np.ndarray], k: int) -> np.ndarray:
         """Dense NumPy reference of :meth:`recommend_ids` (a score row per context), for tests."""
-        ctx = _check_contexts(contexts, self.n_items)
-        k = _check_k(k, self.n_items, ctx)
+        ctx = check_contexts(contexts, self.n_items)
+        k = check_k(k, self.n_items, ctx)
         out = np.empty((len(ctx), k), dtype=np.int64)
         for a, b in _blocks(len(ctx), self.n_items):
             out[a:b] = top_k_excluding(self.matrix_.sum_rows(ctx, a, b), ctx, k, a)
@@ -492,8 +481,8 @@ class VectorRecommender:
 
     def recommend_ids(self, contexts: Sequence[np.ndarray], k: int) -> np.ndarray:
         """See :class:`Recommender`."""
-        ctx = _check_contexts(contexts, self.n_items)
-        k = _check_k(k, self.n_items, ctx)
+        ctx = check_contexts(contexts, self.n_items)
+        k = check_k(k, self.n_items, ctx)
         queries = np.zeros((len(ctx), self.normed_.shape[1]), dtype=np.float32)
         for i, c in enumerate(ctx):
             if len(c):
@@ -513,7 +502,7 @@ def fit_baselines(
     which: Sequence[str] = BASELINES,
     seed: int = 0,
 ) -> dict[str, Recommender]:
-    """Fit the count-based baselines on training sequences.
+    """Fit the baselines on training sequences.
 
     Parameters
     ----------
@@ -522,33 +511,45 @@ def fit_baselines(
     n_items : int
         Vocabulary size V.
     dim : int, optional
-        Dimension of ``ppmi-svd`` (give the model's); default ``min(100, V)``.
+        Dimension of ``ppmi-svd`` and factors of ``als`` (give the model's); default ``min(100, V)``.
     which : sequence of str
-        Any of ``"popular"``, ``"cocount"``, ``"ppmi"``, ``"ppmi-svd"``.
+        Any of :data:`KNOWN_BASELINES`; default :data:`BASELINES`.
     seed : int
-        Seed of the randomized SVD (used when V > 2,000).
+        Seed of the randomized SVD (used when V > 2,000), of the held-out slices on which ``ease``
+        and ``als`` choose their hyper-parameter, and of ALS's initial factors.
 
     Returns
     -------
     dict of str to Recommender
         In the order of ``which``.
+
+    Raises
+    ------
+    MissingDependencyError
+        ``als`` is asked for and ``implicit`` is not installed.
     """
-    unknown = [w for w in which if w not in BASELINES]
+    unknown = [w for w in which if w not in KNOWN_BASELINES]
     if unknown:
-        raise InputError(f"unknown baseline {unknown[0]!r}; known: {', '.join(BASELINES)}")
+        raise InputError(f"unknown baseline {unknown[0]!r}; known: {', '.join(KNOWN_BASELINES)}")
     if dim is not None and (not isinstance(dim, int | np.integer) or dim < 1):
         raise InputError(f"dim == {dim!r}, must be an int >= 1 or None")
-    counts, occurrences = cooccurrence(train, n_items)
+    rank = int(dim or min(100, int(n_items)))
+    counted = any(w in ("popular", "cocount", "ppmi", "ppmi-svd") for w in which)
+    counts, occurrences = cooccurrence(train, n_items) if counted else (None, None)
     out: dict[str, Recommender] = {}
-    pm = ppmi(counts) if ("ppmi" in which or "ppmi-svd" in which) else None
+    pm = ppmi(counts) if counts is not None and ("ppmi" in which or "ppmi-svd" in which) else None
     for w in which:
         if w == "popular":
-            out[w] = PopularRecommender(occurrences)
+            out[w] = PopularRecommender(occurrences)  # type: ignore[arg-type]
         elif w == "cocount":
-            out[w] = CoCountRecommender(counts)
+            out[w] = CoCountRecommender(counts)  # type: ignore[arg-type]
         elif w == "ppmi":
             out[w] = PPMIRecommender(pm)  # type: ignore[arg-type]
-        else:
-            u, s = truncated_svd(pm, dim or min(100, int(n_items)), seed=seed)  # type: ignore[arg-type]
+        elif w == "ppmi-svd":
+            u, s = truncated_svd(pm, rank, seed=seed)  # type: ignore[arg-type]
             out[w] = VectorRecommender(u * np.sqrt(s), name="ppmi-svd")
+        elif w == "ease":
+            out[w] = EASERecommender(seed=seed).fit(train, n_items)
+        else:
+            out[w] = ALSRecommender(rank, seed=seed).fit(train, n_items)
     return out

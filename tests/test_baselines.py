@@ -119,7 +119,8 @@ def fitted():
 
 def test_fit_baselines_names_and_protocol(fitted):
     _, recs = fitted
-    assert list(recs) == ["popular", "cocount", "ppmi", "ppmi-svd"]
+    assert list(recs) == list(bl.BASELINES)
+    assert list(recs)[:5] == ["popular", "cocount", "ppmi", "ppmi-svd", "ease"]
     for name, rec in recs.items():
         assert isinstance(rec, Recommender)
         assert rec.name == name
@@ -204,5 +205,5 @@ def test_fast_paths_equal_the_dense_reference(monkeypatch, pair_block):
             if name != "popular":
                 clamped = min(k, 10)
                 for dense in (False, True):  # both ways of scoring a block
-                    got = bl._sparse_top_k(rec.matrix_, bl._check_contexts(contexts, 60), clamped, dense)
+                    got = bl._sparse_top_k(rec.matrix_, bl.check_contexts(contexts, 60), clamped, dense)
                     np.testing.assert_array_equal(got, ref, err_msg=f"{name} dense={dense}")

@@ -29,7 +29,8 @@ def test_defaults_vs_baselines_smoke(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     text = proc.stdout
 
-    expected = ["likewise", "popular", "cocount", "ppmi", "ppmi-svd"] + (["als"] if HAS_IMPLICIT else [])
+    peers = ["ease"] + (["als"] if HAS_IMPLICIT else [])  # the tuned learned peers
+    expected = ["likewise", "popular", "cocount", "ppmi", "ppmi-svd", *peers]
     report = json.loads(out.read_text("utf-8"))
     assert report["seeds"] == [1, 2]
     assert set(report["datasets"]) == set(sets)
@@ -52,8 +53,13 @@ def test_defaults_vs_baselines_smoke(tmp_path):
         assert summary["stats"]["likewise"]["hr"]["mean"] > summary["stats"]["popular"]["hr"]["mean"]
         assert set(summary["winners"]) == set(summary["metrics"])
         assert all(g["best_baseline"] in expected[1:] for g in summary["margins"].values())
+        assert all(g["best_baseline"] in peers for g in summary["peer_margins"].values())
         for run in ds["runs"]:
             assert run["n_cases"] > 0 and run["model_config"]["mode"] == "basket"
+            assert run["peers"]["ease"]["lam"] > 0 and run["peers"]["ease"]["tried"]
+            if HAS_IMPLICIT:
+                assert run["peers"]["als"]["alpha"] in (1.0, 10.0, 40.0, 100.0)
+                assert run["peers"]["als"]["regularization"] in (0.1, 1.0, 10.0, 100.0)
 
     lines = text.splitlines()
     for method in expected:
@@ -63,3 +69,5 @@ def test_defaults_vs_baselines_smoke(tmp_path):
         assert sum(ln.startswith("als ") and "skipped" in ln for ln in lines) == len(sets)
     assert sum(ln.startswith("winner ") for ln in lines) == len(sets)
     assert sum(ln.startswith("likewise - best other: ") for ln in lines) == len(sets)
+    assert sum(ln.startswith("likewise - best peer (ease, als): ") for ln in lines) == len(sets)
+    assert sum(ln.strip().startswith("peers (chosen on a held-out slice") for ln in lines) == len(sets)

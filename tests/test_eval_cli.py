@@ -9,8 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from likewise.baselines import BASELINES
 from likewise.cli import main
 from likewise.datasets import demo_baskets, planted_baskets
+from likewise.peers import HAS_IMPLICIT
 
 
 @pytest.fixture(scope="module")
@@ -71,13 +73,16 @@ def test_eval_holdout_table_markdown_json(work, capsys):
     text = capsys.readouterr().out
     for word in ("HR@10", "NDCG@10", "MRR@10", "coverage", "popular", "cocount", "ppmi-svd", "winner"):
         assert word in text
+    assert "ease" in text  # the closed-form item-item peer is a default row
     assert main(["eval", str(work / "model"), "--holdout", str(work / "split"), "--markdown"]) == 0
     md = capsys.readouterr().out
     assert "| model |" in md and "|---|---:|" in md
     r = run_json(capsys, "eval", str(work / "model"), "--holdout", str(work / "split"), "-k", "5")
     h = r["holdout"]
     assert h["k"] == 5 and h["n"] == 300
-    assert set(h["rows"]) == {"model", "model-cosine", "popular", "cocount", "ppmi", "ppmi-svd"}
+    # the default baselines: the counts, EASE, and implicit's ALS where it is installed
+    assert set(h["rows"]) == {"model", "model-cosine", *BASELINES}
+    assert "ease" in h["rows"] and ("als" in h["rows"]) == HAS_IMPLICIT
     assert h["rows"]["model"]["hr"] > h["rows"]["popular"]["hr"]
     best = max(row["hr"] for row in h["rows"].values())
     assert h["rows"][h["winners"]["hr"].split(" = ")[0]]["hr"] == best

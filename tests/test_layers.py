@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise._readfile",  # bounded reads of files others wrote: JSON, .npy, no FIFO, no "../"
             "likewise._progress",  # tqdm or one line per epoch
             "likewise._threads",  # BLAS threads for a query size (the one policy)
+            "likewise._ranking",  # what every recommender checks: contexts, k, training ids, padding
             "likewise.search",  # top-k, unit rows, affinity scores: arrays in, arrays out
             "likewise.config",  # TrainConfig, EpochStats, the one backend choice (select_backend)
             "likewise.distributed",  # RANK/WORLD_SIZE detection, process group, collectives (torch lazily)
@@ -43,6 +44,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise.vocab",
             "likewise.itemtypes",  # the type of each row of a typed space
             "likewise.space",  # SpaceVector, Neighbours, fingerprints
+            "likewise.itemitem",  # the item-item completion model (EASE): arrays in, arrays out
             "likewise.store",  # the files of a saved space; no model class
             "likewise.checkpoint",  # the files of a training checkpoint (.npy shards + manifest)
             "likewise.index",  # ExactIndex | HnswIndex, one interface
@@ -64,9 +66,11 @@ LAYERS: list[tuple[str, list[str]]] = [
         "L5 learning",
         [
             "likewise.auto",
+            "likewise.completion",  # item-item or affinity: which completes baskets, chosen on held-out data
             "likewise.train",  # the epoch loop, the backend factory, checkpoints hooked in
             "likewise.train_numba",  # the numba backend's passes (blocks -> compiled kernels)
             "likewise.train_torch",  # the torch backend's passes: steps, dealing, sharded tables
+            "likewise.peers",  # EASE and implicit's ALS, tuned on a held-out slice (re-exported by baselines)
             "likewise.baselines",
         ],
     ),

@@ -117,11 +117,13 @@ def cmd_eval(args: argparse.Namespace) -> None:
         parts.append("word pairs:\n" + _render(args, ["file", "pairs", "oov", "spearman", "pearson"], rows))
     if args.holdout:
         split = ev.load_split(args.holdout)
+        # None: the library's default set (likewise.baselines.BASELINES), resolved only when needed
+        chosen = None if args.baselines is None else [b for b in args.baselines.split(",") if b]
         r = ev.holdout_report(
             emb,
             split,
             k=args.k,
-            baselines=[b for b in args.baselines.split(",") if b] if args.baselines else (),
+            **({} if chosen is None else {"baselines": chosen}),
             context_window=args.context_window,
         )
         payload["holdout"] = r
@@ -362,11 +364,14 @@ def cmd_plot(args: argparse.Namespace) -> None:
 
 def register(commands: Commands) -> None:
     """Add ``eval``, ``split``, ``export``, ``import``, ``sweep-dim`` and ``plot``."""
+    from likewise.baselines import BASELINES, KNOWN_BASELINES
+
     e = commands.add(
         "eval",
         cmd_eval,
         help="judge a space: analogies, word pairs, held-out baskets, labels",
-        description="Evaluate a saved space; held-out results are printed beside count baselines.",
+        description="Evaluate a saved space; held-out results are printed beside the baselines "
+        "(counts, EASE, and ALS when implicit is installed).",
     )
     e.add_argument("model", metavar="MODEL")
     e.add_argument("--analogies", metavar="FILE", help="questions-words.txt format")
@@ -385,8 +390,9 @@ def register(commands: Commands) -> None:
     e.add_argument("-k", type=positive_int, default=10, help="list length (holdout) / neighbours (labels)")
     e.add_argument(
         "--baselines",
-        default="popular,cocount,ppmi,ppmi-svd",
-        help="comma-separated baselines for --holdout ('' for none)",
+        default=None,
+        help=f"comma-separated baselines for --holdout ('' for none; of {', '.join(KNOWN_BASELINES)}; "
+        f"default: {','.join(BASELINES)}, als only when implicit is installed)",
     )
     e.add_argument("--context-window", type=positive_int, default=None, help="holdout: last N visible items")
     e.add_argument("--markdown", action="store_true", help="print Markdown tables")

@@ -1,4 +1,4 @@
-"""Held-out recommendation: the model and the count baselines scored on the same test cases.
+"""Held-out recommendation: the model and the baselines (counts, EASE, ALS) scored on the same test cases.
 
 * :class:`EmbeddingRecommender` -- the space as a :class:`~likewise.baselines.Recommender`.
 * :func:`ranking_metrics` -- HR@K, NDCG@K, MRR and coverage of one recommender; :func:`winners`.
@@ -37,16 +37,17 @@ METRICS = ("hr", "ndcg", "mrr", "coverage")
 class EmbeddingRecommender(VectorRecommender):
     """The model as a :class:`~likewise.baselines.Recommender`, scored as :meth:`Embeddings.recommend` does.
 
-    With the space's context (output) table -- spaces trained by :func:`likewise.train` keep it -- the
-    affinity of :meth:`Embeddings.affinity_top_k` under the space's basket rule; without it (imported
-    vectors) the cosine to the mean of the context's unit vectors. Context items are excluded; ties go to
-    the lower id.
+    By default the space's :attr:`~Embeddings.completion`: the item-item model training kept
+    (:meth:`Embeddings.complete_top_k`), else the affinity of :meth:`Embeddings.affinity_top_k` under the
+    space's basket rule (spaces trained by :func:`likewise.train` keep the context table it needs), else
+    (imported vectors) the cosine to the mean of the context's unit vectors. Context items are excluded;
+    ties go to the lower id.
 
     Parameters
     ----------
     emb : Embeddings
     name : str
-    scoring : {"auto", "affinity", "mixture", "product", "cosine"}
+    scoring : {"auto", "itemitem", "affinity", "mixture", "product", "cosine"}
         As in :meth:`Embeddings.recommend`.
     """
 
@@ -56,15 +57,18 @@ class EmbeddingRecommender(VectorRecommender):
         self.name = name
         self.normed_ = emb.normed
         self.n_items = len(emb)
-        self.scoring = "affinity" if scoring == "auto" and emb.context is not None else scoring
-        if self.scoring == "auto":
-            self.scoring = "cosine"
+        # "auto": what recommend() answers with by default (the completion training chose)
+        self.scoring = emb.completion if scoring == "auto" else scoring
+        if self.scoring == "itemitem" and emb.itemitem is None:
+            raise InputError("scoring == 'itemitem', but this space has no item-item model")
         self._emb = emb
 
     def recommend_ids(self, contexts: Sequence[np.ndarray], k: int) -> np.ndarray:
         """See :class:`~likewise.baselines.Recommender`."""
         if self.scoring == "cosine":
             return super().recommend_ids(contexts, k)
+        if self.scoring == "itemitem":
+            return self._emb.complete_top_k(contexts, k)[0]
         rule = self.scoring if self.scoring in BASKET_RULES else None
         return self._emb.affinity_top_k(contexts, k, rule=rule)[0]
 
@@ -195,10 +199,12 @@ def holdout_report(
     context_window: int | None = None,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """Score the model and the count baselines (fitted on ``split.train``) on the test part.
+    """Score the model and the baselines (fitted on ``split.train``) on the test part.
 
     Baselines use the model's vocabulary (training items outside it are dropped), so every row ranks
-    the same catalogue for the same cases. ``ppmi-svd`` gets the model's dimension.
+    the same catalogue for the same cases. ``ppmi-svd`` gets the model's dimension, ``als`` as many
+    factors; ``ease`` and ``als`` choose their penalty / confidence weight on a held-out slice of
+    ``split.train`` (:mod:`likewise.peers`).
 
     Parameters
     ----------
@@ -207,11 +213,14 @@ def holdout_report(
     k : int
         Length of each recommendation list.
     baselines : sequence of str
-        Names from :data:`likewise.baselines.BASELINES` to fit and score.
+        Names from :data:`likewise.baselines.KNOWN_BASELINES` to fit and score (default
+        :data:`likewise.baselines.BASELINES`: the count baselines and ``ease``, and ``als`` when
+        ``implicit`` is installed).
     context_window : int, optional
         As in :func:`holdout_cases`.
     seed : int
-        Seed of the randomized SVD of ``ppmi-svd``.
+        Seed of the randomized SVD of ``ppmi-svd``, of the held-out slices of ``ease`` and ``als``,
+        and of ALS's initial factors.
 
     Returns
     -------
