@@ -443,6 +443,8 @@ def run_once(name: str, seed: int, sizes: dict[str, dict[str, int]]) -> dict[str
         },
         "model_mode_reason": emb.meta.get("mode_reason"),
         "model_basket_rule": emb.basket_rule,
+        "model_completion": emb.completion,
+        "model_completion_reason": emb.meta.get("completion_reason"),
         "seconds": secs,
         "peers": peers,
         "rows": rows,
@@ -554,6 +556,8 @@ def format_table(name: str, runs: list[dict[str, Any]], summary: dict[str, Any])
         + " ".join(f"{key}={v}" for key, v in cfg.items())
         + " basket_rule="
         + "/".join(r["model_basket_rule"] for r in runs)
+        + " completion="
+        + "/".join(r.get("model_completion", "?") for r in runs)
         + f" ({r0['model_mode_reason']})",
         f"   vocab: {mean('model_vocab') / mean('catalogue'):.1%} of the catalogue; hidden item known to "
         f"the model in {mean('model_target_known'):.1%} of cases; {mean('model_empty_queries'):.0f} "

@@ -231,3 +231,17 @@ def test_deterministic_runs_complete_alike():
     ra, rb = a.recommend([["a1"], ["b7", "a9"]], k=5), b.recommend([["a1"], ["b7", "a9"]], k=5)
     assert ra.keys == rb.keys
     np.testing.assert_array_equal(ra.scores, rb.scores)
+
+
+def test_the_penalty_is_the_largest_within_one_standard_error_of_the_best(monkeypatch):
+    """choose_lambda's one-standard-error rule, on planted held-out ranks per penalty."""
+    rng = np.random.default_rng(0)
+    base = rng.random(400)
+    noise = rng.standard_normal(400)
+    noise -= noise.mean()  # 100: 0.001 below 10 on average, with a paired sd of 0.05 (SE 0.0025)
+    planted = {1.0: base - 0.05, 10.0: base, 100.0: base - 0.001 + 0.05 * noise, 1000.0: base - 0.2}
+    monkeypatch.setattr(ii, "reciprocal_ranks", lambda model, q, h, k=10: planted[model.lam])
+    ids, off = packed(random_baskets(7))
+    lam, rr, tried = ii.choose_lambda((ids, off), [], np.zeros(0), np.ones(25, np.int64), grid=list(planted))
+    assert lam == 100.0 and rr is planted[100.0]  # 10 is best; 100 is within one SE of it, 1000 is not
+    assert list(tried) == ["1", "10", "100", "1000"]
