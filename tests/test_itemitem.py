@@ -245,3 +245,35 @@ def test_the_penalty_is_the_largest_within_one_standard_error_of_the_best(monkey
     lam, rr, tried = ii.choose_lambda((ids, off), [], np.zeros(0), np.ones(25, np.int64), grid=list(planted))
     assert lam == 100.0 and rr is planted[100.0]  # 10 is best; 100 is within one SE of it, 1000 is not
     assert list(tried) == ["1", "10", "100", "1000"]
+
+
+def test_the_http_service_completes_as_the_library_does(tmp_path):
+    """recommend, also_bought and complete_basket over HTTP answer with the space's item-item model."""
+    pytest.importorskip("fastapi")
+    httpx = pytest.importorskip("httpx")
+    import asyncio
+
+    from likewise.service import create_app
+    from likewise.service.models import ModelSpec, Registry
+
+    emb = likewise.train(pair_baskets(5), dim=8, min_count=1, seed=1, deterministic=True)
+    assert emb.completion == "itemitem"
+    emb.save(tmp_path / "m")
+    app = create_app(Registry([ModelSpec("m", tmp_path / "m")], map_sample=50))
+
+    async def go(method: str, url: str, **kw):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as c:
+            return await c.request(method, url, **kw)
+
+    def keys(r) -> list[str]:
+        assert r.status_code == 200, r.text
+        return [n["item"] for n in r.json()["neighbours"]]
+
+    r = asyncio.run(go("POST", "/models/m/recommend", json={"items": ["a2", "a7"], "k": 4}))
+    assert keys(r) == emb.recommend(["a2", "a7"], k=4).keys
+    r = asyncio.run(go("GET", "/models/m/also_bought", params={"item": "a2", "k": 3}))
+    assert keys(r)[0] == "b2" and keys(r) == likewise.retail.also_bought(emb, "a2", 3).keys
+    r = asyncio.run(go("POST", "/models/m/complete_basket", json={"items": ["a2", "b2"], "k": 3}))
+    assert keys(r) == likewise.retail.complete_basket(emb, ["a2", "b2"], 3).keys
+    r = asyncio.run(go("POST", "/models/m/recommend", json={"items": ["a2"], "k": 3, "scoring": "affinity"}))
+    assert keys(r) == emb.recommend(["a2"], k=3, scoring="affinity").keys

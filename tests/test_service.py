@@ -206,6 +206,13 @@ def test_prefix_search_and_map(client, models):
             422,
             "context",
         ),
+        (
+            "POST",
+            "/models/shop/recommend",
+            {"json": {"items": ["g0_i0"], "scoring": "itemitem"}},
+            422,
+            "needs the item-item model",
+        ),
         ("POST", "/models/shop/analogy", {"json": {"a": 1, "b": 2, "c": 3, "method": "x"}}, 422, "method =="),
         ("POST", "/models/shop/similar", {"content": b"{" + b" " * 5000 + b"}"}, 413, "over the limit"),
         ("POST", "/models/shop/similar", {"content": b"{not json"}, 422, "JSON"),

@@ -505,7 +505,7 @@ def create_app(
             }
         )
 
-    @app.post("/models/{name}/complete_basket", summary="Items bought with a basket (retail affinity)")
+    @app.post("/models/{name}/complete_basket", summary="Items bought with a basket (the completion)")
     async def complete_basket(name: str, body: bodies.basket):  # type: ignore[valid-type]
         s = registry.get(name)
         from .. import retail

@@ -156,7 +156,7 @@ def make_bodies(lim: Limits) -> Bodies:
         items: Items
         k: K = 10
         skip_unknown: StrictBool = False
-        scoring: Literal["auto", "affinity", "mixture", "product", "cosine"] | None = Field(
+        scoring: Literal["auto", "itemitem", "affinity", "mixture", "product", "cosine"] | None = Field(
             None, description="see Embeddings.recommend"
         )
         types: Types = None
