@@ -147,6 +147,9 @@ def work_likewise(a: argparse.Namespace) -> dict:
             threads=a.threads,
             seed=1,
             progress=False,
+            # the embedding trainer against gensim's: no item-item completion model (gensim fits
+            # none; its time and memory are bench/completion_scale.py's)
+            completion="affinity",
         )
         t2 = time.perf_counter()
         out = {

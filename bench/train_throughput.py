@@ -97,6 +97,7 @@ def child(a: argparse.Namespace) -> int:
         seed=1,
         progress=False,
         callback=rows.append,
+        completion="affinity",  # the trainer alone; the item-item fit is bench/completion_scale.py's
     )
     print(f"{'epoch':>5} {'items/s':>12} {'pairs/s':>12} {'loss':>8} {'seconds':>8}")
     for s in rows:
