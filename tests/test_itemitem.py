@@ -277,3 +277,25 @@ def test_the_http_service_completes_as_the_library_does(tmp_path):
     assert keys(r) == likewise.retail.complete_basket(emb, ["a2", "b2"], 3).keys
     r = asyncio.run(go("POST", "/models/m/recommend", json={"items": ["a2"], "k": 3, "scoring": "affinity"}))
     assert keys(r) == emb.recommend(["a2"], k=3, scoring="affinity").keys
+
+
+def test_over_the_budget_training_covers_the_most_frequent_and_says_so():
+    emb = likewise.train(
+        pair_baskets(6),
+        dim=8,
+        min_count=1,
+        seed=1,
+        deterministic=True,
+        completion="itemitem",
+        completion_max_items=10,
+    )
+    assert emb.meta["itemitem"]["rows"] == 10 and emb.meta["itemitem"]["of_rows"] == 80
+    assert "the 10 most frequent of 80: completion_max_items" in emb.meta["completion_reason"]
+    covered = set(emb.itemitem.items.tolist())
+    outside = next(k for k in emb.keys if emb.id_of(k) not in covered)
+    # a basket of only uncovered items is completed by the affinity
+    assert emb.recommend([outside], k=5).keys == emb.recommend([outside], k=5, scoring="affinity").keys
+    # a covered item's weighted candidates come first, the affinity fills the rest of the row
+    inside = emb.keys[emb.itemitem.items[0]]
+    got = emb.recommend([inside], k=20).keys
+    assert len(got) == len(set(got)) == 20 and inside not in got
