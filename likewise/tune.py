@@ -456,7 +456,15 @@ def tune(
         split = ev.split_sequences(
             seqs, mode=inferred if mode == "auto" else mode, test_fraction=test_fraction, seed=seed
         )  # type: ignore[arg-type]
-    fixed: dict[str, Any] = {"mode": split.mode, "seed": seed, "deterministic": deterministic}
+    # The search is over the vectors' settings, which the item-item model (EASE) does not depend on: its
+    # trials are scored by the affinity and train none (likewise.completion); the best space completes
+    # by its affinity (`likewise train` with the chosen settings fits the item-item model beside them).
+    fixed: dict[str, Any] = {
+        "mode": split.mode,
+        "seed": seed,
+        "deterministic": deterministic,
+        "completion": "affinity",
+    }
     for name, v in (("min_count", min_count), ("max_items", max_items), ("threads", threads)):
         if v is not None:
             fixed[name] = v
