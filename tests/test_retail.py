@@ -285,7 +285,9 @@ def test_mixture_score_is_log_mean_exp_of_affinities(emb):
     for j, s in zip(got_ids[0], got_scores[0], strict=True):
         want = np.log(np.mean(np.exp(W[ids] @ C[j]))) + alpha * np.log(emb.counts[j])
         assert s == pytest.approx(want, abs=1e-4)
-    rec = EmbeddingRecommender(emb).recommend_ids([ids, np.array([0]), np.array([], dtype=np.int64)], 5)
+    rec = EmbeddingRecommender(emb, scoring="affinity").recommend_ids(
+        [ids, np.array([0]), np.array([], dtype=np.int64)], 5
+    )
     assert np.array_equal(rec[0], got_ids[0]) and not np.isin(rec[1], [0]).any()
     assert np.array_equal(rec[2], np.argsort(-emb.counts, kind="stable")[:5])  # empty: most popular
 
