@@ -89,6 +89,11 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--items", default="10000,100000", help="comma-separated catalogue sizes")
     p.add_argument("--baskets-per-item", type=int, default=5)
+    p.add_argument(
+        "--completions",
+        default="auto,affinity",
+        help="auto: the default; affinity: without the item-item model",
+    )
     p.add_argument("--one", default=None, help=argparse.SUPPRESS)  # "items,completion": the child
     a = p.parse_args()
     if a.one:
@@ -100,7 +105,7 @@ def main() -> int:
         f"{'p50 ms':>7} {'p99 ms':>7}"
     )
     for n in (int(x) for x in a.items.split(",")):
-        for completion in ("auto", "affinity"):
+        for completion in a.completions.split(","):
             out = subprocess.run(
                 [
                     sys.executable,
