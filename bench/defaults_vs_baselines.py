@@ -286,7 +286,9 @@ def make_data(name: str, seed: int, sizes: dict[str, dict[str, int]]) -> Labelle
 # --------------------------------------------------------------------------------------------------------
 
 
-def train_default(train: Sequence[Sequence[str]], seed: int, tmp: Path) -> Embeddings:
+def train_default(
+    train: Sequence[Sequence[str]], seed: int, tmp: Path, overrides: dict[str, Any] | None = None
+) -> Embeddings:
     """The default training on a CSV log ``order_id,product``: only the seed is given."""
     path = tmp / "train.csv"
     with open(path, "w", encoding="utf-8", newline="") as f:
@@ -297,7 +299,7 @@ def train_default(train: Sequence[Sequence[str]], seed: int, tmp: Path) -> Embed
                 w.writerow([i + 1, item])
     spec = likewise.InputSpec(paths=(str(path),), basket_col="order_id", item_col="product")
     # cache_dir only keeps the compiled corpus out of ~/.cache; it is no training parameter
-    return likewise.train(spec, seed=seed, cache_dir=tmp / "cache")
+    return likewise.train(spec, seed=seed, cache_dir=tmp / "cache", **(overrides or {}))
 
 
 class DefaultModelRecommender:
@@ -369,7 +371,9 @@ def metric_names(labels: dict[str, dict[str, str]]) -> dict[str, str]:
 # --------------------------------------------------------------------------------------------------------
 
 
-def run_once(name: str, seed: int, sizes: dict[str, dict[str, int]]) -> dict[str, Any]:
+def run_once(
+    name: str, seed: int, sizes: dict[str, dict[str, int]], overrides: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Every row on one draw of one data set: ``{"rows": {method: {metric: value}}, ...}``."""
     data = make_data(name, seed, sizes)
     split = split_sequences(data.baskets, mode="basket", test_fraction=TEST_FRACTION, seed=seed)
@@ -382,7 +386,7 @@ def run_once(name: str, seed: int, sizes: dict[str, dict[str, int]]) -> dict[str
 
     with tempfile.TemporaryDirectory(prefix="likewise-bench-") as tmp:
         t0 = time.perf_counter()
-        emb = train_default(split.train, seed, Path(tmp))
+        emb = train_default(split.train, seed, Path(tmp), overrides)
         secs["likewise"] = time.perf_counter() - t0
     model = DefaultModelRecommender(emb, keys)
     m = ranking_metrics(model, contexts, targets, K, n_items=len(keys))
@@ -594,6 +598,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"comma-separated, of: {', '.join(DATASETS)} (the Debian ones need apt's lists)",
     )
     p.add_argument("--json", type=Path, default=None, help="write every number here")
+    p.add_argument(
+        "--min-count",
+        type=int,
+        default=None,
+        help="a probe, not the defaults: train the likewise row with this min_count",
+    )
     args = p.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     names = [n.strip() for n in args.datasets.split(",") if n.strip()]
@@ -621,7 +631,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             except FileNotFoundError as e:
                 print(f"== {name}: skipped: {e}\n", flush=True)
                 continue
-        runs = [run_once(name, s, SIZES[args.sizes]) for s in seeds]
+        over = {} if args.min_count is None else {"min_count": args.min_count}
+        runs = [run_once(name, s, SIZES[args.sizes], over) for s in seeds]
         summary = summarise(runs)
         print(format_table(name, runs, summary), flush=True)
         print()
