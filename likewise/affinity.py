@@ -166,6 +166,19 @@ class BasketQueries:
         """
         if self.context is None:
             raise NotFittedError("this space has no context (output) table: affinity needs one")
+        ctx, allowed, k = self._completion_cases(contexts, k, restrict)
+        rule = self.basket_rule if rule is None else rule
+        if rule not in BASKET_RULES:
+            raise InputError(f"rule == {rule!r}, must be one of {', '.join(map(repr, BASKET_RULES))}")
+        return basket_affinity_top_k(
+            np.asarray(self.vectors), np.asarray(self.context), self.affinity_bias, ctx, k, allowed, rule
+        )
+
+    def _completion_cases(
+        self, contexts: Sequence[np.ndarray], k: int, restrict: Restrict
+    ) -> tuple[list[np.ndarray], np.ndarray, int]:
+        """Contexts as sorted unique ids (checked), the allowed candidates (bool [V]) and ``k`` clamped
+        to the fewest candidates any context leaves; shared by both completions."""
         k = check_k(k)
         _, cand = self._candidates(restrict)
         ctx = [np.unique(np.asarray(c, dtype=np.int64).reshape(-1)) for c in contexts]
@@ -177,12 +190,7 @@ class BasketQueries:
         k = min(k, left)
         if k < 1:
             raise InputError("no candidate is left after excluding the context's own items")
-        rule = self.basket_rule if rule is None else rule
-        if rule not in BASKET_RULES:
-            raise InputError(f"rule == {rule!r}, must be one of {', '.join(map(repr, BASKET_RULES))}")
-        return basket_affinity_top_k(
-            np.asarray(self.vectors), np.asarray(self.context), self.affinity_bias, ctx, k, allowed, rule
-        )
+        return ctx, allowed, k
 
     @property
     def itemitem(self) -> ItemItem | None:
@@ -254,17 +262,7 @@ class BasketQueries:
         model = self.itemitem
         if model is None or not self.completes_by_itemitem(types):
             return self.affinity_top_k(contexts, k, restrict=restrict)
-        k = check_k(k)
-        _, cand = self._candidates(restrict)
-        ctx = [np.unique(np.asarray(c, dtype=np.int64).reshape(-1)) for c in contexts]
-        for c in ctx:
-            if len(c) and (c[0] < 0 or c[-1] >= len(self)):
-                raise ItemIndexError(int(c[0] if c[0] < 0 else c[-1]), len(self))
-        allowed = np.ones(len(self), dtype=bool) if cand is None else np.isin(np.arange(len(self)), cand)
-        left = min((int(allowed.sum()) - int(allowed[c].sum()) for c in ctx), default=int(allowed.sum()))
-        k = min(k, left)
-        if k < 1:
-            raise InputError("no candidate is left after excluding the context's own items")
+        ctx, allowed, k = self._completion_cases(contexts, k, restrict)
         ids, scores = model.top_k(ctx, k, allowed)
         short = np.flatnonzero(~np.isfinite(scores[:, -1]) | (scores[:, -1] == 0)) if k else []
         if len(short) and self.context is not None:

@@ -41,6 +41,7 @@ import numpy as np
 
 from ._ranking import as_sequences, check_contexts, check_k, check_training_ids
 from .errors import InputError
+from .itemitem import segment_pairs
 from .peers import HAS_IMPLICIT, ALSRecommender, EASERecommender
 from .search import normalise_rows, top_k_excluding, top_k_search
 
@@ -236,15 +237,8 @@ def cooccurrence(train: Any, n_items: int, *, max_len: int = 500) -> tuple[Count
     cut = np.searchsorted(np.cumsum(pairs_per), np.arange(_PAIR_BLOCK, int(pairs_per.sum()) + 1, _PAIR_BLOCK))
     bounds = np.unique(np.r_[0, cut + 1, len(lens)].clip(0, len(lens)))
     for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-        st, ln = starts[a:b], lens[a:b]
-        tok = np.repeat(st, ln) + (np.arange(int(ln.sum())) - np.repeat(np.cumsum(ln) - ln, ln))
-        rep = np.repeat(ln, ln)
-        left = np.repeat(it[tok], rep)
-        seg_start = np.repeat(np.repeat(st, ln), rep)
-        seg_off = np.arange(len(left)) - np.repeat(np.cumsum(rep) - rep, rep)
-        right = it[seg_start + seg_off]
-        mask = left != right
-        k, c = np.unique(left[mask] * n_items + right[mask], return_counts=True)
+        left, right = segment_pairs(it, starts[a:b], lens[a:b])
+        k, c = np.unique(left * n_items + right, return_counts=True)
         keys_acc.append(k)
         vals_acc.append(c)
     if keys_acc:

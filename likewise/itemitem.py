@@ -55,6 +55,7 @@ __all__ = [
     "lambda_grid",
     "prune_rows",
     "reciprocal_ranks",
+    "segment_pairs",
 ]
 
 MAX_ITEMS = 8_192  # rows of the exact fit: 16 * m**2 bytes = 1.0 GiB, ~25 s per inversion (2 cores)
@@ -120,17 +121,26 @@ def gram_matrix(ids: np.ndarray, offsets: np.ndarray, items: np.ndarray, n_items
         st, ln = starts[a:b][two], lens[a:b][two]
         if len(ln) == 0:
             continue
-        # every ordered pair (x, y), x != y, of each basket, without a Python loop over baskets
-        tok = np.repeat(st, ln) + (np.arange(int(ln.sum())) - np.repeat(np.cumsum(ln) - ln, ln))
-        rep = np.repeat(ln, ln)
-        left = np.repeat(rows[tok], rep)
-        seg_start = np.repeat(np.repeat(st, ln), rep)
-        seg_off = np.arange(len(left)) - np.repeat(np.cumsum(rep) - rep, rep)
-        right = rows[seg_start + seg_off]
-        mask = left != right
-        k, c = np.unique(left[mask] * m + right[mask], return_counts=True)
+        left, right = segment_pairs(rows, st, ln)
+        k, c = np.unique(left * m + right, return_counts=True)
         flat[k] += c
     return g
+
+
+def segment_pairs(values: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every ordered pair ``(x, y)``, ``x != y``, of each segment ``values[starts[i]:starts[i] + lens[i]]``.
+
+    Vectorised (no Python loop over segments); the caller bounds ``sum(lens**2)``. Returns the two
+    columns of the pairs, each ``values``' dtype.
+    """
+    tok = np.repeat(starts, lens) + (np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens))
+    rep = np.repeat(lens, lens)
+    left = np.repeat(values[tok], rep)
+    seg_start = np.repeat(np.repeat(starts, lens), rep)
+    seg_off = np.arange(len(left)) - np.repeat(np.cumsum(rep) - rep, rep)
+    right = values[seg_start + seg_off]
+    mask = left != right
+    return left[mask], right[mask]
 
 
 def ease_weights(gram: np.ndarray, lam: float) -> np.ndarray:
