@@ -35,7 +35,7 @@ from .auto import (
 )
 from .checkpoint import MUST_MATCH, MUST_MATCH_TORCH, Checkpoints, data_identity, run_state
 from .completion import attach_completion
-from .config import EpochStats, TrainConfig, neg_group_for, select_backend
+from .config import EpochStats, TrainConfig, min_count_for, neg_group_for, select_backend
 from .distributed import Dist
 from .errors import InputError
 
@@ -228,6 +228,7 @@ def train(
             else:
                 mode, mode_reason = infer_mode(data)
             config = dataclasses.replace(config, mode=mode)
+        config = dataclasses.replace(config, min_count=min_count_for(config))
         show = (sys.stderr.isatty() if progress is None else progress) and d.main
         if d.active and not d.main:  # rank 0 compiles (and caches) the corpus first; the others reuse it
             distributed.barrier(d, "waiting for rank 0 to compile the corpus")

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ._check import first_nonfinite_row
+from .config import min_count_for
 from .customers import CustomerTable
 from .embeddings import Embeddings
 from .errors import InputError
@@ -173,7 +174,7 @@ def update(
         for k, c, o in zip(log.item_keys, new_counts.tolist(), in_old.tolist(), strict=True)
         if not o
     }
-    fresh_vocab = Vocab.from_counts(fresh, min_count=config.min_count) if fresh else Vocab([])
+    fresh_vocab = Vocab.from_counts(fresh, min_count=min_count_for(config)) if fresh else Vocab([])
     keys = parent.keys + fresh_vocab.keys
     vocab_index = {k: i for i, k in enumerate(keys)}
     lut = np.array([vocab_index.get(k, -1) for k in log.item_keys], dtype=np.int64)

@@ -14,7 +14,7 @@ import pytest
 import likewise
 from likewise.auto import trial_passes
 from likewise.cli import main
-from likewise.errors import UnknownItemError
+from likewise.errors import InputError, UnknownItemError
 from likewise.readers import InputSpec
 from likewise.search import basket_affinity
 from likewise.train import infer_mode, plan_epochs, validation_completion
@@ -99,7 +99,8 @@ def test_rare_product_is_reported_and_explained(tmp_path, capsys):
     rows = seed_shop(1) + [(o, "camping stove") for o in (1, 2, 3)]
     orders = write_orders(rows, tmp_path / "orders.csv")
     out = str(tmp_path / "m")
-    args = ["train", str(orders), "--basket-col", "order_id", "--item-col", "product", "-o", out]
+    args = ["train", str(orders), "--basket-col", "order_id", "--item-col", "product", "--min-count", "5"]
+    args += ["-o", out]
     assert main([*args, "--cache-dir", str(tmp_path / "cache")]) == 0
     text = capsys.readouterr().out
     assert "1 item dropped" in text and "'camping stove' (3)" in text and "min_count=5" in text
@@ -116,6 +117,27 @@ def test_rare_product_is_reported_and_explained(tmp_path, capsys):
     # Kept when asked.
     assert main([*args[:-1], str(tmp_path / "m3"), "--min-count", "3", "--quiet"]) == 0
     assert "camping stove" in likewise.load(str(tmp_path / "m3"))
+
+
+def test_min_count_default_follows_the_mode(tmp_path):
+    """Baskets keep every product (a rare product is still asked about); text keeps word2vec's 5."""
+    rows = seed_shop(1) + [(o, "camping stove") for o in (1, 2, 3)]
+    orders = write_orders(rows, tmp_path / "orders.csv")
+    emb = likewise.train(
+        InputSpec(paths=(str(orders),), basket_col="order_id", item_col="product"),
+        epochs=2,
+        cache_dir=tmp_path / "cache",
+        progress=False,
+    )
+    assert emb.config["mode"] == "basket" and emb.config["min_count"] == 1
+    assert "camping stove" in emb and emb.meta["dropped"]["below_min_count"] == 0
+    text = [["the", "cat", "sat"]] * 5 + [["a", "rare", "word"]]
+    emb = likewise.train(text, mode="sequence", epochs=1, progress=False)
+    assert emb.config["min_count"] == 5 and "rare" not in emb and "cat" in emb
+    # An explicit value wins in either mode, and the saved config records what was used.
+    assert likewise.train(text, mode="basket", min_count=5, epochs=1).config["min_count"] == 5
+    with pytest.raises(InputError, match=r"min_count == 0, must be .*or None \(by mode\)"):
+        likewise.train(text, min_count=0)
 
 
 def test_max_items_drops_are_explained():

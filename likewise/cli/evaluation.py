@@ -459,7 +459,9 @@ def register(commands: Commands) -> None:
     m.add_argument(
         "--sample", type=float, default=None, help="subsampling threshold (default: 1e-3 sequence, 0 basket)"
     )
-    m.add_argument("--min-count", type=positive_int, default=5)
+    m.add_argument(
+        "--min-count", type=positive_int, default=None, help="default: 5 sequence, 1 basket (as train)"
+    )
     m.add_argument("--lr", type=float, default=0.025)
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--deterministic", action="store_true")

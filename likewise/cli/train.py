@@ -291,7 +291,12 @@ def register(commands: Commands) -> None:
         default=0.0,
         help="customer vectors: weigh each product by count ** -P (0 = off)",
     )
-    g.add_argument("--min-count", type=positive_int, default=5, help="drop items seen fewer times (reported)")
+    g.add_argument(
+        "--min-count",
+        type=positive_int,
+        default=None,
+        help="drop items seen fewer times, reported (default: 5 for sequences and text, 1 for baskets)",
+    )
     g.add_argument(
         "--max-items", type=positive_int, default=None, help="keep the N most frequent (default: all)"
     )

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..auto import resolve_sample
 from ..completion import attach_completion
-from ..config import TrainConfig
+from ..config import TrainConfig, min_count_for
 from ..customers import CustomerTable
 from ..embeddings import Embeddings
 from ..errors import InputError
@@ -272,6 +272,7 @@ def fit_order_log(
             else f"one basket per {log.columns.get('basket_col') or 'order'}; line order is not used"
         )
         config = dataclasses.replace(config, mode=mode)
+    config = dataclasses.replace(config, min_count=min_count_for(config))
     typed = bool(log.columns.get("type_col") or log.columns.get("type_cols"))
     types = None
     t0 = time.perf_counter()
