@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-__all__ = ["Bar", "bar"]
+__all__ = ["Bar", "bar", "note"]
 
 
 class Bar:
@@ -63,3 +63,18 @@ class Bar:
 def bar(total: int, desc: str, unit: str = "it", enabled: bool = True) -> Bar:
     """A :class:`Bar` (shown only when ``enabled``)."""
     return Bar(total, desc, unit, enabled)
+
+
+def note(message: str, enabled: bool = True) -> None:
+    """Print ``message`` as a line of its own on stderr, above a progress bar if one is showing."""
+    if not enabled:
+        return
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        tqdm = None
+    if tqdm is not None:
+        tqdm.write(message, file=sys.stderr)  # redraws a live bar below the line
+        return
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()

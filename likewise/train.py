@@ -412,7 +412,7 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes,
     neg_cum = kernels.make_neg_cum(counts, config.ns_exponent)
     run_ = run or Run.of(config)
     make_passes, threads, layout = _backend_passes(
-        run_, config, keep_prob, neg_cum, int(offsets[-1]), counts, neg_types, (ids, offsets)
+        run_, config, keep_prob, neg_cum, int(offsets[-1]), counts, neg_types, (ids, offsets), progress
     )
     # The tables are allocated after the backend is ready: the numba kernel is compiled and LLVM's pages
     # are handed back first, so they are not in the peak beside the tables.
@@ -558,10 +558,11 @@ def _backend_passes(
     counts: np.ndarray,
     neg_types: np.ndarray | None,
     warm_like: tuple[np.ndarray, np.ndarray] | None = None,
+    progress: bool = False,
 ):
     """``make(ids, offsets, W, C, total_words)`` building the chosen backend's passes, the threads it
     uses, and the layout a checkpoint must match to be resumed. ``warm_like``: the corpus's arrays, for
-    the numba kernel to be compiled before the tables are allocated."""
+    the numba kernel to be compiled before the tables are allocated; ``progress``: say when it compiles."""
     if run.backend == "torch":
         if neg_types is not None:
             raise InputError("typed negatives run on the numba kernel: use backend='cpu'")
@@ -570,7 +571,7 @@ def _backend_passes(
         return torch_passes(config, keep_prob, neg_cum, run.dist, run.device)
     from .train_numba import numba_passes
 
-    return numba_passes(config, keep_prob, neg_cum, n_tokens, counts, neg_types, warm_like)
+    return numba_passes(config, keep_prob, neg_cum, n_tokens, counts, neg_types, warm_like, progress)
 
 
 def _checkpoints(run: Run, config: TrainConfig, ids, offsets, counts, layout: dict[str, Any]):

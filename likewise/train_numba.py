@@ -10,13 +10,16 @@ sequence -- so a run resumed at a block boundary repeats the lost blocks exactly
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
+from ._progress import note
 from .config import TrainConfig, neg_group_for
 from .corpus import release_pages
 from .errors import InputError
@@ -25,9 +28,11 @@ from .kernels.tables import sequence_blocks
 __all__ = [
     "BLOCK_TOKENS",
     "CHUNKS_PER_THREAD",
+    "COMPILING",
     "DETERMINISTIC_CHUNKS",
     "NumbaPasses",
     "TOKENS_PER_THREAD",
+    "compile_notice",
     "epoch_seed",
     "numba_passes",
     "release_compiler_pages",
@@ -42,11 +47,48 @@ CHUNKS_PER_THREAD = 16
 DETERMINISTIC_CHUNKS = 8
 # Without a thread count, one thread per this many tokens (a small corpus trains on one).
 TOKENS_PER_THREAD = 50_000
+#: What the progress says when numba compiles a kernel (a cold compile cache).
+COMPILING = "compiling kernels, once; cached after"
 
 
 def epoch_seed(seed: int, epoch: int) -> int:
     """The seed of pass ``epoch``'s stream family; blocks and chunks derive theirs inside the kernel."""
     return (seed * 1_000_003 + epoch) % (2**63)
+
+
+@contextlib.contextmanager
+def compile_notice(enabled: bool) -> Iterator[None]:
+    """Within the block, say on stderr when numba starts compiling a kernel and how long it took.
+
+    numba fires its ``numba:compile`` event only for a signature it neither holds nor finds in its disk
+    cache, so a warm cache says nothing; a compile that compiles its callees is one compile here.
+
+    Parameters
+    ----------
+    enabled : bool
+        Listen and print (the run's progress setting); False does nothing.
+    """
+    if not enabled:
+        yield
+        return
+    from numba.core import event
+
+    class Notice(event.Listener):
+        depth, t0 = 0, 0.0
+
+        def on_start(self, ev: event.Event) -> None:
+            if self.depth == 0:
+                self.t0 = time.perf_counter()
+                note(f"{COMPILING} ...")
+            self.depth += 1
+
+        def on_end(self, ev: event.Event) -> None:
+            self.depth -= 1
+            if self.depth == 0:
+                note(f"{COMPILING} ({time.perf_counter() - self.t0:.1f} s)")
+
+    with event.install_listener("numba:compile", Notice()):
+        yield
 
 
 class NumbaPasses:
@@ -71,6 +113,8 @@ class NumbaPasses:
         Tokens per block (default :data:`BLOCK_TOKENS`).
     group : int, optional
         Contexts sharing one set of negatives (default ``config.neg_group``; 1 for the per-pair kernels).
+    progress : bool
+        Say on stderr when a block's kernel compiles (:func:`compile_notice`).
     """
 
     def __init__(
@@ -87,6 +131,7 @@ class NumbaPasses:
         n_chunks: int,
         block_tokens: int | None = None,
         group: int | None = None,
+        progress: bool = False,
     ) -> None:
         self.ids, self.offsets, self.W, self.C = ids, offsets, W, C
         self.keep_prob, self.neg_cum, self.config = keep_prob, neg_cum, config
@@ -101,6 +146,7 @@ class NumbaPasses:
         # overrides it (1 for the per-pair typed kernel).
         group = neg_group_for(config) if group is None else group
         self.group_arg: tuple[int, ...] = () if group == 1 else (group,)
+        self.progress = progress
 
     def lr_at(self, epoch: int, step: int) -> float:
         """The learning rate at the start of block ``step`` of pass ``epoch``."""
@@ -120,11 +166,12 @@ class NumbaPasses:
         for step in range(start, self.n_steps):
             s0, s1 = self.blocks[step]
             words_before = epoch * self.n_tokens + int(self.offsets[s0])
-            r = self.kernel(
-                self.ids, self.offsets, s0, s1, self.W, self.C, self.keep_prob, self.neg_cum,
-                self.mode, cfg.window, cfg.negative, cfg.max_context, *self.group_arg,
-                cfg.lr, cfg.min_lr, words_before, self.total_words, seed, self.n_chunks,
-            )  # fmt: skip
+            with compile_notice(self.progress):  # arrays of types the warm-up did not compile for
+                r = self.kernel(
+                    self.ids, self.offsets, s0, s1, self.W, self.C, self.keep_prob, self.neg_cum,
+                    self.mode, cfg.window, cfg.negative, cfg.max_context, *self.group_arg,
+                    cfg.lr, cfg.min_lr, words_before, self.total_words, seed, self.n_chunks,
+                )  # fmt: skip
             # a memory-mapped corpus keeps one block resident, not all it has read
             release_pages(self.ids, int(self.offsets[s0]), int(self.offsets[s1]))
             release_pages(self.offsets, s0, s1)
@@ -164,6 +211,7 @@ def numba_passes(
     counts: np.ndarray | None = None,
     neg_types: np.ndarray | None = None,
     warm_like: tuple[np.ndarray, np.ndarray] | None = None,
+    progress: bool = False,
 ) -> tuple[Callable[..., NumbaPasses], int, dict[str, Any]]:
     """The kernel ``config`` asks for, and ``(make, threads, layout)``: ``make(ids, offsets, W, C,
     total_words)`` builds the passes, ``threads`` is what they use, ``layout`` what fixes the streams.
@@ -173,6 +221,8 @@ def numba_passes(
     of :mod:`likewise.kernels.typed` draws each pair's negatives from its target's type. With
     ``warm_like`` (the corpus's ``ids`` and ``offsets``, before any table is allocated) the kernel is
     compiled for their array types on a one-row table at once, and :func:`release_compiler_pages` runs.
+    With ``progress``, a kernel that compiles (a cold compile cache) says so on stderr
+    (:func:`compile_notice`).
     """
     from . import kernels
 
@@ -201,15 +251,17 @@ def numba_passes(
     if warm_like is not None and neg_types is None:
         # Compile (or load from numba's cache) before the tables exist, then hand LLVM's code pages back:
         # they are needed to compile, not to run, and would otherwise sit in the peak beside the tables.
-        _warm(kernel, group, config, n_chunks, *warm_like, keep_prob)
+        with compile_notice(progress):
+            _warm(kernel, group, config, n_chunks, *warm_like, keep_prob)
         release_compiler_pages()
 
     def make(
         ids: np.ndarray, offsets: np.ndarray, W: np.ndarray, C: np.ndarray, total_words: int
     ) -> NumbaPasses:
         return NumbaPasses(
-            ids, offsets, W, C, keep_prob, neg_cum, config, total_words, kernel, n_chunks, group=group
-        )
+            ids, offsets, W, C, keep_prob, neg_cum, config, total_words, kernel, n_chunks, group=group,
+            progress=progress,
+        )  # fmt: skip
 
     return make, threads, {"block_tokens": BLOCK_TOKENS, "deterministic_chunks": DETERMINISTIC_CHUNKS}
 

@@ -405,7 +405,15 @@ def run_block(runner: Callable[..., None], args: tuple, group: object = None) ->
 
 
 # ---------------------------------------------------------------------------------------------------
-# Compiled steps shared by the two kernels (inlined into their chunk loops)
+# Compiled steps shared by the kernels (inlined into their drivers' chunk loops).
+#
+# Every compiled function a driver calls is inlined by numba (``inline="always"``) and no driver calls
+# another: each driver is one self-contained compiled function. A function compiled on its own that
+# another one calls is also copied into the caller and optimised again there; the copies are one
+# symbol, and a process runs whichever it loaded first. A cold process compiles (so loads) the callee
+# first, a warm one loads only the caller's copy from numba's cache, and under fastmath the two round
+# differently: deterministic runs gave different vectors with a cold and a warm compile cache (issue 29;
+# tests/test_cold_cache_determinism.py checks the rule and the vectors).
 
 
 @njit(fastmath=True, nogil=True, cache=True, inline="always")
@@ -518,17 +526,19 @@ _ENTRIES: dict[tuple, Callable[..., object]] = {}
 
 
 def literal_entry(dispatcher: Callable[..., object], *args: object) -> Callable[..., object]:
-    """The compiled function that ``dispatcher(*args)`` runs, for a ``numba.literally`` last argument.
+    """The compiled ``dispatcher`` specialised for its last argument's value (a literal int).
 
-    numba resolves a call of such a function on its slow path each time (it tries the plain type, is
-    asked for the literal, then finds the compiled version): about 4 ms of CPU per call here, which a
-    query cannot afford. This compiles the specialisation once (or loads it from numba's disk cache) and
-    returns its entry point, which takes the same arguments.
+    The specialisation's signature types the last argument as ``Literal[int](value)``, so the body sees
+    a compile-time constant (constant trip counts) without a ``numba.literally`` wrapper calling it (a
+    wrapper would make the driver a callee: see the section on compiled steps). This compiles it once
+    (or loads it from numba's disk cache) and returns its entry point, which takes the same arguments;
+    calling the dispatcher instead would also cost numba's slow literal dispatch, about 4 ms of CPU per
+    call, which a query cannot afford.
 
     Parameters
     ----------
     dispatcher : numba dispatcher
-        A function decorated with ``@njit`` whose body starts with ``literally(last_argument)``.
+        A function decorated with ``@njit``.
     *args
         Arguments of the types it will be called with; the last one is the int to specialise on.
 

@@ -29,9 +29,9 @@ two context rows by three targets at a time, ``W`` rows updated from up to six t
 loop runs one group ahead: it draws the next group's negatives and prefetches its rows of ``W`` and
 ``C`` while the current group trains, which hides most of the cache misses of scattered rows. Neither
 changes a draw, a pair or the order of the updates: results differ from a plain loop only by float
-rounding (the scores' sums are reordered). At ``dim >= SPECIALISE_MIN_DIM`` the drivers are compiled for
-the exact ``dim`` (``numba.literally``: constant trip counts, no vector remainder loops; the first call
-at a new ``dim`` compiles for it, once, into numba's disk cache).
+rounding (the scores' sums are reordered). At ``dim >= SPECIALISE_MIN_DIM`` the driver is compiled for
+the exact ``dim`` (a ``Literal[int]`` signature, :func:`literal_entry`: constant trip counts, no vector
+remainder loops; the first call at a new ``dim`` compiles for it, once, into numba's disk cache).
 
 Everything else (corpus layout, chunks, random streams, subsampling, learning-rate schedule, windows,
 basket sampling, the clip at ``MAX_EXP``, the loss) is as documented in :mod:`.sgns`, with one change
@@ -48,13 +48,12 @@ in the order of draws per kept position ``i``:
 from __future__ import annotations
 
 import functools
-import itertools
-import threading
 
 import numba
 import numpy as np
-from numba import literally, njit
+from numba import njit
 
+from ._claim import claim_chunks
 from ._common import (
     F_MAX,
     LOG1P_EXP_TABLE,
@@ -325,141 +324,123 @@ def _prefetch_group(W, C, ctx, nb, tg, nt):
         prefetch_row(C, tg[t])
 
 
-@njit(fastmath=True, nogil=True, cache=True)
-def _train_chunk(ids, offsets, s0, s1, W, C, keep_prob, neg_cum, params, base, guide, shift, state, out, dim):
-    """Train sequences ``[s0, s1)`` from stream ``state``; write (seen, kept, pairs, error, bad id) to out.
-
-    As in :mod:`.sgns`, plus ``group`` at the end of ``params``, the negatives' guide table and ``dim``
-    (``W.shape[1]``, a literal in the specialised drivers). Groups are prepared one ahead: slot ``q``
-    gets the next group's contexts and negatives (drawn in the documented order) and its rows are
-    prefetched, then the pending group in slot ``p`` trains.
-    """
-    mode, window, negative, max_context, lr0, min_lr, words_before, total_words, group = params
-    n_items = W.shape[0]
-    longest = longest_sequence(offsets, s0, s1)
-    kept = np.empty(longest, dtype=np.int32)
-    ctx_all = np.empty(max(2 * window, longest) + 1, dtype=np.int32)
-    cx = np.empty((2, group), dtype=np.int32)
-    tgs = np.empty((2, negative + 1), dtype=np.int32)
-    nbs = np.zeros(2, dtype=np.int64)
-    nts = np.zeros(2, dtype=np.int64)
-    lrs = np.zeros(2, dtype=np.float32)
-    width = (dim + 15) // 16 * 16
-    xb = np.zeros((group, width), dtype=np.float32)
-    tb = np.zeros((negative + 1, width), dtype=np.float32)
-    gm = np.empty((group, negative + 1), dtype=np.float32)
-    neg_total = np.uint64(neg_cum[n_items - 1])
-    uwindow = np.uint64(window)
-    seen = 0
-    n_kept = 0
-    pairs = 0
-    loss = 0.0
-    p = 0
-    pending = False
-    out[3] = 0
-    for s in range(s0, s1):
-        a = offsets[s]
-        b = offsets[s + 1]
-        seen += b - a
-        n, state, bad = subsample(ids, a, b, keep_prob, kept, state)
-        if bad >= 0:
-            if pending:
-                loss += _group(cx[p], nbs[p], tgs[p], nts[p], W, C, xb, tb, gm, lrs[p], dim)
-                pairs += nbs[p]
-            stop_chunk(out, seen, n_kept, pairs, ids[bad])
-            return loss
-        n_kept += n
-        if n < 2:
-            continue
-        lr = lr_at(a, base, words_before, total_words, lr0, min_lr)
-        sampled = mode == 1 and n - 1 > max_context
-        others = np.uint64(n - 1)
-        for i in range(n):
-            centre = kept[i]
-            m = max_context
-            if not sampled:
-                lo = 0
-                hi = n
-                if mode == 0:
-                    state, x = next32(state)
-                    reach = window - np.int64((x * uwindow) >> U32)
-                    lo = max(0, i - reach)
-                    hi = min(n, i + reach + 1)
-                m = 0
-                for j in range(lo, hi):
-                    if j != i:
-                        ctx_all[m] = kept[j]
-                        m += 1
-            start = 0
-            while start < m:
-                nb = min(group, m - start)
-                q = 1 - p
-                for k in range(nb):
-                    if sampled:
-                        state, x = next32(state)
-                        j = np.int64((x * others) >> U32)
-                        cx[q, k] = kept[j + 1 if j >= i else j]
-                    else:
-                        cx[q, k] = ctx_all[start + k]
-                nt, state = _draw_negatives(centre, tgs[q], negative, neg_cum, neg_total, guide, shift, state)
-                nbs[q] = nb
-                nts[q] = nt
-                lrs[q] = lr
-                _prefetch_group(W, C, cx[q], nb, tgs[q], nt)
-                if pending:
-                    loss += _group(cx[p], nbs[p], tgs[p], nts[p], W, C, xb, tb, gm, lrs[p], dim)
-                    pairs += nbs[p]
-                p = q
-                pending = True
-                start += nb
-    if pending:
-        loss += _group(cx[p], nbs[p], tgs[p], nts[p], W, C, xb, tb, gm, lrs[p], dim)
-        pairs += nbs[p]
-    out[0] = seen
-    out[1] = n_kept
-    out[2] = pairs
-    return loss
-
-
-# One compiled driver runs a range of a block's chunks; its twin asks numba to compile it for the literal
-# ``dim`` (see the module docstring). Threads are Python threads that claim chunks one at a time.
+# One compiled driver runs a range of a block's chunks, compiled for the literal ``dim`` at
+# ``dim >= SPECIALISE_MIN_DIM`` (see the module docstring); threads claim chunks one at a time
+# (``claim_chunks``). The chunk loop is its body and everything it calls is inlined, so it is the one
+# compiled copy of this code in a process (._common, "Compiled steps", says why that matters). The loop
+# is not a helper inlined into the driver: numba's inlining of nested inlined calls compiles seconds
+# slower.
 
 
 @njit(fastmath=True, nogil=True, cache=True)
 def _run_chunks(
     ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses, guide, shift, k0, k1, dim
 ):
+    """Train chunks ``k0 .. k1 - 1`` of a block: chunk ``k`` is sequences ``[bounds[k], bounds[k + 1])``
+    trained from stream ``states[k]``; its (seen, kept, pairs, error, bad id) go to ``counts[k]`` and its
+    loss sum to ``losses[k]``.
+
+    As in :mod:`.sgns`, plus ``group`` at the end of ``params``, the negatives' guide table and ``dim``
+    (``W.shape[1]``, a literal when compiled for it). Groups are prepared one ahead: slot ``q`` gets the
+    next group's contexts and negatives (drawn in the documented order) and its rows are prefetched,
+    then the pending group in slot ``p`` trains. An id outside ``[0, V)`` stops its chunk there.
+    """
+    mode, window, negative, max_context, lr0, min_lr, words_before, total_words, group = params
+    n_items = W.shape[0]
     base = offsets[bounds[0]]
-    for k in range(k0, k1):
-        losses[k] = _train_chunk(
-            ids, offsets, bounds[k], bounds[k + 1], W, C, keep_prob, neg_cum, params, base, guide, shift,
-            states[k], counts[k], dim,
-        )  # fmt: skip
-
-
-@njit(fastmath=True, nogil=True, cache=True)
-def _run_chunks_fixed(
-    ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses, guide, shift, k0, k1, dim
-):
-    literally(dim)
-    _run_chunks(
-        ids,
-        offsets,
-        bounds,
-        states,
-        W,
-        C,
-        keep_prob,
-        neg_cum,
-        params,
-        counts,
-        losses,
-        guide,
-        shift,
-        k0,
-        k1,
-        dim,
-    )
+    neg_total = np.uint64(neg_cum[n_items - 1])
+    uwindow = np.uint64(window)
+    width = (dim + 15) // 16 * 16
+    for chunk in range(k0, k1):
+        s0 = bounds[chunk]
+        s1 = bounds[chunk + 1]
+        state = states[chunk]
+        out = counts[chunk]
+        longest = longest_sequence(offsets, s0, s1)
+        kept = np.empty(longest, dtype=np.int32)
+        ctx_all = np.empty(max(2 * window, longest) + 1, dtype=np.int32)
+        cx = np.empty((2, group), dtype=np.int32)
+        tgs = np.empty((2, negative + 1), dtype=np.int32)
+        nbs = np.zeros(2, dtype=np.int64)
+        nts = np.zeros(2, dtype=np.int64)
+        lrs = np.zeros(2, dtype=np.float32)
+        xb = np.zeros((group, width), dtype=np.float32)
+        tb = np.zeros((negative + 1, width), dtype=np.float32)
+        gm = np.empty((group, negative + 1), dtype=np.float32)
+        seen = 0
+        n_kept = 0
+        pairs = 0
+        loss = 0.0
+        p = 0
+        pending = False
+        stopped = False
+        out[3] = 0
+        for s in range(s0, s1):
+            a = offsets[s]
+            b = offsets[s + 1]
+            seen += b - a
+            n, state, bad = subsample(ids, a, b, keep_prob, kept, state)
+            if bad >= 0:
+                if pending:
+                    loss += _group(cx[p], nbs[p], tgs[p], nts[p], W, C, xb, tb, gm, lrs[p], dim)
+                    pairs += nbs[p]
+                stop_chunk(out, seen, n_kept, pairs, ids[bad])
+                stopped = True
+                break
+            n_kept += n
+            if n < 2:
+                continue
+            lr = lr_at(a, base, words_before, total_words, lr0, min_lr)
+            sampled = mode == 1 and n - 1 > max_context
+            others = np.uint64(n - 1)
+            for i in range(n):
+                centre = kept[i]
+                m = max_context
+                if not sampled:
+                    lo = 0
+                    hi = n
+                    if mode == 0:
+                        state, x = next32(state)
+                        reach = window - np.int64((x * uwindow) >> U32)
+                        lo = max(0, i - reach)
+                        hi = min(n, i + reach + 1)
+                    m = 0
+                    for j in range(lo, hi):
+                        if j != i:
+                            ctx_all[m] = kept[j]
+                            m += 1
+                start = 0
+                while start < m:
+                    nb = min(group, m - start)
+                    q = 1 - p
+                    for k in range(nb):
+                        if sampled:
+                            state, x = next32(state)
+                            j = np.int64((x * others) >> U32)
+                            cx[q, k] = kept[j + 1 if j >= i else j]
+                        else:
+                            cx[q, k] = ctx_all[start + k]
+                    nt, state = _draw_negatives(
+                        centre, tgs[q], negative, neg_cum, neg_total, guide, shift, state
+                    )
+                    nbs[q] = nb
+                    nts[q] = nt
+                    lrs[q] = lr
+                    _prefetch_group(W, C, cx[q], nb, tgs[q], nt)
+                    if pending:
+                        loss += _group(cx[p], nbs[p], tgs[p], nts[p], W, C, xb, tb, gm, lrs[p], dim)
+                        pairs += nbs[p]
+                    p = q
+                    pending = True
+                    start += nb
+        if not stopped:
+            if pending:
+                loss += _group(cx[p], nbs[p], tgs[p], nts[p], W, C, xb, tb, gm, lrs[p], dim)
+                pairs += nbs[p]
+            out[0] = seen
+            out[1] = n_kept
+            out[2] = pairs
+        losses[chunk] = loss
 
 
 @njit(nogil=True, cache=True)
@@ -471,12 +452,8 @@ def _guide_table(neg_cum, n_items):
 def _run(
     ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses, *, threads: int
 ) -> None:
-    """Train a block's chunks on ``threads`` threads (the caller is one), each claiming the next chunk.
-
-    numba's ``prange`` would give each thread a fixed share of the chunks, so on a busy machine a block
-    waits for the thread the scheduler left out longest; claimed one at a time, a late thread holds
-    back one chunk. One thread runs the chunks in order (the serial kernel).
-    """
+    """Train a block's chunks on ``threads`` threads (:func:`claim_chunks`; one: in order, the serial
+    kernel)."""
     dim = int(W.shape[1])
     guide, shift = _guide_table(neg_cum, W.shape[0])
     args = (
@@ -494,30 +471,8 @@ def _run(
         guide,
         np.uint64(shift),
     )
-    fn = literal_entry(_run_chunks_fixed, *args, 0, 0, dim) if dim >= SPECIALISE_MIN_DIM else _run_chunks
-    n = len(states)
-    threads = max(1, min(int(threads), n))
-    if threads == 1:
-        fn(*args, 0, n, dim)
-        return
-    claim = itertools.count()
-    errors: list[BaseException] = []
-
-    def work() -> None:
-        try:
-            while (k := next(claim)) < n:  # itertools.count is atomic under the GIL
-                fn(*args, k, k + 1, dim)
-        except BaseException as e:  # re-raised in the caller
-            errors.append(e)
-
-    helpers = [threading.Thread(target=work, name=f"likewise-train-{i}") for i in range(threads - 1)]
-    for t in helpers:
-        t.start()
-    work()
-    for t in helpers:
-        t.join()
-    if errors:
-        raise errors[0]
+    fn = literal_entry(_run_chunks, *args, 0, 0, dim) if dim >= SPECIALISE_MIN_DIM else _run_chunks
+    claim_chunks(lambda k0, k1: fn(*args, k0, k1, dim), len(states), threads)
 
 
 def train_sgns_batched_block(

@@ -21,7 +21,7 @@ it scans (``L`` only rises) and finally drops the candidates that fell below the
 from __future__ import annotations
 
 import numpy as np
-from numba import literally, njit
+from numba import njit
 
 from ..errors import InputError
 from ._common import call_literal
@@ -78,6 +78,9 @@ def scan_margin(query: np.ndarray) -> float:
     return float((q.size + 2) * 2.0**-22 * np.abs(q).sum())
 
 
+# Compiled for the literal ``width`` itself (call_literal), not through a numba.literally wrapper that
+# calls it: a wrapper's copy of a compiled callee and the callee are one symbol, and which one a process
+# runs depends on what it loaded first (._common, "Compiled steps").
 @njit(fastmath=True, nogil=True, cache=True)
 def _scan(codes, scale, err, query, qnorm, margin, k, excluded, out, width):
     """Fill ``out`` with the candidate rows (ascending); return their count, or -1 when ``out`` is full."""
@@ -127,12 +130,6 @@ def _scan(codes, scale, err, query, qnorm, margin, k, excluded, out, width):
             out[kept] = out[c]
             kept += 1
     return kept
-
-
-@njit(nogil=True, cache=True)
-def _scan_fixed(codes, scale, err, query, qnorm, margin, k, excluded, out, width):
-    literally(width)
-    return _scan(codes, scale, err, query, qnorm, margin, k, excluded, out, width)
 
 
 def _check(codes, scale, err, query, k, excluded) -> tuple[np.ndarray, np.ndarray]:
@@ -185,7 +182,7 @@ def scan_candidates(
     out = np.empty(max(int(max_candidates), int(k)), dtype=np.int64)
     qnorm = np.float32(np.sqrt(np.dot(q.astype(np.float64), q.astype(np.float64))))
     margin = np.float32(scan_margin(q))
-    n = call_literal(_scan_fixed, codes, scale, err, q, qnorm, margin, int(k), ex, out, codes.shape[1])
+    n = call_literal(_scan, codes, scale, err, q, qnorm, margin, int(k), ex, out, codes.shape[1])
     return None if n < 0 else out[:n].copy()
 
 

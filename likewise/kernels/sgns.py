@@ -11,8 +11,9 @@ Chunks
     The block is cut into ``n_chunks`` contiguous runs of sequences balanced by token count
     (:func:`chunk_bounds`). Chunk ``k`` owns a 64-bit random stream whose start state is
     ``splitmix64(splitmix64(splitmix64(seed) ^ seq_start) ^ k)`` (:func:`chunk_states`). The parallel
-    kernel runs chunks on numba threads (hogwild: threads race on rows of ``W`` and ``C``); the serial
-    kernel runs them in order on one thread and is bit-identical from run to run.
+    kernel runs chunks on ``numba.get_num_threads()`` threads, each claiming the next chunk (hogwild:
+    threads race on rows of ``W`` and ``C``); the serial kernel runs them in order on one thread and is
+    bit-identical from run to run.
 
 Random draws
     Each draw advances the stream with the 64-bit LCG ``state = state * 6364136223846793005 +
@@ -51,11 +52,14 @@ Counts returned: tokens in the block, tokens kept by subsampling, pairs trained,
 
 from __future__ import annotations
 
+import functools
 import math
 
+import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from ._claim import claim_chunks
 from ._common import (
     F_MAX,
     MAX_EXP,
@@ -138,102 +142,102 @@ def _pair(centre, ctx, W, C, neg_cum, neg_total, negative, lr, neu1e, state):
     return state, loss
 
 
-@njit(fastmath=True, nogil=True, cache=True)
-def _train_chunk(ids, offsets, s0, s1, W, C, keep_prob, neg_cum, params, base, state, out):
-    """Train sequences ``[s0, s1)`` from stream ``state``; write (seen, kept, pairs, error, bad id) to out.
+# One compiled driver trains a range of a block's chunks; the parallel kernel runs it on threads that
+# claim chunks one at a time (``claim_chunks``), the serial one on the chunks in order, so one thread
+# gives the serial result bit for bit. The chunk loop is its body and everything it calls is inlined:
+# it is the one compiled copy of this code in a process (._common, "Compiled steps", says why that
+# matters for deterministic runs).
 
-    ``params`` holds the block's scalars (:meth:`Block.kernel_scalars`), ``base`` is the block's first
-    token offset. Returns the loss sum. ``out[3]`` is 1 when an id outside ``[0, V)`` stopped training,
-    and ``out[4]`` is that id.
+
+@njit(fastmath=True, nogil=True, cache=True)
+def _run_chunks(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses, k0, k1):
+    """Train chunks ``k0 .. k1 - 1`` of a block: chunk ``k`` is sequences ``[bounds[k], bounds[k + 1])``
+    trained from stream ``states[k]``; its (seen, kept, pairs, error, bad id) go to ``counts[k]`` and its
+    loss sum to ``losses[k]``.
+
+    ``params`` holds the block's scalars (:meth:`Block.kernel_scalars`). ``counts[k, 3]`` is 1 when an
+    id outside ``[0, V)`` stopped the chunk there, and ``counts[k, 4]`` is that id.
     """
     mode, window, negative, max_context, lr0, min_lr, words_before, total_words = params
     n_items = W.shape[0]
-    longest = longest_sequence(offsets, s0, s1)
-    kept = np.empty(longest, dtype=np.int32)
-    neu1e = np.empty(W.shape[1], dtype=np.float32)
+    base = offsets[bounds[0]]
     neg_total = np.uint64(neg_cum[n_items - 1])
     uwindow = np.uint64(window)
-    seen = 0
-    n_kept = 0
-    pairs = 0
-    loss = 0.0
-    out[3] = 0
-    for s in range(s0, s1):
-        a = offsets[s]
-        b = offsets[s + 1]
-        seen += b - a
-        n, state, bad = subsample(ids, a, b, keep_prob, kept, state)
-        if bad >= 0:
-            stop_chunk(out, seen, n_kept, pairs, ids[bad])
-            return loss
-        n_kept += n
-        if n < 2:
-            continue
-        lr = lr_at(a, base, words_before, total_words, lr0, min_lr)
-        if mode == 0:
-            for i in range(n):
-                state, x = next32(state)
-                reach = window - np.int64((x * uwindow) >> U32)
-                lo = max(0, i - reach)
-                hi = min(n, i + reach + 1)
-                for j in range(lo, hi):
-                    if j != i:
-                        state, pl = _pair(
-                            kept[i], kept[j], W, C, neg_cum, neg_total, negative, lr, neu1e, state
-                        )
-                        loss += pl
-                        pairs += 1
-        elif n - 1 <= max_context:
-            for i in range(n):
-                for j in range(n):
-                    if j != i:
-                        state, pl = _pair(
-                            kept[i], kept[j], W, C, neg_cum, neg_total, negative, lr, neu1e, state
-                        )
-                        loss += pl
-                        pairs += 1
-        else:
-            others = np.uint64(n - 1)
-            for i in range(n):
-                for _ in range(max_context):
+    for chunk in range(k0, k1):
+        s0 = bounds[chunk]
+        s1 = bounds[chunk + 1]
+        state = states[chunk]
+        out = counts[chunk]
+        longest = longest_sequence(offsets, s0, s1)
+        kept = np.empty(longest, dtype=np.int32)
+        neu1e = np.empty(W.shape[1], dtype=np.float32)
+        seen = 0
+        n_kept = 0
+        pairs = 0
+        loss = 0.0
+        stopped = False
+        out[3] = 0
+        for s in range(s0, s1):
+            a = offsets[s]
+            b = offsets[s + 1]
+            seen += b - a
+            n, state, bad = subsample(ids, a, b, keep_prob, kept, state)
+            if bad >= 0:
+                stop_chunk(out, seen, n_kept, pairs, ids[bad])
+                stopped = True
+                break
+            n_kept += n
+            if n < 2:
+                continue
+            lr = lr_at(a, base, words_before, total_words, lr0, min_lr)
+            if mode == 0:
+                for i in range(n):
                     state, x = next32(state)
-                    j = np.int64((x * others) >> U32)
-                    if j >= i:
-                        j += 1
-                    state, pl = _pair(kept[i], kept[j], W, C, neg_cum, neg_total, negative, lr, neu1e, state)
-                    loss += pl
-                    pairs += 1
-    out[0] = seen
-    out[1] = n_kept
-    out[2] = pairs
-    return loss
+                    reach = window - np.int64((x * uwindow) >> U32)
+                    lo = max(0, i - reach)
+                    hi = min(n, i + reach + 1)
+                    for j in range(lo, hi):
+                        if j != i:
+                            state, pl = _pair(
+                                kept[i], kept[j], W, C, neg_cum, neg_total, negative, lr, neu1e, state
+                            )
+                            loss += pl
+                            pairs += 1
+            elif n - 1 <= max_context:
+                for i in range(n):
+                    for j in range(n):
+                        if j != i:
+                            state, pl = _pair(
+                                kept[i], kept[j], W, C, neg_cum, neg_total, negative, lr, neu1e, state
+                            )
+                            loss += pl
+                            pairs += 1
+            else:
+                others = np.uint64(n - 1)
+                for i in range(n):
+                    for _ in range(max_context):
+                        state, x = next32(state)
+                        j = np.int64((x * others) >> U32)
+                        if j >= i:
+                            j += 1
+                        state, pl = _pair(
+                            kept[i], kept[j], W, C, neg_cum, neg_total, negative, lr, neu1e, state
+                        )
+                        loss += pl
+                        pairs += 1
+        if not stopped:
+            out[0] = seen
+            out[1] = n_kept
+            out[2] = pairs
+        losses[chunk] = loss
 
 
-# The two drivers differ only in ``prange`` vs ``range``; they are separate functions (not one function
-# compiled twice) because numba's on-disk cache keys entries by function, not by compile flags. They index
-# ``bounds`` and ``states`` themselves so that both call one compiled ``_train_chunk``: ``prange`` makes
-# ``k`` unsigned, and a second specialisation may round differently under fastmath, which would break
-# "one thread gives the serial result bit for bit".
-
-
-@njit(parallel=True, fastmath=True, nogil=True, cache=True)
-def _run_parallel(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses):
-    base = offsets[bounds[0]]
-    for k in prange(len(states)):
-        s0, s1 = bounds[k], bounds[k + 1]
-        losses[k] = _train_chunk(
-            ids, offsets, s0, s1, W, C, keep_prob, neg_cum, params, base, states[k], counts[k]
-        )
-
-
-@njit(fastmath=True, nogil=True, cache=True)
-def _run_serial(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses):
-    base = offsets[bounds[0]]
-    for k in range(len(states)):
-        s0, s1 = bounds[k], bounds[k + 1]
-        losses[k] = _train_chunk(
-            ids, offsets, s0, s1, W, C, keep_prob, neg_cum, params, base, states[k], counts[k]
-        )
+def _run(
+    ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses, *, threads: int
+) -> None:
+    """Train a block's chunks on ``threads`` threads (:func:`claim_chunks`; one: in order)."""
+    args = (ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses)
+    claim_chunks(lambda k0, k1: _run_chunks(*args, k0, k1), len(states), threads)
 
 
 _DOC_PARAMS = """
@@ -314,14 +318,14 @@ def train_sgns_block(
 ) -> tuple[int, int, int, float]:
     """Train SGNS on a block of sequences with chunks running in parallel (hogwild).
 
-    Chunks run on numba's threads (set their number with ``numba.set_num_threads``). Threads race on
+    Chunks run on ``numba.get_num_threads()`` threads (set with ``numba.set_num_threads``). Threads race on
     rows of ``W`` and ``C``, so results vary slightly from run to run when more than one thread runs;
     use :func:`train_sgns_block_serial` for bit-identical results. See the module docstring for the
     exact algorithm.
     """
     args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
     rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
-    return run_block(_run_parallel, args + rest)
+    return run_block(functools.partial(_run, threads=numba.get_num_threads()), args + rest)
 
 
 def train_sgns_block_serial(
@@ -351,7 +355,7 @@ def train_sgns_block_serial(
     """
     args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
     rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
-    return run_block(_run_serial, args + rest)
+    return run_block(functools.partial(_run, threads=1), args + rest)
 
 
 train_sgns_block.__doc__ = (train_sgns_block.__doc__ or "") + _DOC_PARAMS

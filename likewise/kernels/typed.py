@@ -33,10 +33,12 @@ import functools
 import math
 from collections.abc import Callable
 
+import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..errors import InputError
+from ._claim import claim_chunks
 from ._common import (
     F_MAX,
     U32,
@@ -171,83 +173,76 @@ def _typed_pair(centre, ctx, W, C, tables, negative, lr, neu1e, state):
     return state, loss
 
 
+# One compiled driver, as in .sgns: the parallel kernel runs it on threads claiming chunks, the serial
+# one on the chunks in order; the chunk loop is its body and everything it calls is inlined.
+
+
 @njit(fastmath=True, nogil=True, cache=True)
-def _train_chunk(ids, offsets, s0, s1, W, C, keep_prob, tables, params, base, state, out):
-    """As :mod:`.sgns`'s chunk loop, with :func:`_typed_pair`."""
+def _run_chunks(ids, offsets, bounds, states, W, C, keep_prob, tables, params, counts, losses, k0, k1):
+    """As :mod:`.sgns`'s driver (chunks ``k0 .. k1 - 1``), with :func:`_typed_pair`."""
     mode, window, negative, max_context, lr0, min_lr, words_before, total_words = params
-    longest = longest_sequence(offsets, s0, s1)
-    kept = np.empty(longest, dtype=np.int32)
-    neu1e = np.empty(W.shape[1], dtype=np.float32)
+    base = offsets[bounds[0]]
     uwindow = np.uint64(window)
-    seen = 0
-    n_kept = 0
-    pairs = 0
-    loss = 0.0
-    out[3] = 0
-    for s in range(s0, s1):
-        a = offsets[s]
-        b = offsets[s + 1]
-        seen += b - a
-        n, state, bad = subsample(ids, a, b, keep_prob, kept, state)
-        if bad >= 0:
-            stop_chunk(out, seen, n_kept, pairs, ids[bad])
-            return loss
-        n_kept += n
-        if n < 2:
-            continue
-        lr = lr_at(a, base, words_before, total_words, lr0, min_lr)
-        for i in range(n):
-            if mode == 0:
-                state, x = next32(state)
-                reach = window - np.int64((x * uwindow) >> U32)
-                lo = max(0, i - reach)
-                hi = min(n, i + reach + 1)
-            elif n - 1 <= max_context:
-                lo = 0
-                hi = n
-            else:
-                others = np.uint64(n - 1)
-                for _ in range(max_context):
-                    state, x = next32(state)
-                    j = np.int64((x * others) >> U32)
-                    if j >= i:
-                        j += 1
-                    state, pl = _typed_pair(kept[i], kept[j], W, C, tables, negative, lr, neu1e, state)
-                    loss += pl
-                    pairs += 1
+    for chunk in range(k0, k1):
+        s0 = bounds[chunk]
+        s1 = bounds[chunk + 1]
+        state = states[chunk]
+        out = counts[chunk]
+        longest = longest_sequence(offsets, s0, s1)
+        kept = np.empty(longest, dtype=np.int32)
+        neu1e = np.empty(W.shape[1], dtype=np.float32)
+        seen = 0
+        n_kept = 0
+        pairs = 0
+        loss = 0.0
+        stopped = False
+        out[3] = 0
+        for s in range(s0, s1):
+            a = offsets[s]
+            b = offsets[s + 1]
+            seen += b - a
+            n, state, bad = subsample(ids, a, b, keep_prob, kept, state)
+            if bad >= 0:
+                stop_chunk(out, seen, n_kept, pairs, ids[bad])
+                stopped = True
+                break
+            n_kept += n
+            if n < 2:
                 continue
-            for j in range(lo, hi):
-                if j != i:
-                    state, pl = _typed_pair(kept[i], kept[j], W, C, tables, negative, lr, neu1e, state)
-                    loss += pl
-                    pairs += 1
-    out[0] = seen
-    out[1] = n_kept
-    out[2] = pairs
-    return loss
+            lr = lr_at(a, base, words_before, total_words, lr0, min_lr)
+            for i in range(n):
+                if mode == 0:
+                    state, x = next32(state)
+                    reach = window - np.int64((x * uwindow) >> U32)
+                    lo = max(0, i - reach)
+                    hi = min(n, i + reach + 1)
+                elif n - 1 <= max_context:
+                    lo = 0
+                    hi = n
+                else:
+                    others = np.uint64(n - 1)
+                    for _ in range(max_context):
+                        state, x = next32(state)
+                        j = np.int64((x * others) >> U32)
+                        if j >= i:
+                            j += 1
+                        state, pl = _typed_pair(kept[i], kept[j], W, C, tables, negative, lr, neu1e, state)
+                        loss += pl
+                        pairs += 1
+                    continue
+                for j in range(lo, hi):
+                    if j != i:
+                        state, pl = _typed_pair(kept[i], kept[j], W, C, tables, negative, lr, neu1e, state)
+                        loss += pl
+                        pairs += 1
+        if not stopped:
+            out[0] = seen
+            out[1] = n_kept
+            out[2] = pairs
+        losses[chunk] = loss
 
 
-@njit(parallel=True, fastmath=True, nogil=True, cache=True)
-def _run_parallel(ids, offsets, bounds, states, W, C, keep_prob, tables, params, counts, losses):
-    base = offsets[bounds[0]]
-    for k in prange(len(states)):
-        s0, s1 = bounds[k], bounds[k + 1]
-        losses[k] = _train_chunk(
-            ids, offsets, s0, s1, W, C, keep_prob, tables, params, base, states[k], counts[k]
-        )
-
-
-@njit(fastmath=True, nogil=True, cache=True)
-def _run_serial(ids, offsets, bounds, states, W, C, keep_prob, tables, params, counts, losses):
-    base = offsets[bounds[0]]
-    for k in range(len(states)):
-        s0, s1 = bounds[k], bounds[k + 1]
-        losses[k] = _train_chunk(
-            ids, offsets, s0, s1, W, C, keep_prob, tables, params, base, states[k], counts[k]
-        )
-
-
-def _run(runner: Callable[..., None], args: tuple, tables: tuple) -> tuple[int, int, int, float]:
+def _run(args: tuple, tables: tuple, threads: int) -> tuple[int, int, int, float]:
     from ..errors import ItemIndexError
 
     ids, offsets, _, _, W, C, keep_prob, _neg_cum = args[:8]
@@ -259,7 +254,8 @@ def _run(runner: Callable[..., None], args: tuple, tables: tuple) -> tuple[int, 
     states = chunk_states(p.seed, p.seq_start, p.n_chunks)
     counts = np.zeros((p.n_chunks, 5), dtype=np.int64)
     losses = np.zeros(p.n_chunks, dtype=np.float64)
-    runner(ids, offsets, bounds, states, W, C, keep_prob, tables, p.kernel_scalars(), counts, losses)
+    run = (ids, offsets, bounds, states, W, C, keep_prob, tables, p.kernel_scalars(), counts, losses)
+    claim_chunks(lambda k0, k1: _run_chunks(*run, k0, k1), p.n_chunks, threads)
     failed = np.flatnonzero(counts[:, 3])
     if len(failed):
         raise ItemIndexError(int(counts[failed[0], 4]), W.shape[0])
@@ -282,7 +278,8 @@ def train_sgns_typed_block(
     """Train SGNS with typed negatives on a block; chunks in parallel (hogwild)."""
     args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
     rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
-    return _run(_run_parallel, args + rest, (item_type, type_start, type_order, type_cum))
+    tables = (item_type, type_start, type_order, type_cum)
+    return _run(args + rest, tables, numba.get_num_threads())
 
 
 def train_sgns_typed_block_serial(
@@ -292,7 +289,7 @@ def train_sgns_typed_block_serial(
     """:func:`train_sgns_typed_block` on one thread, chunks in order: bit-identical across runs."""
     args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
     rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
-    return _run(_run_serial, args + rest, (item_type, type_start, type_order, type_cum))
+    return _run(args + rest, (item_type, type_start, type_order, type_cum), 1)
 
 
 train_sgns_typed_block.__doc__ = (train_sgns_typed_block.__doc__ or "") + _SIGNATURE
