@@ -53,6 +53,7 @@ __all__ = [
     "lr_at",
     "next32",
     "prefetch_row",
+    "read_only",
     "run_block",
     "splitmix64",
     "stop_chunk",
@@ -360,6 +361,15 @@ def validate_group(group: object) -> int:
     return _int_at_least("group", group, 1, " (contexts that share one set of negatives)")
 
 
+def read_only(a: np.ndarray) -> np.ndarray:
+    """``a`` itself when it is read-only, else a read-only view of it (same memory, no copy)."""
+    if not a.flags.writeable:
+        return a
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
 def run_block(runner: Callable[..., None], args: tuple, group: object = None) -> tuple[int, int, int, float]:
     """Validate a block call, split it into chunks, run a compiled driver and sum its counts.
 
@@ -396,6 +406,10 @@ def run_block(runner: Callable[..., None], args: tuple, group: object = None) ->
     states = chunk_states(p.seed, p.seq_start, p.n_chunks)
     counts = np.zeros((p.n_chunks, 5), dtype=np.int64)
     losses = np.zeros(p.n_chunks, dtype=np.float64)
+    # The corpus always reaches the driver read-only (numba compiles a read-only array as another type):
+    # a memory-mapped corpus and the in-memory copies auto-epochs trains on then share one compiled
+    # specialisation, so a cold first run compiles the driver once, not twice.
+    ids, offsets = read_only(ids), read_only(offsets)
     runner(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses)
     failed = np.flatnonzero(counts[:, 3])
     if len(failed):

@@ -374,6 +374,7 @@ def _run_chunks(
         p = 0
         pending = False
         stopped = False
+        bad_id = 0
         out[3] = 0
         for s in range(s0, s1):
             a = offsets[s]
@@ -381,11 +382,8 @@ def _run_chunks(
             seen += b - a
             n, state, bad = subsample(ids, a, b, keep_prob, kept, state)
             if bad >= 0:
-                if pending:
-                    loss += _group(cx[p], nbs[p], tgs[p], nts[p], W, C, xb, tb, gm, lrs[p], dim)
-                    pairs += nbs[p]
-                stop_chunk(out, seen, n_kept, pairs, ids[bad])
-                stopped = True
+                stopped = True  # the pending group still trains, below
+                bad_id = ids[bad]
                 break
             n_kept += n
             if n < 2:
@@ -433,10 +431,14 @@ def _run_chunks(
                     p = q
                     pending = True
                     start += nb
-        if not stopped:
-            if pending:
-                loss += _group(cx[p], nbs[p], tgs[p], nts[p], W, C, xb, tb, gm, lrs[p], dim)
-                pairs += nbs[p]
+        # One call site for the last group, whether the chunk ended or stopped at a bad id: every site
+        # inlines all of _group, and the compile time grows with the copies.
+        if pending:
+            loss += _group(cx[p], nbs[p], tgs[p], nts[p], W, C, xb, tb, gm, lrs[p], dim)
+            pairs += nbs[p]
+        if stopped:
+            stop_chunk(out, seen, n_kept, pairs, bad_id)
+        else:
             out[0] = seen
             out[1] = n_kept
             out[2] = pairs

@@ -47,6 +47,7 @@ from ._common import (
     longest_sequence,
     lr_at,
     next32,
+    read_only,
     stop_chunk,
     subsample,
     validate_inputs,
@@ -254,6 +255,7 @@ def _run(args: tuple, tables: tuple, threads: int) -> tuple[int, int, int, float
     states = chunk_states(p.seed, p.seq_start, p.n_chunks)
     counts = np.zeros((p.n_chunks, 5), dtype=np.int64)
     losses = np.zeros(p.n_chunks, dtype=np.float64)
+    ids, offsets = read_only(ids), read_only(offsets)  # one compiled type for maps and copies (run_block)
     run = (ids, offsets, bounds, states, W, C, keep_prob, tables, p.kernel_scalars(), counts, losses)
     claim_chunks(lambda k0, k1: _run_chunks(*run, k0, k1), p.n_chunks, threads)
     failed = np.flatnonzero(counts[:, 3])
