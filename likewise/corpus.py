@@ -44,6 +44,7 @@ from .corpus_build import (
     FORMAT,
     FORMAT_VERSION,
     SEQ_CHUNK,
+    SIDE_ARRAYS,
     compile_log,
     compile_sequences,
 )
@@ -81,6 +82,11 @@ class Corpus:
         The folder holding the files.
     manifest : dict, optional
         The parsed ``manifest.json``.
+    side : dict of str to ndarray, optional
+        A log's side arrays, one value per token (memory-mapped): ``"user"`` (int32 codes into
+        ``user_keys``) and ``"time"`` (int64 seconds since 1970).
+    user_keys : list of str, optional
+        The customers ``side["user"]`` codes name, in order of first appearance in the log.
 
     Notes
     -----
@@ -94,10 +100,14 @@ class Corpus:
         vocab: Vocab,
         path: Path,
         manifest: dict[str, Any] | None = None,
+        side: dict[str, np.ndarray] | None = None,
+        user_keys: list[str] | None = None,
     ) -> None:
         self.ids = ids
         self.offsets = offsets
         self.vocab = vocab
+        self.side: dict[str, np.ndarray] = side or {}
+        self.user_keys = user_keys
         self.path = Path(path)
         self.manifest: dict[str, Any] = manifest or {}
 
@@ -200,8 +210,10 @@ class Corpus:
             )
         if problems:
             raise CorruptModelError(f"corpus {path} is inconsistent: " + "; ".join(problems))
+        side, user_keys = _open_side(path, manifest, len(ids))
         if verify:
-            _verify_checksums(path, manifest, {"ids.npy": ids, "offsets.npy": offsets})
+            arrays = {"ids.npy": ids, "offsets.npy": offsets} | {f"{k}.npy": v for k, v in side.items()}
+            _verify_checksums(path, manifest, arrays)
             _verify_files(path, manifest)
         try:
             vocab = Vocab(keys, counts, what=str(manifest.get("what", "item")))
@@ -212,7 +224,7 @@ class Corpus:
                 vocab.dropped = Dropped.from_dict(manifest["dropped_keys"])
             except InputError as e:
                 raise CorruptModelError(f"corpus {path}: {e}") from None
-        return cls(ids, offsets, vocab, path, manifest)
+        return cls(ids, offsets, vocab, path, manifest, side, user_keys)
 
 
 def _array_sha256(arr: np.ndarray) -> str:
@@ -266,6 +278,35 @@ def release_pages(arr: np.ndarray, start: int, stop: int) -> None:
         mapping.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
 
 
+def _open_side(
+    path: Path, manifest: dict[str, Any], n_tokens: int
+) -> tuple[dict[str, np.ndarray], list | None]:
+    """The side arrays the manifest lists (memory-mapped, checked against ``n_tokens``) and the customer
+    keys; raise :class:`CorruptModelError` for a missing or inconsistent one."""
+    names = manifest.get("side", [])
+    if not isinstance(names, list) or not all(n in SIDE_ARRAYS for n in names):
+        raise CorruptModelError(
+            f"corpus {path}: manifest.json side == {names!r}, expected names of {list(SIDE_ARRAYS)}"
+        )
+    side = {}
+    for name in names:
+        if not os.path.lexists(path / f"{name}.npy"):
+            raise CorruptModelError(f"{path} is not a complete likewise corpus: {name}.npy is missing")
+        arr = read_npy(path / f"{name}.npy", mmap=True)
+        if arr.dtype != np.dtype(SIDE_ARRAYS[name]) or arr.shape != (n_tokens,):
+            raise CorruptModelError(
+                f"corpus {path}: {name}.npy is {arr.dtype}{arr.shape}, expected {np.dtype(SIDE_ARRAYS[name])}"
+                f"({n_tokens},)"
+            )
+        side[name] = arr
+    user_keys = None
+    if "user" in side:
+        user_keys = read_json(path / "customers.json", what="a likewise corpus", max_bytes=MAX_VOCAB_BYTES)
+        if not isinstance(user_keys, list) or not all(isinstance(k, str) for k in user_keys):
+            raise CorruptModelError(f"corpus {path}: customers.json is not a list of strings")
+    return side, user_keys
+
+
 def _verify_checksums(path: Path, manifest: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
     """Raise :class:`CorruptModelError` naming the first array whose sha256 differs from the manifest."""
     expected = manifest.get("sha256")
@@ -290,7 +331,11 @@ def _verify_files(path: Path, manifest: dict[str, Any]) -> None:
     files = manifest.get("files")
     if files is None:
         return  # written by a likewise that did not record them
-    for name in ("vocab.json", "counts.npy"):
+    for name in (
+        "vocab.json",
+        "counts.npy",
+        *(("customers.json",) if "user" in manifest.get("side", []) else ()),
+    ):
         entry = files.get(name) if isinstance(files, dict) else None
         if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str):
             raise CorruptModelError(f"corpus {path}: manifest.json has no sha256 for {name}")
@@ -333,6 +378,8 @@ def _describe(spec: InputSpec, files: list[Path], fmt: str) -> dict[str, Any]:
         "basket_col": spec.basket_col,
         "item_col": spec.item_col,
         "order_col": spec.order_col,
+        **({"user_col": spec.user_col} if spec.user_col else {}),
+        **({"time_col": spec.time_col} if spec.time_col else {}),
         "n_files": len(files),
     }
 
@@ -359,6 +406,9 @@ def cache_key(
             "basket_col": spec.basket_col,
             "item_col": spec.item_col,
             "order_col": spec.order_col,
+            # side columns only when given, so the keys of corpora without them stay as they were
+            **({"user_col": spec.user_col} if spec.user_col else {}),
+            **({"time_col": spec.time_col} if spec.time_col else {}),
         },
         "files": stats,
         "max_sequence_length": readers.MAX_SEQUENCE_LENGTH,  # text lines are cut at it

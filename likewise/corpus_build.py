@@ -33,6 +33,7 @@ __all__ = [
     "NPY_HEADER",
     "NpyStreamWriter",
     "SEQ_CHUNK",
+    "SIDE_ARRAYS",
     "compile_log",
     "compile_sequences",
     "make_ranked_vocab",
@@ -84,11 +85,20 @@ class NpyStreamWriter:
         self._fh.close()
 
 
-class CorpusWriter:
-    """Streams ``(ids, lengths)`` chunks into ``ids.npy`` / ``offsets.npy``, dropping ids == -1."""
+#: Side arrays a log may carry beside its ids (one value per kept token) and their dtypes.
+SIDE_ARRAYS = {"user": "<i4", "time": "<i8"}
 
-    def __init__(self, folder: Path) -> None:
+
+class CorpusWriter:
+    """Streams ``(ids, lengths)`` chunks into ``ids.npy`` / ``offsets.npy``, dropping ids == -1.
+
+    ``side`` names the side arrays (of :data:`SIDE_ARRAYS`) each chunk brings: they are written to
+    ``<name>.npy``, filtered like the ids, so token ``t``'s customer is ``user[t]``.
+    """
+
+    def __init__(self, folder: Path, side: Sequence[str] = ()) -> None:
         self.folder = folder
+        self.side = {name: NpyStreamWriter(folder / f"{name}.npy", SIDE_ARRAYS[name]) for name in side}
         self.ids = NpyStreamWriter(folder / "ids.npy", "<i4")
         self.offsets = NpyStreamWriter(folder / "offsets.npy", "<i8")
         self.offsets.write(np.zeros(1, dtype=np.int64))
@@ -99,8 +109,14 @@ class CorpusWriter:
         self.input_tokens = 0
         self.input_sequences = 0
 
-    def append(self, ids: np.ndarray, lengths: np.ndarray) -> None:
-        """Add sequences: ``ids`` concatenated (-1 = dropped item), ``lengths`` per sequence."""
+    def append(self, ids: np.ndarray, lengths: np.ndarray, side: dict[str, np.ndarray] | None = None) -> None:
+        """Add sequences: ``ids`` concatenated (-1 = dropped item), ``lengths`` per sequence, and the
+        side arrays named at construction (aligned with ``ids``)."""
+        side = side or {}
+        if set(side) != set(self.side):
+            raise InputError(
+                f"side arrays {sorted(side)} given, the corpus was opened for {sorted(self.side)}"
+            )
         self.input_tokens += len(ids)
         self.input_sequences += len(lengths)
         kept = ids >= 0
@@ -112,20 +128,30 @@ class CorpusWriter:
             np.cumsum(lengths, out=bounds[1:])
             lengths = csum[bounds[1:]] - csum[bounds[:-1]]
             ids = ids[kept]
+            side = {name: values[kept] for name, values in side.items()}
             self.dropped_tokens += int(kept.size - n_kept)
         nonempty = lengths > 0
         if not nonempty.all():
             self.dropped_sequences += int(nonempty.size - np.count_nonzero(nonempty))
             lengths = lengths[nonempty]
         self.ids.write(ids)
+        for name, values in side.items():
+            self.side[name].write(values)
         self.offsets.write(self.n_tokens + np.cumsum(lengths, dtype=np.int64))
         self.n_tokens += len(ids)
         self.n_sequences += len(lengths)
 
-    def finish(self, vocab: Vocab, description: dict[str, Any]) -> dict[str, Any]:
-        """Close the arrays and write the vocabulary and the manifest; return the manifest."""
+    def finish(
+        self, vocab: Vocab, description: dict[str, Any], user_keys: list[str] | None = None
+    ) -> dict[str, Any]:
+        """Close the arrays and write the vocabulary (and ``customers.json``) and the manifest; return
+        the manifest."""
         self.ids.close()
         self.offsets.close()
+        for w in self.side.values():
+            w.close()
+        if user_keys is not None:
+            write_text(self.folder / "customers.json", json.dumps(user_keys, ensure_ascii=False))
         write_npy(self.folder / "counts.npy", vocab.counts.astype(np.int64))
         write_text(self.folder / "vocab.json", json.dumps(vocab.keys, ensure_ascii=False))
         manifest = {
@@ -141,16 +167,31 @@ class CorpusWriter:
             "dropped_tokens": self.dropped_tokens,
             "dropped_sequences": self.dropped_sequences,
             "dropped_keys": vocab.dropped.to_dict() if vocab.dropped is not None else None,
-            "sha256": {"ids.npy": self.ids.sha.hexdigest(), "offsets.npy": self.offsets.sha.hexdigest()},
+            "sha256": {
+                "ids.npy": self.ids.sha.hexdigest(),
+                "offsets.npy": self.offsets.sha.hexdigest(),
+                **{f"{name}.npy": w.sha.hexdigest() for name, w in self.side.items()},
+            },
             # the whole files (not only their data) of the small ones, as a saved space lists them
-            "files": {name: file_entry(self.folder / name) for name in ("vocab.json", "counts.npy")},
+            "files": {
+                name: file_entry(self.folder / name)
+                for name in (
+                    "vocab.json",
+                    "counts.npy",
+                    *(("customers.json",) if user_keys is not None else ()),
+                )
+            },
         }
+        if self.side:
+            manifest["side"] = sorted(self.side)
         write_text(self.folder / "manifest.json", json.dumps(manifest, indent=2))
         return manifest
 
     def abort(self) -> None:
         self.ids.close()
         self.offsets.close()
+        for w in self.side.values():
+            w.close()
 
 
 def _empty_vocab_error(what: str, n_keys: int, top: str, n: int, min_count: int) -> InputError:
@@ -277,15 +318,18 @@ def compile_log(
     vocab = make_vocab(dict(zip(scan.keys, scan.counts.tolist(), strict=True)), min_count, max_items, what)
     scratch = folder / "spill"
     scratch.mkdir()
-    writer = CorpusWriter(folder)
+    side = [name for name, col in (("user", spec.user_col), ("time", spec.time_col)) if col]
+    writer = CorpusWriter(folder, side)
     try:
-        for ids, lengths in readers.iter_log_groups(spec, scan, vocab.keys, scratch, progress=progress):
-            writer.append(ids, lengths)
+        for ids, lengths, values in readers.iter_log_groups(
+            spec, scan, vocab.keys, scratch, progress=progress
+        ):
+            writer.append(ids, lengths, values)
     except BaseException:
         writer.abort()
         raise
     shutil.rmtree(scratch, ignore_errors=True)
-    manifest = writer.finish(vocab, description)
+    manifest = writer.finish(vocab, description, scan.user_keys)
     if progress:
         dt = time.perf_counter() - t0
         readers.log_progress(

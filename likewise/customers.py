@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pyarrow and pandas are imported inside the methods that nee
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["CustomerTable"]
+__all__ = ["CUSTOMER_BLOCK", "CustomerTable", "customer_table"]
 
 
 class CustomerTable:
@@ -151,3 +151,128 @@ class CustomerTable:
         return items_frame(
             self.keys, self.vocab.counts, vectors, self.fingerprint, "CustomerTable.to_pandas()"
         )
+
+
+#: Lines of a log handled at a time by :func:`customer_table` (bounds its working set).
+CUSTOMER_BLOCK = 1 << 20
+
+
+def customer_table(
+    vectors: np.ndarray,
+    counts: np.ndarray,
+    fingerprint: str,
+    user_keys: list[str],
+    users: np.ndarray,
+    ids: np.ndarray,
+    *,
+    times: np.ndarray | None = None,
+    half_life_days: float | None = None,
+    popularity_power: float = 0.0,
+    now: int | None = None,
+) -> CustomerTable:
+    """Customer vectors: the weighted mean of the product vectors of each customer's lines, in one pass.
+
+    The raw product vectors are averaged (not their unit versions), so ``customer @ context[j]`` is the
+    customer's mean affinity for product ``j``; cosine comparisons between customers normalise anyway.
+    The lines are read :data:`CUSTOMER_BLOCK` at a time, so memory-mapped arrays of a compiled corpus
+    (``corpus.side``) are never loaded whole: the working set is the customers x dim sums plus a block.
+
+    Parameters
+    ----------
+    vectors : ndarray, shape [V, D]
+        The product vectors.
+    counts : ndarray of int64, shape [V]
+        The products' counts (for ``popularity_power``).
+    fingerprint : str
+        The product space's fingerprint.
+    user_keys : list of str
+        Customer keys; ``users`` holds codes into it. Rows keep this order.
+    users : ndarray of int
+        The customer code of each line.
+    ids : ndarray of int
+        The product id of each line (aligned with ``users``); -1 for a product not in the space (trimmed
+        by ``min_count``), which is skipped. A customer left with no line gets no vector.
+    times : ndarray of int64, optional
+        Seconds since 1970 per line; needed for ``half_life_days``.
+    half_life_days : float, optional
+        Recency decay: a line ``half_life_days`` older than ``now`` weighs half as much.
+    popularity_power : float
+        Down-weight very popular products: each line weighs ``count ** -popularity_power`` (0 = off,
+        1 = inverse frequency).
+    now : int, optional
+        Reference time for the decay (default: the latest time in ``times``).
+
+    Returns
+    -------
+    CustomerTable
+        ``vocab.counts`` holds each customer's lines with a product of the space.
+
+    Raises
+    ------
+    InputError
+        Bad weights, times missing for ``half_life_days``, or no customer with a product of the space.
+    """
+    from .kernels import add_weighted_rows
+
+    n_lines = len(ids)
+    if len(users) != n_lines:
+        raise InputError(f"users and ids differ in length: {len(users)} and {n_lines} (one per line)")
+    if half_life_days is not None:
+        if times is None or len(times) != n_lines:
+            raise InputError("half_life_days needs a time per line (a time column, --time-col)")
+        if not half_life_days > 0:
+            raise InputError(f"half_life_days == {half_life_days!r}, must be > 0")
+        if now is None:
+            now = max(int(np.max(times[s : s + CUSTOMER_BLOCK])) for s in range(0, n_lines, CUSTOMER_BLOCK))
+    if popularity_power < 0:
+        raise InputError(f"popularity_power == {popularity_power!r}, must be >= 0")
+    n_users, n_items = len(user_keys), len(vectors)
+    sums = np.zeros((n_users, vectors.shape[1]), dtype=np.float64)
+    wsum = np.zeros(n_users, dtype=np.float64)
+    lines = np.zeros(n_users, dtype=np.int64)
+    pairs: list[np.ndarray] = []
+    pop = (
+        np.maximum(np.asarray(counts), 1).astype(np.float64) ** -popularity_power
+        if popularity_power
+        else None
+    )
+    for s in range(0, n_lines, CUSTOMER_BLOCK):
+        item = np.asarray(ids[s : s + CUSTOMER_BLOCK], dtype=np.int64)
+        user = np.asarray(users[s : s + CUSTOMER_BLOCK], dtype=np.int64)
+        weights = np.ones(len(item), dtype=np.float64)
+        if half_life_days is not None:
+            age = now - np.asarray(times[s : s + CUSTOMER_BLOCK], dtype=np.float64)
+            weights *= 0.5 ** (age / (half_life_days * 86400.0))
+        known = item >= 0
+        if not known.all():
+            item, user, weights = item[known], user[known], weights[known]
+        if pop is not None:
+            weights *= pop[item]
+        add_weighted_rows(sums, wsum, user, item, weights, vectors)
+        lines += np.bincount(user, minlength=n_users)
+        pairs.append(np.unique(user * n_items + item))
+    has = lines > 0
+    if not has.any():
+        raise InputError("no customer bought a product of the space: no customer vectors to build")
+    rows = np.cumsum(has) - 1  # code -> row among the customers that keep a vector
+    out = (sums[has] / np.maximum(wsum[has], 1e-300)[:, None]).astype(np.float32)
+    pair = np.unique(np.concatenate(pairs)) if pairs else np.zeros(0, np.int64)
+    pu, pid = np.divmod(pair, n_items)
+    pr = rows[pu]
+    indptr = np.zeros(int(has.sum()) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(pr, minlength=len(indptr) - 1), out=indptr[1:])
+    keys = [k for k, h in zip(user_keys, has.tolist(), strict=True) if h]
+    config = {
+        "half_life_days": half_life_days,
+        "popularity_power": popularity_power,
+        "now": None if half_life_days is None else int(now),
+        "customers_without_vector": int((~has).sum()),
+    }
+    return CustomerTable(
+        out,
+        Vocab(keys, lines[has], what="customer"),
+        indptr,
+        pid.astype(np.int32),
+        fingerprint=fingerprint,
+        config=config,
+    )

@@ -125,10 +125,13 @@ def _train_retail(args: argparse.Namespace) -> None:
             "an order or event log needs --basket-col and --item-col (e.g. order_id and product_id), "
             "or --type-cols for one item column per type"
         )
-    if args.checkpoint_dir or args.resume:
+    typed = args.type_col or args.type_cols or args.item_attrs or args.typed_negatives
+    streamed = args.user_col and not (args.sessions or args.quantity_col or typed)
+    if (args.checkpoint_dir or args.resume) and not streamed:
         raise LikewiseError(
-            "--checkpoint-dir / --resume work for item vectors; with --user-col, --time-col, --sessions, "
-            "--quantity-col or a typed log (customer vectors) training is not checkpointed"
+            "--checkpoint-dir / --resume work for item vectors and for an order log with --user-col "
+            "(and --time-col); with --sessions, --quantity-col, a typed log or --item-attrs training is "
+            "not checkpointed"
         )
     if args.quantity_col and not args.user_col:
         raise LikewiseError(
@@ -157,7 +160,13 @@ def _train_retail(args: argparse.Namespace) -> None:
         item_attrs=args.item_attrs,
         attrs_item_col=args.attrs_item_col,
         typed_negatives=args.typed_negatives,
+        cache_dir=args.cache_dir,
+        checkpoint_dir=args.checkpoint_dir,
+        checkpoint_every=args.checkpoint_every,
+        resume=args.resume,
     )
+    if emb is None:  # a rank other than 0 under torchrun: rank 0 saves the space and reports
+        return None
     emb.save(args.output, overwrite=args.overwrite)
     hist = emb.meta["history"]
     types = emb.types.counts() if emb.types is not None else None

@@ -43,6 +43,9 @@ def _log_columns(spec: InputSpec) -> list[str]:
     cols = [spec.basket_col, spec.item_col]
     if spec.order_col:
         cols.append(spec.order_col)
+    for side in (spec.user_col, spec.time_col):  # read by name; a column named twice is read once
+        if side and side not in cols:
+            cols.append(side)
     return [c for c in cols if c is not None]
 
 
@@ -59,6 +62,8 @@ def _csv_batches(path: Path, spec: InputSpec, cols: list[str]) -> Iterator[pa.Re
     # disagree with the type Arrow guessed from the first one. Empty fields are nulls (and errors); a
     # quoted empty field ("") is read as '' and scan_log rejects it the same way.
     column_types = {spec.basket_col: pa.string(), spec.item_col: pa.string()}
+    if spec.user_col:
+        column_types[spec.user_col] = pa.string()
     convert = pcsv.ConvertOptions(
         include_columns=cols,
         column_types=column_types,
@@ -162,7 +167,7 @@ def _parquet_batches(path: Path, cols: list[str]) -> Iterator[pa.RecordBatch]:
 def iter_log_batches(
     spec: InputSpec, files: list[Path], fmt: str
 ) -> Iterator[tuple[Path, int, pa.RecordBatch]]:
-    """Yield ``(path, first_row, batch)`` with columns basket, item[, order] in that order.
+    """Yield ``(path, first_row, batch)`` with columns basket, item[, order][, user][, time] in that order.
 
     Parameters
     ----------

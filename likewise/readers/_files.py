@@ -64,6 +64,10 @@ class InputSpec:
         Logs: the columns naming the basket (order, session) and the item. Required for logs.
     order_col : str, optional
         Logs: a column that orders the items inside a basket (a timestamp, a position).
+    user_col, time_col : str, optional
+        Logs: side columns compiled beside the items, one value per kept line: the customer of each line
+        (``user.npy``, codes into ``customers.json``) and its time (``time.npy``, seconds since 1970).
+        They do not change training; customer vectors are built from them (:mod:`likewise.customers`).
     """
 
     paths: tuple[str, ...]
@@ -72,6 +76,8 @@ class InputSpec:
     basket_col: str | None = None
     item_col: str | None = None
     order_col: str | None = None
+    user_col: str | None = None
+    time_col: str | None = None
 
     def __post_init__(self) -> None:
         paths = self.paths
@@ -85,8 +91,13 @@ class InputSpec:
             raise InputError(f"format == {self.format!r}, must be one of {', '.join(map(repr, FORMATS))}")
         if self.delimiter is not None and (not isinstance(self.delimiter, str) or self.delimiter == ""):
             raise InputError(f"delimiter == {self.delimiter!r}, must be a non-empty string or None")
-        if self.format == "text" and (self.basket_col or self.item_col or self.order_col):
-            raise InputError("basket_col, item_col and order_col apply to csv/parquet/jsonl logs, not text")
+        if self.format == "text" and (
+            self.basket_col or self.item_col or self.order_col or self.user_col or self.time_col
+        ):
+            raise InputError(
+                "basket_col, item_col, order_col, user_col and time_col apply to csv/parquet/jsonl logs, "
+                "not text"
+            )
 
 
 def resolve_files(spec: InputSpec) -> list[Path]:

@@ -66,6 +66,7 @@ __all__ = [
     "GROUP_MEMORY_BUDGET",
     "MAX_PARTITIONS",
     "LogScan",
+    "column_seconds",
     "hash_keys",
     "iter_log_groups",
     "n_partitions",
@@ -99,6 +100,8 @@ class LogScan:
         Bytes of the (hash, basket, order, id) rows once in memory; sizes the partitions of pass 2.
     files : list of Path
         The files read, so pass 2 reads the same ones.
+    user_keys : list of str or None
+        With ``user_col``: the distinct customers, in order of first appearance in the log.
     """
 
     keys: list[str]
@@ -108,6 +111,7 @@ class LogScan:
     order_type: pa.DataType | None
     est_bytes: int  # bytes of the (hash, basket, order, id) rows once in memory
     files: list[Path] = field(default_factory=list)
+    user_keys: list[str] | None = None
 
 
 def _bad_row(kind: str, path: Path, first_row: int, name: str, mask: pa.Array) -> InputError:
@@ -150,6 +154,51 @@ def _check_utf8(path: Path, first_row: int, name: str, keys: pa.Array) -> None:
             f"{name!r} values in {path} at data rows {first_row + 1} to {first_row + len(keys)} are not "
             "all UTF-8 text"
         ) from None
+
+
+def column_seconds(path: Path, name: str, col: pa.Array) -> np.ndarray:
+    """A time column as int64 seconds since 1970: timestamps, dates, numbers or ISO 8601 text.
+
+    Parameters
+    ----------
+    path : Path
+        The file the column is from (named in errors).
+    name : str
+        The column's name (named in errors).
+    col : pyarrow.Array
+        The values.
+
+    Returns
+    -------
+    ndarray of int64
+
+    Raises
+    ------
+    InputError
+        A value that is not a time, naming its row (rows count from 1 within ``col``).
+    """
+    t = col.type
+    if pa.types.is_timestamp(t) or pa.types.is_date(t):
+        return pc.cast(pc.cast(col, pa.timestamp("s")), pa.int64()).to_numpy(zero_copy_only=False)
+    if pa.types.is_integer(t) or pa.types.is_floating(t):
+        return np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64).astype(np.int64)
+    strings = pc.cast(col, pa.string())
+    try:
+        parsed = pc.cast(strings, pa.timestamp("s"))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        parsed = None
+    if parsed is None:  # find the first value that does not parse, to name its row
+        for i, v in enumerate(strings.to_pylist()):
+            try:
+                pa.scalar(v, pa.string()).cast(pa.timestamp("s"))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                raise InputError(
+                    f"time column {name!r} in {path} at data row {i + 1} (rows count from 1, header not "
+                    f"counted) holds {v!r}, which is not a time (expected ISO 8601 such as "
+                    "'2026-03-01 12:30:00', or seconds since 1970)"
+                ) from None
+        raise InputError(f"time column {name!r} in {path} cannot be read as times")
+    return pc.cast(parsed, pa.int64()).to_numpy(zero_copy_only=False)
 
 
 def _basket_fits_int64(t: pa.DataType) -> bool:
@@ -204,6 +253,7 @@ def scan_log(spec: InputSpec, files: list[Path] | None = None, *, progress: bool
     est = 0
     basket_is_int = True
     order_types: list[pa.DataType] = []
+    users: list[pa.Array] = []
     last_path = None
     for path, first_row, batch in iter_log_batches(spec, files, fmt):
         if progress and path != last_path:
@@ -232,6 +282,21 @@ def scan_log(spec: InputSpec, files: list[Path] | None = None, *, progress: bool
         _check_utf8(path, first_row, spec.item_col or "", item_keys)
         _check_empty(path, first_row, spec.item_col or "", item_keys)
         _check_line_breaks(path, first_row, spec.item_col or "", item_keys)
+        if spec.user_col:
+            user = _as_strings(batch.column(spec.user_col))
+            _check_nulls(path, first_row, spec.user_col, user)
+            _check_utf8(path, first_row, spec.user_col, user)
+            _check_empty(path, first_row, spec.user_col, user)
+            _check_line_breaks(path, first_row, spec.user_col, user)
+            users.append(pc.unique(user))
+            if sum(len(u) for u in users) > 4_000_000 and len(users) > 1:
+                users = [pc.unique(pa.concat_arrays(users))]  # keeps the order of first appearance
+            est += 4 * batch.num_rows
+        if spec.time_col:
+            times = batch.column(spec.time_col)
+            _check_nulls(path, first_row, spec.time_col, times)
+            column_seconds(path, spec.time_col, times)  # a bad time fails here, before grouping
+            est += 8 * batch.num_rows
         vc = pc.value_counts(item_keys)
         parts.append(pa.table({"k": vc.field("values"), "c": vc.field("counts")}))
         pending += len(vc)
@@ -247,6 +312,7 @@ def scan_log(spec: InputSpec, files: list[Path] | None = None, *, progress: bool
         order_type=_common_order_type(spec.order_col, order_types),
         est_bytes=est,
         files=files,
+        user_keys=pc.unique(pa.concat_arrays(users)).to_pylist() if spec.user_col else None,
     )
 
 
@@ -344,7 +410,14 @@ def n_partitions(est_bytes: int, budget: int) -> int:
     return max(1, min(MAX_PARTITIONS, math.ceil(3 * est_bytes / budget)))
 
 
-def _pass2_table(batch: pa.RecordBatch, value_set: pa.Array, scan: LogScan) -> pa.Table:
+def _pass2_table(
+    batch: pa.RecordBatch,
+    value_set: pa.Array,
+    scan: LogScan,
+    spec: InputSpec,
+    users: pa.Array | None,
+    path: Path,
+) -> pa.Table:
     basket = batch.column(0)
     basket = basket.cast(pa.int64()) if scan.basket_is_int else _as_strings(basket)
     ids = pc.index_in(_as_strings(batch.column(1)), value_set=value_set).fill_null(-1).cast(pa.int32())
@@ -353,10 +426,29 @@ def _pass2_table(batch: pa.RecordBatch, value_set: pa.Array, scan: LogScan) -> p
         order = batch.column(2)
         columns["o"] = order if order.type == scan.order_type else order.cast(scan.order_type)
     columns["i"] = ids
+    if users is not None and spec.user_col:
+        user = _as_strings(batch.column(spec.user_col))
+        columns["u"] = pc.index_in(user, value_set=users).fill_null(-1).cast(pa.int32())  # all were scanned
+    if spec.time_col:
+        columns["t"] = pa.array(column_seconds(path, spec.time_col, batch.column(spec.time_col)))
     return pa.table(columns)
 
 
-def _group(table: pa.Table, ordered: bool) -> tuple[np.ndarray, np.ndarray]:
+#: Side columns carried through grouping: one value per line, kept in the lines' new order.
+_SIDE = {"u": "user", "t": "time"}
+
+
+def _side(table: pa.Table, idx: np.ndarray | None) -> dict[str, np.ndarray]:
+    """The side columns of ``table`` (in the order ``idx``, when given) by their corpus names."""
+    out = {}
+    for col, name in _SIDE.items():
+        if col in table.column_names:
+            values = table.column(col).to_numpy()
+            out[name] = values[idx] if idx is not None else values
+    return out
+
+
+def _group(table: pa.Table, ordered: bool) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """Sort one partition by (hash, basket, order) -- stably, so ties keep file order -- and cut it."""
     table = table.combine_chunks()
     n = table.num_rows
@@ -382,10 +474,10 @@ def _group(table: pa.Table, ordered: bool) -> tuple[np.ndarray, np.ndarray]:
     starts = np.flatnonzero(change)
     lengths = np.diff(np.append(starts, n)).astype(np.int64)
     ids = table.column("i").to_numpy()[idx].astype(np.int32, copy=False)
-    return ids, lengths
+    return ids, lengths, _side(table, idx)
 
 
-def _group_arrow(table: pa.Table, ordered: bool) -> tuple[np.ndarray, np.ndarray]:
+def _group_arrow(table: pa.Table, ordered: bool) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     keys = [("h", "ascending"), ("b", "ascending")] + ([("o", "ascending")] if ordered else [])
     table = table.sort_by(keys).combine_chunks()  # Arrow's sort is stable: ties keep file order
     h = table.column("h").to_numpy()
@@ -397,7 +489,7 @@ def _group_arrow(table: pa.Table, ordered: bool) -> tuple[np.ndarray, np.ndarray
         change[1:] = (h[1:] != h[:-1]) | ~same_b
     starts = np.flatnonzero(change)
     lengths = np.diff(np.append(starts, n)).astype(np.int64)
-    return table.column("i").to_numpy().astype(np.int32, copy=False), lengths
+    return table.column("i").to_numpy().astype(np.int32, copy=False), lengths, _side(table, None)
 
 
 def iter_log_groups(
@@ -408,8 +500,8 @@ def iter_log_groups(
     *,
     budget: int | None = None,
     progress: bool = False,
-) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Pass 2 over a log: yield the baskets as ``(ids, lengths)`` chunks.
+) -> Iterator[tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]]:
+    """Pass 2 over a log: yield the baskets as ``(ids, lengths, side)`` chunks.
 
     Parameters
     ----------
@@ -432,6 +524,9 @@ def iter_log_groups(
         Item ids of consecutive baskets, -1 for items outside ``vocab_keys``.
     lengths : ndarray of int64
         Number of rows of each basket; sums to ``len(ids)``.
+    side : dict of str to ndarray
+        With ``user_col`` / ``time_col``: ``"user"`` (int32 codes into ``scan.user_keys``) and
+        ``"time"`` (int64 seconds since 1970), one per row, aligned with ``ids``; else empty.
     """
     budget = GROUP_MEMORY_BUDGET if budget is None else budget
     n_parts = n_partitions(scan.est_bytes, budget)
@@ -441,6 +536,7 @@ def iter_log_groups(
     files = scan.files or resolve_files(spec)
     fmt = input_format(spec, files)
     value_set = pa.array(vocab_keys, type=pa.string())
+    users = pa.array(scan.user_keys, type=pa.string()) if scan.user_keys is not None else None
     ordered = scan.order_type is not None
     in_memory: dict[int, list[pa.Table]] = {}
     writers: dict[int, tuple[pa.NativeFile, pa.ipc.RecordBatchStreamWriter]] = {}
@@ -451,7 +547,7 @@ def iter_log_groups(
     try:
         for path, _row, batch in iter_log_batches(spec, files, fmt):
             try:
-                table = _pass2_table(batch, value_set, scan)
+                table = _pass2_table(batch, value_set, scan, spec, users, path)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
                 raise InputError(f"cannot group the rows of {path}: {first_line(e)}") from None
             if n_parts == 1:

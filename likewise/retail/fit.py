@@ -14,7 +14,7 @@ import numpy as np
 from ..auto import resolve_sample
 from ..completion import attach_completion
 from ..config import TrainConfig, min_count_for
-from ..customers import CustomerTable
+from ..customers import CustomerTable, customer_table
 from ..embeddings import Embeddings
 from ..errors import InputError
 from ..train import run_notes, train_tables
@@ -102,55 +102,17 @@ def build_customer_vectors(
         user_keys = enc_keys.tolist()
         index = emb.vocab.index
         item_ids = np.array([index.get(str(k), -1) for k in items], dtype=np.int64)
-    n_lines = len(item_ids)
-    weights = np.ones(n_lines, dtype=np.float64)
-    if half_life_days is not None:
-        if times is None or len(times) != n_lines:
-            raise InputError("half_life_days needs a time per line (a time column, --time-col)")
-        if not half_life_days > 0:
-            raise InputError(f"half_life_days == {half_life_days!r}, must be > 0")
-        ref = int(np.max(times)) if now is None else int(now)
-        weights *= 0.5 ** ((ref - np.asarray(times, dtype=np.float64)) / (half_life_days * 86400.0))
-    if popularity_power < 0:
-        raise InputError(f"popularity_power == {popularity_power!r}, must be >= 0")
-    known = item_ids >= 0
-    user_codes = np.asarray(user_codes, dtype=np.int64)[known]
-    item_ids = item_ids[known]
-    weights = weights[known]
-    if popularity_power:
-        weights *= np.maximum(emb.counts[item_ids], 1).astype(np.float64) ** -popularity_power
-    lines = np.bincount(user_codes, minlength=len(user_keys))
-    has = lines > 0
-    if not has.any():
-        raise InputError("no customer bought a product of the space: no customer vectors to build")
-    rows = np.cumsum(has) - 1  # old code -> row among customers that keep a vector
-    r = rows[user_codes]
-    n = int(has.sum())
-    sums = np.zeros((n, emb.dim), dtype=np.float64)
-    vectors = emb.vectors
-    step = 1 << 18
-    for s in range(0, len(r), step):  # blocks keep the float64 temporary small
-        np.add.at(sums, r[s : s + step], vectors[item_ids[s : s + step]] * weights[s : s + step, None])
-    wsum = np.bincount(r, weights=weights, minlength=n)
-    vectors = (sums / np.maximum(wsum, 1e-300)[:, None]).astype(np.float32)
-    pair = np.unique(r * len(emb) + item_ids)
-    pr, pid = np.divmod(pair, len(emb))
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(pr, minlength=n), out=indptr[1:])
-    keys = [k for k, h in zip(user_keys, has.tolist(), strict=True) if h]
-    config = {
-        "half_life_days": half_life_days,
-        "popularity_power": popularity_power,
-        "now": None if half_life_days is None else int(np.max(times) if now is None else now),
-        "customers_without_vector": int((~has).sum()),
-    }
-    return CustomerTable(
-        vectors,
-        Vocab(keys, lines[has], what="customer"),
-        indptr,
-        pid.astype(np.int32),
-        fingerprint=emb.fingerprint,
-        config=config,
+    return customer_table(
+        emb.vectors,
+        emb.counts,
+        emb.fingerprint,
+        list(user_keys),
+        np.asarray(user_codes, dtype=np.int64),
+        item_ids,
+        times=times,
+        half_life_days=half_life_days,
+        popularity_power=popularity_power,
+        now=now,
     )
 
 
@@ -175,9 +137,19 @@ def train_from_log(
     item_attrs: Any = None,
     attrs_item_col: str | None = None,
     typed_negatives: bool = False,
+    cache_dir: str | os.PathLike | None = None,
+    checkpoint_dir: str | os.PathLike | None = None,
+    checkpoint_every: float | None = None,
+    resume: bool = False,
     **overrides: Any,
 ) -> Embeddings:
     """Train product vectors from an order log and attach customer vectors built from the same log.
+
+    A log with a customer (and time) column and none of ``sessions``, ``quantity_col``, types or
+    ``item_attrs`` streams through :func:`likewise.train.train` like any log: compiled once into the
+    corpus cache with the customer and time of each line beside its product, trained with checkpoints
+    if asked, and the customer vectors built in one bounded pass over the compiled corpus. The other
+    options read the log into memory (:func:`read_order_log`) and are not checkpointed.
 
     Parameters
     ----------
@@ -198,6 +170,8 @@ def train_from_log(
         ``mode="sequence"`` so the order inside a session is learned.
     half_life_days, popularity_power
         Customer vector weights (see :func:`build_customer_vectors`).
+    cache_dir, checkpoint_dir, checkpoint_every, resume
+        As in :func:`likewise.train.train`; for a streamed log only (see above).
 
     Returns
     -------
@@ -205,6 +179,34 @@ def train_from_log(
         With ``emb.customers`` set when ``user_col`` is given; ``meta["retail"]`` records the options.
     """
     t0 = time.perf_counter()
+    streamed = user_col is not None and sessions is None and quantity_col is None
+    streamed = streamed and not (
+        type_col or type_map or type_cols or item_attrs is not None or typed_negatives
+    )
+    if streamed:
+        return _train_streamed(
+            paths,
+            config,
+            basket_col=basket_col,
+            item_col=item_col,
+            user_col=user_col,
+            time_col=time_col,
+            format=format,
+            delimiter=delimiter,
+            half_life_days=half_life_days,
+            popularity_power=popularity_power,
+            progress=progress,
+            cache_dir=cache_dir,
+            checkpoint_dir=checkpoint_dir,
+            checkpoint_every=checkpoint_every,
+            resume=resume,
+            overrides=overrides,
+        )
+    if checkpoint_dir is not None or resume:
+        raise InputError(
+            "checkpoint_dir / resume work for an order log read as a stream (a customer and time column); "
+            "with sessions, quantity_col, a typed log or item_attrs training is not checkpointed"
+        )
     log = read_order_log(
         paths,
         basket_col=basket_col,
@@ -232,6 +234,92 @@ def train_from_log(
         typed_negatives=typed_negatives,
         **overrides,
     )
+    emb.meta["read_seconds"] = time.perf_counter() - t0 - emb.meta["train_seconds"]
+    return emb
+
+
+def _train_streamed(
+    paths: Any,
+    config: Any,
+    *,
+    basket_col: str,
+    item_col: str,
+    user_col: str,
+    time_col: str | None,
+    format: str,
+    delimiter: str | None,
+    half_life_days: float | None,
+    popularity_power: float,
+    progress: bool | None,
+    cache_dir: Any,
+    checkpoint_dir: Any,
+    checkpoint_every: float | None,
+    resume: bool,
+    overrides: dict[str, Any],
+) -> Embeddings:
+    """:func:`train_from_log` for a log the streaming reader compiles (see there)."""
+    from ..corpus import build_corpus
+    from ..readers import InputSpec
+    from ..train import train
+
+    t0 = time.perf_counter()
+    known = {f.name for f in dataclasses.fields(TrainConfig)}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise InputError(f"unknown training parameter {unknown[0]!r}; known: {', '.join(sorted(known))}")
+    config = dataclasses.replace(config or TrainConfig(), **overrides).validate()
+    mode_reason = "set by the caller"
+    if config.mode == "auto":  # one order's lines carry no order worth learning, whatever the time says
+        config = dataclasses.replace(config, mode="basket")
+        mode_reason = f"one basket per {basket_col}; line order is not used"
+    config = dataclasses.replace(config, min_count=min_count_for(config))
+    plist = (paths,) if isinstance(paths, str | os.PathLike) else tuple(paths)
+    spec = InputSpec(
+        paths=tuple(os.fspath(p) for p in plist),
+        format=format,
+        delimiter=delimiter,
+        basket_col=basket_col,
+        item_col=item_col,
+        user_col=user_col,
+        time_col=time_col,
+    )
+    show = sys.stderr.isatty() if progress is None else progress
+    corpus = build_corpus(
+        spec,
+        min_count=config.min_count,
+        max_items=config.max_items,
+        cache_dir=cache_dir,
+        what="product",
+        progress=show,
+    )
+    emb = train(
+        corpus,
+        config,
+        progress=show,
+        checkpoint_dir=checkpoint_dir,
+        checkpoint_every=checkpoint_every,
+        resume=resume,
+    )
+    if emb is None:  # a rank other than 0 under torchrun: rank 0 holds the space
+        return None  # type: ignore[return-value]
+    emb.meta["mode_reason"] = mode_reason
+    t1 = time.perf_counter()
+    emb.attach_customers(
+        customer_table(
+            emb.vectors,
+            emb.counts,
+            emb.fingerprint,
+            corpus.user_keys or [],
+            corpus.side["user"],
+            corpus.ids,
+            times=corpus.side.get("time"),
+            half_life_days=half_life_days,
+            popularity_power=popularity_power,
+        )
+    )
+    emb.meta["customer_seconds"] = time.perf_counter() - t1
+    columns = {"basket_col": basket_col, "item_col": item_col, "user_col": user_col, "time_col": time_col}
+    emb.meta["retail"] = {**columns, "sessions": None, "lines": int(corpus.manifest.get("input_tokens", 0))}
     emb.meta["read_seconds"] = time.perf_counter() - t0 - emb.meta["train_seconds"]
     return emb
 

@@ -138,35 +138,6 @@ def _read_table(path: Path, fmt: str, cols: list[str], id_cols: list[str], delim
     return table.combine_chunks()
 
 
-def _seconds(path: Path, name: str, col) -> np.ndarray:
-    """A time column as int64 seconds since the epoch: timestamps, dates, numbers or ISO 8601 text."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    t = col.type
-    if pa.types.is_timestamp(t) or pa.types.is_date(t):
-        return pc.cast(pc.cast(col, pa.timestamp("s")), pa.int64()).to_numpy(zero_copy_only=False)
-    if pa.types.is_integer(t) or pa.types.is_floating(t):
-        return np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64).astype(np.int64)
-    strings = pc.cast(col, pa.string())
-    try:
-        parsed = pc.cast(strings, pa.timestamp("s"))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        parsed = None
-    if parsed is None:  # find the first value that does not parse, to name its row
-        for i, v in enumerate(strings.to_pylist()):
-            try:
-                pa.scalar(v, pa.string()).cast(pa.timestamp("s"))
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                raise InputError(
-                    f"time column {name!r} in {path} at data row {i + 1} (rows count from 1, header not "
-                    f"counted) holds {v!r}, which is not a time (expected ISO 8601 such as "
-                    "'2026-03-01 12:30:00', or seconds since 1970)"
-                ) from None
-        raise InputError(f"time column {name!r} in {path} cannot be read as times")
-    return pc.cast(parsed, pa.int64()).to_numpy(zero_copy_only=False)
-
-
 def read_order_log(
     paths: str | os.PathLike | Sequence[str | os.PathLike],
     *,
@@ -218,7 +189,7 @@ def read_order_log(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ..readers import InputSpec, input_format, named_files, resolve_files
+    from ..readers import InputSpec, column_seconds, input_format, named_files, resolve_files
 
     plist = (paths,) if isinstance(paths, str | os.PathLike) else tuple(paths)
     spec = InputSpec(
@@ -292,7 +263,7 @@ def read_order_log(
             t = table.column(time_col).combine_chunks()
             if t.null_count:
                 raise _row_error(path, 0, t.is_null().to_numpy(zero_copy_only=False), f"null {time_col!r}")
-            times.append(_seconds(path, time_col, t))
+            times.append(column_seconds(path, time_col, t))
 
     if not items:
         raise InputError(f"the input ({', '.join(map(repr, spec.paths))}) is empty: no file has data rows")

@@ -1,0 +1,101 @@
+"""Weighted sums of table rows into groups: the customer vectors' one pass over an order log.
+
+``add_weighted_rows(sums, wsum, groups, ids, weights, table)`` adds ``weights[t] * table[ids[t]]`` to
+``sums[groups[t]]`` and ``weights[t]`` to ``wsum[groups[t]]`` for every ``t``, in order of ``t`` (so
+the float64 sums are the same from run to run). :func:`add_weighted_rows_reference` does the same with
+``np.add.at``; on 262 k lines x 100 columns that takes about a second on this project's 2-core machine,
+30 s for a 7.6 M-line log, where the compiled loop takes a fraction of one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..errors import InputError
+
+__all__ = ["add_weighted_rows", "add_weighted_rows_reference"]
+
+
+@njit(nogil=True, cache=True)
+def _add(sums, wsum, groups, ids, weights, table):
+    dim = table.shape[1]
+    for t in range(ids.shape[0]):
+        g = groups[t]
+        r = ids[t]
+        w = weights[t]
+        wsum[g] += w
+        for d in range(dim):
+            sums[g, d] += w * table[r, d]
+
+
+def _check(sums, wsum, groups, ids, weights, table) -> None:
+    if sums.dtype != np.float64 or wsum.dtype != np.float64 or sums.ndim != 2 or wsum.shape != sums.shape[:1]:
+        raise InputError(
+            f"sums / wsum must be float64 [G, D] / [G], got {sums.dtype}{sums.shape}, {wsum.shape}"
+        )
+    if table.ndim != 2 or table.shape[1] != sums.shape[1]:
+        raise InputError(f"table is {table.shape}, expected [V, {sums.shape[1]}]")
+    if not (len(groups) == len(ids) == len(weights)):
+        raise InputError(
+            f"groups, ids and weights differ in length: {len(groups)}, {len(ids)}, {len(weights)}"
+        )
+    if len(ids) and (ids.min() < 0 or ids.max() >= table.shape[0]):
+        raise InputError(f"ids run from {ids.min()} to {ids.max()}, expected 0 .. {table.shape[0] - 1}")
+    if len(groups) and (groups.min() < 0 or groups.max() >= sums.shape[0]):
+        raise InputError(
+            f"groups run from {groups.min()} to {groups.max()}, expected 0 .. {sums.shape[0] - 1}"
+        )
+
+
+def add_weighted_rows(
+    sums: np.ndarray,
+    wsum: np.ndarray,
+    groups: np.ndarray,
+    ids: np.ndarray,
+    weights: np.ndarray,
+    table: np.ndarray,
+) -> None:
+    """Add ``weights[t] * table[ids[t]]`` to ``sums[groups[t]]`` and ``weights[t]`` to ``wsum[groups[t]]``.
+
+    Parameters
+    ----------
+    sums : ndarray of float64, shape [G, D]
+        Accumulated in place.
+    wsum : ndarray of float64, shape [G]
+        Accumulated in place.
+    groups, ids : ndarray of int
+        The group and the table row of each line.
+    weights : ndarray of float64
+        The weight of each line.
+    table : ndarray of float32 or float64, shape [V, D]
+
+    Raises
+    ------
+    InputError
+        Shapes that do not fit, or a group or id out of range.
+    """
+    _check(sums, wsum, groups, ids, weights, table)
+    _add(
+        sums,
+        wsum,
+        np.ascontiguousarray(groups, dtype=np.int64),
+        np.ascontiguousarray(ids, dtype=np.int64),
+        np.ascontiguousarray(weights, dtype=np.float64),
+        np.ascontiguousarray(table, dtype=np.float32),
+    )
+
+
+def add_weighted_rows_reference(
+    sums: np.ndarray,
+    wsum: np.ndarray,
+    groups: np.ndarray,
+    ids: np.ndarray,
+    weights: np.ndarray,
+    table: np.ndarray,
+) -> None:
+    """:func:`add_weighted_rows` with ``np.add.at`` (the reference the tests compare against)."""
+    _check(sums, wsum, groups, ids, weights, table)
+    w = np.asarray(weights, dtype=np.float64)
+    np.add.at(sums, groups, np.asarray(table, dtype=np.float32)[ids].astype(np.float64) * w[:, None])
+    np.add.at(wsum, groups, w)

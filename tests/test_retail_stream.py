@@ -1,0 +1,209 @@
+"""An order log with a customer column streams through the one training path (issue 30, first step).
+
+The log is compiled into the corpus cache with each line's customer and time beside its product
+(``user.npy``, ``time.npy``); training is :func:`likewise.train.train` on that corpus, so checkpoints,
+``resume`` and the cache work as for any log; customer vectors are one bounded pass over the corpus.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from likewise import retail
+from likewise.cli import main
+from likewise.corpus import Corpus, build_corpus, cache_key
+from likewise.datasets import retail_orders, write_retail
+from likewise.errors import CorruptModelError, InputError
+from likewise.kernels import add_weighted_rows, add_weighted_rows_reference
+from likewise.readers import InputSpec, resolve_files
+
+TESTS = Path(__file__).parent
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory):
+    out = tmp_path_factory.mktemp("stream") / "shop"
+    write_retail(retail_orders(600, 200, seed=3), out)
+    return out
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("LIKEWISE_CACHE", str(tmp_path / "cache"))
+
+
+def _spec(shop: Path, **cols) -> InputSpec:
+    base = {
+        "basket_col": "order_id",
+        "item_col": "product_id",
+        "user_col": "customer_id",
+        "time_col": "timestamp",
+    }
+    return InputSpec(paths=(str(shop / "orders.parquet"),), **(base | cols))
+
+
+def test_streamed_customers_equal_the_in_memory_build(shop):
+    emb = retail.train_from_log(
+        shop / "orders.parquet", time_col="timestamp", half_life_days=30, popularity_power=0.5,
+        dim=16, epochs=2, min_count=2, deterministic=True,
+    )  # fmt: skip
+    assert emb.meta["mode_reason"].startswith("one basket per order_id")
+    assert emb.meta["retail"]["user_col"] == "customer_id" and emb.meta["retail"]["lines"] > 0
+    log = retail.read_order_log(shop / "orders.parquet", time_col="timestamp")
+    ref = retail.build_customer_vectors(emb, log, half_life_days=30, popularity_power=0.5)
+    got = emb.customers
+    assert got.keys == ref.keys
+    assert np.array_equal(got.vocab.counts, ref.vocab.counts)
+    assert np.array_equal(got.bought_indptr, ref.bought_indptr)
+    assert np.array_equal(got.bought_ids, ref.bought_ids)
+    np.testing.assert_allclose(got.vectors, ref.vectors, rtol=1e-6, atol=1e-7)
+    assert got.config == ref.config
+
+
+def test_side_arrays_follow_the_kept_lines(shop, tmp_path):
+    corpus = build_corpus(_spec(shop), min_count=5, what="product", cache_dir=tmp_path / "c")
+    assert sorted(corpus.side) == ["time", "user"]
+    assert corpus.side["user"].shape == corpus.side["time"].shape == corpus.ids.shape
+    log = retail.read_order_log(shop / "orders.parquet", time_col="timestamp")
+    keep = set(corpus.vocab.keys)
+    expected = Counter(
+        (log.user_keys[u], log.item_keys[i], int(t))
+        for u, i, t in zip(log.user.tolist(), log.item.tolist(), log.time.tolist(), strict=True)
+        if log.item_keys[i] in keep
+    )
+    got = Counter(
+        (corpus.user_keys[u], corpus.vocab.keys[i], int(t))
+        for u, i, t in zip(
+            corpus.side["user"].tolist(), corpus.ids.tolist(), corpus.side["time"].tolist(), strict=True
+        )
+    )
+    assert got == expected
+    assert corpus.user_keys == log.user_keys  # customers in order of first appearance
+    again = Corpus.open(corpus.path)
+    assert np.array_equal(again.side["user"], corpus.side["user"])
+
+
+def test_a_changed_side_array_is_caught(shop, tmp_path):
+    corpus = build_corpus(_spec(shop), min_count=1, what="product", cache_dir=tmp_path / "c")
+    user = corpus.path / "user.npy"
+    raw = bytearray(user.read_bytes())
+    raw[-1] ^= 1
+    user.write_bytes(bytes(raw))
+    with pytest.raises(CorruptModelError, match="user.npy"):
+        Corpus.open(corpus.path)
+
+
+def test_side_columns_are_part_of_the_cache_key(shop):
+    files = resolve_files(_spec(shop))
+    plain = _spec(shop, user_col=None, time_col=None)
+    keys = {
+        cache_key(s, files, min_count=1, max_items=None)
+        for s in (plain, _spec(shop), _spec(shop, time_col=None))
+    }
+    assert len(keys) == 3
+
+
+def test_text_input_refuses_side_columns(tmp_path):
+    with pytest.raises(InputError, match="user_col"):
+        InputSpec(paths=(str(tmp_path / "t.txt"),), format="text", user_col="c")
+
+
+def test_the_command_line_checkpoints_a_log_with_customers(shop, tmp_path, capsys):
+    args = ["train", str(shop / "orders.csv"), "--basket-col", "order_id", "--item-col", "product_id"]
+    args += ["--user-col", "customer_id", "--dim", "8", "--epochs", "2", "--deterministic", "--quiet"]
+    ckpt = tmp_path / "ckpt"
+    assert main([*args, "--checkpoint-dir", str(ckpt), "-o", str(tmp_path / "m")]) == 0
+    assert (ckpt / "checkpoint" / "manifest.json").exists()
+    import likewise
+
+    assert len(likewise.load(tmp_path / "m").customers) > 0
+    rc = main(
+        [*args, "--sessions", "30m", "--checkpoint-dir", str(tmp_path / "c2"), "-o", str(tmp_path / "m2")]
+    )
+    assert rc == 1
+    assert "not checkpointed" in capsys.readouterr().err
+
+
+CHILD = """
+import json, os, signal, sys, threading, time
+import numpy as np
+from likewise import retail
+args = json.loads(sys.argv[1])
+kill, out = args.pop("kill"), args.pop("out")
+
+def watch():
+    path = os.path.join(args["checkpoint_dir"], "checkpoint", "manifest.json")
+    while True:
+        try:
+            with open(path) as f:
+                state = json.load(f)["state"]
+            if (state["epoch"], state["step"]) >= tuple(kill):
+                os.kill(os.getpid(), signal.SIGKILL)
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.001)
+
+import likewise.train_numba
+likewise.train_numba.BLOCK_TOKENS = 500  # several blocks per pass: a checkpoint mid-pass
+threading.Thread(target=watch, daemon=True).start()
+log = args.pop("log")
+emb = retail.train_from_log(log, **args)
+np.save(out + ".items.npy", emb.vectors)
+np.save(out + ".customers.npy", emb.customers.vectors)
+"""
+
+
+def _child(tmp: Path, log: Path, name: str, **args) -> tuple[subprocess.CompletedProcess, Path]:
+    out = tmp / name
+    config = {"dim": 8, "epochs": 3, "min_count": 1, "seed": 5, "deterministic": True, "progress": False}
+    payload = (
+        {"log": str(log), "time_col": "timestamp", "half_life_days": 60, "out": str(out)} | config | args
+    )
+    env = dict(os.environ, LIKEWISE_CACHE=str(tmp / "corpora"))
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps(payload)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    return child, out
+
+
+def test_killed_and_resumed_equals_uninterrupted_with_customers(shop, tmp_path):
+    log = shop / "orders.parquet"
+    whole, whole_out = _child(tmp_path, log, "whole", checkpoint_dir=str(tmp_path / "ck0"), kill=[10**6, 0])
+    assert whole.returncode == 0, whole.stderr[-3000:]
+    ckpt = tmp_path / "ck1"
+    killed, _ = _child(tmp_path, log, "killed", checkpoint_dir=str(ckpt), kill=[0, 1])
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+    state = json.loads((ckpt / "checkpoint" / "manifest.json").read_text())["state"]
+    assert state["epoch"] < state["epochs"]
+    resumed, out = _child(tmp_path, log, "resumed", checkpoint_dir=str(ckpt), resume=True, kill=[10**6, 0])
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    for part in ("items", "customers"):
+        a, b = np.load(f"{whole_out}.{part}.npy"), np.load(f"{out}.{part}.npy")
+        assert a.tobytes() == b.tobytes(), part
+
+
+def test_weighted_row_sums_match_the_reference():
+    rng = np.random.default_rng(0)
+    table = rng.standard_normal((50, 7)).astype(np.float32)
+    groups = rng.integers(0, 9, 1000)
+    ids = rng.integers(0, 50, 1000)
+    weights = rng.random(1000)
+    out = [(np.zeros((9, 7)), np.zeros(9)) for _ in range(2)]
+    add_weighted_rows(*out[0], groups, ids, weights, table)
+    add_weighted_rows_reference(*out[1], groups, ids, weights, table)
+    assert out[0][0].tobytes() == out[1][0].tobytes() and out[0][1].tobytes() == out[1][1].tobytes()
+    with pytest.raises(InputError, match="ids run from"):
+        add_weighted_rows(*out[0], groups, ids + 50, weights, table)
