@@ -123,9 +123,8 @@ def train(
         raise InputError("an order log needs basket_col= and item_col= (e.g. 'order_id' and 'product_id')")
     if order_col is not None:
         raise InputError("with an order log, name the order time with time_col=, not order_col=")
-    for name in ("callback", "cache_dir"):
-        if name in kwargs:
-            raise InputError(f"{name}= is not supported when training from an order log with customers")
+    if "callback" in kwargs:
+        raise InputError("callback= is not supported when training from an order log with customers")
     cols = {"basket_col": basket_col, "item_col": item_col, "user_col": user_col}
     cols |= {"time_col": time_col, "quantity_col": quantity_col}
     with tempfile.TemporaryDirectory(prefix="likewise-table-") as tmp:
@@ -136,4 +135,5 @@ def train(
                 else list((typed.get("type_cols") or {}).values())
             )
             data = write_table(data, Path(tmp) / "log.parquet", [c for c in cols.values() if c] + kinds)
+            kwargs.setdefault("cache_dir", Path(tmp) / "cache")  # a table has no file to key a cache on
         return retail.train_from_log(data, config, sessions=sessions, **cols, **typed, **kwargs)

@@ -10,6 +10,7 @@ import dataclasses
 import importlib.util
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -23,10 +24,12 @@ __all__ = [
     "NEG_GROUP",
     "Backend",
     "EpochStats",
+    "GENSIM_NAMES",
     "Mode",
     "TableDtype",
     "TrainConfig",
     "check_device",
+    "config_with",
     "min_count_for",
     "neg_group_for",
     "select_backend",
@@ -46,6 +49,36 @@ NEG_GROUP = {"sequence": 16, "basket": 4}
 #: Debian dependency baskets 5 dropped 83 % of the packages and 15 % of the held-out completions
 #: could not be answered (HR@10 0.579 against 0.608 with 1; README "Defaults").
 MIN_COUNT = {"sequence": 5, "basket": 1}
+
+#: gensim's ``Word2Vec`` arguments that likewise names differently or does not offer: name -> (likewise's
+#: name or None, a note). A training call given one says what to write instead, in one line.
+#: ``min_count``, ``window``, ``negative``, ``sample``, ``ns_exponent``, ``seed`` and ``epochs`` are
+#: the same in both and need no entry.
+GENSIM_NAMES: dict[str, tuple[str | None, str]] = {
+    "vector_size": ("dim", ""),
+    "size": ("dim", ""),  # gensim 3
+    "alpha": ("lr", ""),
+    "min_alpha": ("min_lr", ""),
+    "workers": ("threads", ""),
+    "iter": ("epochs", ""),  # gensim 3
+    "max_final_vocab": ("max_items", ""),
+    "max_vocab_size": ("max_items", "the closest: the max_items most frequent items are kept"),
+    "sg": (None, "likewise trains skip-gram only; drop sg="),
+    "hs": (
+        None,
+        "hierarchical softmax is not offered; likewise uses negative sampling (negative=); drop hs=",
+    ),
+    "cbow_mean": (None, "CBOW is not offered, likewise trains skip-gram; drop cbow_mean="),
+    "null_word": (None, "CBOW is not offered, likewise trains skip-gram; drop null_word="),
+    "callbacks": (None, "likewise.train takes callback=, a function called with each epoch's EpochStats"),
+    "compute_loss": (None, "the loss is always kept (EpochStats.loss, meta['history']); drop compute_loss="),
+    "trim_rule": (None, "not offered; min_count= and max_items= trim the vocabulary"),
+    "sorted_vocab": (None, "the vocabulary is always sorted by descending count; drop sorted_vocab="),
+    "shrink_windows": (None, "windows always shrink (a radius drawn in 1..window); drop shrink_windows="),
+    "hashfxn": (None, "every random stream comes from seed=; drop hashfxn="),
+    "batch_words": (None, "drop batch_words= (the torch backend's step size is batch_tokens=)"),
+    "comment": (None, "drop comment= (notes go in emb.meta, which is saved with the space)"),
+}
 
 
 @dataclass
@@ -261,6 +294,50 @@ class EpochStats:
 
 
 _DEVICE = re.compile(r"(auto|cpu|cuda(:[0-9]+)?)")
+
+
+def config_with(config: TrainConfig | None, overrides: Mapping[str, Any]) -> TrainConfig:
+    """``config`` (default: ``TrainConfig()``) with keyword ``overrides`` replacing single fields, validated.
+
+    The one check of the keyword arguments a training call passes on (``train(data, dim=32)``).
+
+    Parameters
+    ----------
+    config : TrainConfig or None
+    overrides : mapping of str to value
+        Field names of :class:`TrainConfig` and their values.
+
+    Returns
+    -------
+    TrainConfig
+        A new config; ``config`` is not modified.
+
+    Raises
+    ------
+    InputError
+        A name that is not a field: gensim's names (:data:`GENSIM_NAMES`) get a one-line hint each
+        (``vector_size is gensim's name: use dim=8``), any other name the list of known ones; or a
+        bad value (:meth:`TrainConfig.validate`).
+    """
+    known = {f.name for f in dataclasses.fields(TrainConfig)}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        lines = [_gensim_hint(name, overrides[name]) for name in unknown if name in GENSIM_NAMES]
+        others = [name for name in unknown if name not in GENSIM_NAMES]
+        if others:
+            lines.append(
+                f"unknown training parameter {others[0]!r}; known parameters: {', '.join(sorted(known))}"
+            )
+        raise InputError("; ".join(lines))
+    return dataclasses.replace(config or TrainConfig(), **overrides).validate()
+
+
+def _gensim_hint(name: str, value: Any) -> str:
+    """``vector_size is gensim's name: use dim=8``: what to write instead of one of :data:`GENSIM_NAMES`."""
+    ours, note = GENSIM_NAMES[name]
+    if ours is None:
+        return f"{name} is gensim's name: {note}"
+    return f"{name} is gensim's name: use {ours}={value!r}" + (f" ({note})" if note else "")
 
 
 def min_count_for(config: TrainConfig) -> int:

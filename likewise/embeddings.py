@@ -3,7 +3,9 @@
 :class:`Embeddings` is a thin class: it validates its arguments, resolves keys to ids and calls the pure
 search functions of :mod:`likewise.search` (blocked matrix products through BLAS, top-k with a
 deterministic tie-break by id). Word-vector queries (analogies, ``most_similar``) come from the
-:class:`~likewise.analogies.WordQueries` mixin; saving and loading use the plain files of
+:class:`~likewise.analogies.WordQueries` mixin and gensim's other ``KeyedVectors`` names
+(``key_to_index``, ``distance``, ``most_similar_cosmul``, ``save_word2vec_format`` ...) from the
+:class:`~likewise.gensim_names.GensimNames` mixin; saving and loading use the plain files of
 :mod:`likewise.store`.
 
 All scores are cosines computed on unit-normalised vectors (except 3CosMul, whose score is documented on
@@ -23,6 +25,7 @@ from ._threads import BATCH_MIN_QUERIES
 from .affinity import BasketQueries
 from .analogies import WordQueries
 from .errors import InputError, ItemIndexError, SpaceMismatchError
+from .gensim_names import GensimNames
 from .itemtable import ItemTable, Types
 from .persist import SpaceFiles
 from .search import normalise_rows, top_k_search
@@ -35,7 +38,7 @@ Item = str | int | np.integer
 Restrict = int | Sequence[Item] | set | frozenset | np.ndarray | None
 
 
-class Embeddings(BasketQueries, WordQueries, ItemTable, SpaceFiles):
+class Embeddings(BasketQueries, WordQueries, GensimNames, ItemTable, SpaceFiles):
     """Item vectors with their vocabulary, and neighbour / recommendation / analogy queries.
 
     Parameters
@@ -98,6 +101,7 @@ class Embeddings(BasketQueries, WordQueries, ItemTable, SpaceFiles):
         self._meta = jsonable(meta, "meta")
         self._fingerprint = fingerprint
         self._normed: np.ndarray | None = None
+        self._norms: np.ndarray | None = None  # cache of norms (gensim's name)
         self._index: Any = None  # an attached likewise.index.AnnIndex, used by queries without restrict
         self._scan: Any = None  # likewise.index.ScanTable: int8 rows for exact single queries
         self._customers: Any = None  # an attached likewise.retail.CustomerTable
@@ -409,8 +413,12 @@ class Embeddings(BasketQueries, WordQueries, ItemTable, SpaceFiles):
         ex_rows: np.ndarray,
         ex_ids: np.ndarray,
         method: Literal["dot", "cosmul"] = "dot",
+        n_negative: int = 1,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Map exclusions into candidate positions, run the kernel, map positions back to ids."""
+        """Map exclusions into candidate positions, run the kernel, map positions back to ids.
+
+        ``method`` and ``n_negative`` are those of :func:`~likewise.search.top_k_search`.
+        """
         k = check_k(k)
         if self._index is not None and restrict is None and method == "dot":
             from .index import ann_top_k
@@ -436,7 +444,9 @@ class Embeddings(BasketQueries, WordQueries, ItemTable, SpaceFiles):
             pos = np.minimum(np.searchsorted(cand, ex_ids), len(cand) - 1)
             keep = cand[pos] == ex_ids
             ex_pos = pos[keep]
-        rows, scores = top_k_search(table, queries, k, ex_rows[keep], ex_pos, method=method)
+        rows, scores = top_k_search(
+            table, queries, k, ex_rows[keep], ex_pos, method=method, n_negative=n_negative
+        )
         return (rows if cand is None else cand[rows]), scores
 
     def _result(

@@ -11,6 +11,10 @@ word2vec layouts, as gensim 4's ``save_word2vec_format`` writes them (our files 
 Rows are written by descending count (a stable sort, so equal counts keep id order). A key holding
 whitespace would make the file unreadable, so writing one is refused unless ``replace_space`` names a
 replacement. fastText's ``.vec`` is the text format with a space before the newline; it reads as is.
+
+:func:`write_word2vec` is defined in :mod:`likewise._word2vec`, below the space, so that
+:meth:`Embeddings.save_word2vec_format <likewise.embeddings.Embeddings.save_word2vec_format>` writes
+through the same function; it is re-exported here.
 """
 
 from __future__ import annotations
@@ -22,8 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from ._fileio import atomic_file, atomic_folder, write_text
+from ._fileio import atomic_folder, write_text
 from ._readfile import open_regular
+from ._word2vec import write_word2vec
 from .embeddings import Embeddings
 from .errors import CorruptModelError, InputError
 from .vocab import Vocab
@@ -31,66 +36,6 @@ from .vocab import Vocab
 __all__ = ["export_projector", "read_word2vec", "write_word2vec"]
 
 _MAX_HEADER = 1024  # bytes of the "V D" line read; a real one is a few dozen
-
-
-def _clean_keys(keys: list[str], replace_space: str | None, what: str) -> list[str]:
-    out = []
-    for k in keys:
-        if k == "" or any(ch.isspace() for ch in k):
-            if replace_space is None or k == "":
-                raise InputError(
-                    f"key {k!r} is empty or contains whitespace, which {what} cannot hold: rename it, or "
-                    "pass replace_space='_' (--replace-space _) to replace each whitespace character"
-                )
-            k = "".join(replace_space if ch.isspace() else ch for ch in k)
-            if any(ch.isspace() for ch in k):
-                raise InputError(f"replace_space == {replace_space!r} must not contain whitespace")
-        out.append(k)
-    if replace_space is not None and len(set(out)) != len(out):
-        dup = next(k for k in out if out.count(k) > 1)
-        raise InputError(f"replacing whitespace by {replace_space!r} makes two keys equal to {dup!r}")
-    return out
-
-
-def write_word2vec(
-    emb: Embeddings,
-    path: str | os.PathLike,
-    *,
-    binary: bool = False,
-    replace_space: str | None = None,
-) -> Path:
-    """Write ``emb`` in word2vec text or binary format (byte-identical to gensim's writer).
-
-    Parameters
-    ----------
-    emb : Embeddings
-    path : path
-        Written to a temporary file beside it, then renamed.
-    binary : bool
-    replace_space : str, optional
-        Replace each whitespace character inside a key with this; default: refuse such keys.
-    """
-    keys = _clean_keys(emb.keys, replace_space, "the word2vec format")
-    order = np.argsort(-np.asarray(emb.counts, dtype=np.int64), kind="stable")
-    vecs = emb.vectors
-    final = Path(path)
-    with atomic_file(final, "wb") as f:
-        f.write(f"{len(keys)} {emb.dim}\n".encode())
-        step = 4096
-        for s in range(0, len(order), step):
-            rows = order[s : s + step]
-            block = np.asarray(vecs[rows], dtype="<f4")
-            if binary:
-                f.write(
-                    b"".join(keys[i].encode() + b" " + v.tobytes() for i, v in zip(rows, block, strict=True))
-                )
-            else:
-                f.write(
-                    "".join(
-                        f"{keys[i]} {' '.join(str(x) for x in v)}\n" for i, v in zip(rows, block, strict=True)
-                    ).encode()
-                )
-    return final
 
 
 def read_word2vec(

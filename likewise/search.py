@@ -24,6 +24,7 @@ __all__ = [
     "basket_affinity",
     "basket_affinity_top_k",
     "normalise_rows",
+    "row_norms",
     "select_top_k",
     "top_k_excluding",
     "top_k_search",
@@ -40,13 +41,28 @@ def normalise_rows(x: np.ndarray) -> np.ndarray:
     at a time so the float64 temporary stays small whatever the table size.
     """
     out = np.empty(x.shape, dtype=np.float32)
-    step = max(1, (1 << 20) // max(1, x.shape[1]))
+    step = _rows_per_block(x)
     for start in range(0, x.shape[0], step):
         block = np.asarray(x[start : start + step], dtype=np.float64)
-        norms = np.sqrt(np.einsum("ij,ij->i", block, block))
+        norms = row_norms(block)
         norms[norms == 0] = 1.0
         out[start : start + step] = block / norms[:, None]
     return out
+
+
+def row_norms(x: np.ndarray) -> np.ndarray:
+    """The L2 norm of each row of ``x`` [n, D], float64 [n], computed in float64 a block of rows at a time."""
+    out = np.empty(x.shape[0], dtype=np.float64)
+    step = _rows_per_block(x)
+    for start in range(0, x.shape[0], step):
+        block = np.asarray(x[start : start + step], dtype=np.float64)
+        out[start : start + step] = np.sqrt(np.einsum("ij,ij->i", block, block))
+    return out
+
+
+def _rows_per_block(x: np.ndarray) -> int:
+    """Rows of ``x`` whose float64 copy takes about 8 MiB (a bounded temporary whatever the table size)."""
+    return max(1, (1 << 20) // max(1, x.shape[1]))
 
 
 def select_top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -79,6 +95,7 @@ def top_k_search(
     ex_cols: np.ndarray,
     method: Literal["dot", "cosmul"] = "dot",
     block_elems: int = BLOCK_ELEMS,
+    n_negative: int = 1,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Top-``k`` rows of ``table`` for each query, best first, ties broken by lower row.
 
@@ -86,9 +103,12 @@ def top_k_search(
     ----------
     table : ndarray of float32, shape [C, D]
         Candidate vectors (unit-normalised for cosine scores).
-    queries : ndarray of float32, shape [n, D] (``method="dot"``) or [n, 3, D] (``method="cosmul"``)
-        Query vectors. For ``"cosmul"`` the three rows are the normalised ``a``, ``b`` and ``c`` of an
-        analogy and the score is ``pos(b) * pos(c) / (pos(a) + 1e-6)`` with ``pos(x) = (1 + t·x) / 2``.
+    queries : ndarray of float32, shape [n, D] (``method="dot"``) or [n, T, D] (``method="cosmul"``)
+        Query vectors. For ``"cosmul"`` (3CosMul, as gensim's ``most_similar_cosmul``) the first
+        ``n_negative`` of the T rows are the negative terms and the others the positive ones; the score
+        is ``prod(pos(positive)) / (prod(pos(negative)) + 1e-6)`` with ``pos(x) = (1 + t·x) / 2`` (an
+        empty product is 1). An analogy ``a : b :: c : ?`` is the rows ``a``, ``b``, ``c`` (normalised)
+        with one negative: ``pos(b) * pos(c) / (pos(a) + 1e-6)``.
     k : int
         Neighbours wanted per query, >= 1; clamped to the smallest number of non-excluded candidates of
         any query so the result stays rectangular.
@@ -98,6 +118,9 @@ def top_k_search(
         Scoring rule.
     block_elems : int
         Scores are computed for as many queries at a time as keep the block under this many floats.
+    n_negative : int
+        ``method="cosmul"``: how many leading rows of each query are negative terms, ``0 <= n_negative
+        < T`` (at least one positive term).
 
     Returns
     -------
@@ -125,23 +148,26 @@ def top_k_search(
         if method == "dot":
             scores = qb @ table_t
         else:
-            scores = qb[:, 1] @ table_t
-            scores += 1.0
-            scores *= 0.5
-            pos_c = qb[:, 2] @ table_t
-            pos_c += 1.0
-            pos_c *= 0.5
-            scores *= pos_c
-            pos_a = qb[:, 0] @ table_t
-            pos_a += 1.0
-            pos_a *= 0.5
-            pos_a += COSMUL_EPS
-            scores /= pos_a
-            del pos_a, pos_c
+            scores = _shifted_product(qb[:, n_negative:], table_t)
+            below = _shifted_product(qb[:, :n_negative], table_t)
+            below += COSMUL_EPS
+            scores /= below
+            del below
         lo, hi = np.searchsorted(ex_rows, [start, stop])
         scores[ex_rows[lo:hi] - start, ex_cols[lo:hi]] = -np.inf
         out_rows[start:stop], out_scores[start:stop] = select_top_k(scores, k)
     return out_rows, out_scores
+
+
+def _shifted_product(terms: np.ndarray, table_t: np.ndarray) -> np.ndarray:
+    """``prod_t (1 + terms[:, t] · table_t) / 2`` over the T terms of ``terms`` [n, T, D], float32 [n, C]."""
+    out = np.ones((terms.shape[0], table_t.shape[1]), dtype=np.float32)  # the empty product: no term
+    for t in range(terms.shape[1]):
+        pos = terms[:, t] @ table_t
+        pos += 1.0
+        pos *= 0.5
+        out *= pos  # times 1.0 first: exact, so one term gives its own scores bit for bit
+    return out
 
 
 def top_k_excluding(scores: np.ndarray, contexts: Sequence[np.ndarray], k: int, row0: int = 0) -> np.ndarray:

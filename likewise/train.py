@@ -35,7 +35,7 @@ from .auto import (
 )
 from .checkpoint import MUST_MATCH, MUST_MATCH_TORCH, Checkpoints, data_identity, run_state
 from .completion import attach_completion
-from .config import EpochStats, TrainConfig, min_count_for, neg_group_for, select_backend
+from .config import EpochStats, TrainConfig, config_with, min_count_for, neg_group_for, select_backend
 from .distributed import Dist
 from .errors import InputError
 
@@ -191,13 +191,7 @@ def train(
     """
     from .readers import InputSpec, is_table, write_table
 
-    known = {f.name for f in dataclasses.fields(TrainConfig)}
-    unknown = sorted(set(overrides) - known)
-    if unknown:
-        raise InputError(
-            f"unknown training parameter {unknown[0]!r}; known parameters: {', '.join(sorted(known))}"
-        )
-    config = dataclasses.replace(config or TrainConfig(), **overrides).validate()
+    config = config_with(config, overrides)
     how = Run.of(config, checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every, resume=resume)
     d = how.dist
     with ExitStack() as stack:

@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise._progress",  # tqdm or one line per epoch
             "likewise._threads",  # BLAS threads for a query size (the one policy)
             "likewise._ranking",  # what every recommender checks: contexts, k, training ids, padding
+            "likewise._word2vec",  # the one word2vec writer (formats and Embeddings.save_word2vec_format)
             "likewise.search",  # top-k, unit rows, affinity scores: arrays in, arrays out
             "likewise.config",  # TrainConfig, EpochStats, the one backend choice (select_backend)
             "likewise.distributed",  # RANK/WORLD_SIZE detection, process group, collectives (torch lazily)
@@ -57,6 +58,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise.analogies",  # mixins of Embeddings
             "likewise.affinity",
             "likewise.itemtable",  # types, the type filter and export (a mixin of Embeddings)
+            "likewise.gensim_names",  # gensim's KeyedVectors names (a mixin of Embeddings)
             "likewise.persist",
             "likewise.embeddings",
         ],

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..auto import resolve_sample
 from ..completion import attach_completion
-from ..config import TrainConfig, min_count_for
+from ..config import config_with, min_count_for
 from ..customers import CustomerTable, customer_table
 from ..embeddings import Embeddings
 from ..errors import InputError
@@ -179,7 +179,10 @@ def train_from_log(
         With ``emb.customers`` set when ``user_col`` is given; ``meta["retail"]`` records the options.
     """
     t0 = time.perf_counter()
-    streamed = user_col is not None and sessions is None and quantity_col is None
+    files = isinstance(paths, str | os.PathLike) or (
+        isinstance(paths, list | tuple) and all(isinstance(p, str | os.PathLike) for p in paths)
+    )  # a table (pyarrow, pandas, polars) is read in memory
+    streamed = files and user_col is not None and sessions is None and quantity_col is None
     streamed = streamed and not (
         type_col or type_map or type_cols or item_attrs is not None or typed_negatives
     )
@@ -263,11 +266,7 @@ def _train_streamed(
     from ..train import train
 
     t0 = time.perf_counter()
-    known = {f.name for f in dataclasses.fields(TrainConfig)}
-    unknown = sorted(set(overrides) - known)
-    if unknown:
-        raise InputError(f"unknown training parameter {unknown[0]!r}; known: {', '.join(sorted(known))}")
-    config = dataclasses.replace(config or TrainConfig(), **overrides).validate()
+    config = config_with(config, overrides)
     mode_reason = "set by the caller"
     if config.mode == "auto":  # one order's lines carry no order worth learning, whatever the time says
         config = dataclasses.replace(config, mode="basket")
@@ -344,11 +343,7 @@ def fit_order_log(
     (:mod:`likewise.retail.side`); ``typed_negatives`` then draws each pair's negatives from the type
     of the item it predicts.
     """
-    known = {f.name for f in dataclasses.fields(TrainConfig)}
-    unknown = sorted(set(overrides) - known)
-    if unknown:
-        raise InputError(f"unknown training parameter {unknown[0]!r}; known: {', '.join(sorted(known))}")
-    config = dataclasses.replace(config or TrainConfig(), **overrides).validate()
+    config = config_with(config, overrides)
     mode_reason = "set by the caller"
     if config.mode == "auto":
         # Sessions chain a customer's orders in time: their order is the signal. A single order's
