@@ -35,6 +35,8 @@ __all__ = [
     "MANIFEST",
     "atomic_file",
     "atomic_folder",
+    "OWN_PARTS",
+    "check_outside_saved",
     "check_output_file",
     "check_target",
     "file_entry",
@@ -44,6 +46,7 @@ __all__ = [
     "fsync_tree",
     "has_format",
     "likewise_folder_of",
+    "nested_saved_folder",
     "publish",
     "recover",
     "tidy",
@@ -52,6 +55,13 @@ __all__ = [
 ]
 
 MANIFEST = "manifest.json"
+#: The saved likewise folders that a folder of each format holds as parts of itself, by name: a space's
+#: approximate index (``MODEL/index``), a next-token model's space (``MODEL/space``). Replacing the folder
+#: replaces them with it; any other saved folder found inside is another model, never deleted unasked.
+OWN_PARTS: dict[str, dict[str, str]] = {
+    "likewise.embeddings": {"index": "likewise.index"},
+    "likewise.nexttoken": {"space": "likewise.embeddings"},
+}
 _CHUNK = 1 << 20  # bytes per read when hashing
 #: A temporary or aside whose writer cannot be checked (another host, Windows, an older likewise) is
 #: removed once nothing in it has changed for this long.
@@ -403,6 +413,11 @@ def check_target(
 ) -> Path:
     """Raise now if a save to ``path`` would be refused (so a long run is not wasted).
 
+    Every writer of a saved folder (a space, a next-token model) calls it, so the rules hold for every
+    command: a folder is never written inside another saved likewise folder (where a later overwrite of
+    the outer one would delete it), and an overwrite never deletes a saved folder nested inside the one
+    it replaces.
+
     Parameters
     ----------
     path : str or path-like
@@ -422,10 +437,12 @@ def check_target(
     Raises
     ------
     InputError
-        ``path`` exists and ``overwrite`` is False, or it exists and is not a folder of format ``fmt``
-        (which is never replaced).
+        ``path`` lies inside a saved likewise folder; ``path`` exists and ``overwrite`` is False; it
+        exists and is not a folder of format ``fmt`` (which is never replaced); or it holds another saved
+        likewise folder (:func:`nested_saved_folder`), which replacing it would delete.
     """
     target = Path(path)
+    check_outside_saved(target)
     tidy(target)  # a save killed between its two renames left the old folder aside: put it back
     if target.exists() or target.is_symlink():
         if not overwrite:
@@ -437,7 +454,59 @@ def check_target(
                 f"refusing to overwrite {str(target)!r}: it is not a {what} "
                 f"(no {manifest} with format {fmt!r})"
             )
+        nested = nested_saved_folder(target, fmt)
+        if nested is not None:
+            raise InputError(
+                f"refusing to overwrite {str(target)!r}: it holds another saved likewise folder, "
+                f"{str(nested[0])!r} (format {nested[1]!r}), which replacing it would delete; "
+                "move that one out first"
+            )
     return target
+
+
+def _likewise_format(folder: Path) -> str | None:
+    """The format ``folder``'s manifest names when it is a saved likewise folder, else None."""
+    if not (folder / MANIFEST).is_file():
+        return None
+    try:
+        found = read_json(folder / MANIFEST, what="a likewise folder")
+    except CorruptModelError:
+        return None
+    fmt = found.get("format") if isinstance(found, dict) else None
+    return fmt if isinstance(fmt, str) and fmt.startswith("likewise") else None
+
+
+def nested_saved_folder(folder: str | os.PathLike, fmt: str | None) -> tuple[Path, str] | None:
+    """A saved likewise folder inside ``folder`` (of format ``fmt``) that is not one of its own parts.
+
+    Parameters
+    ----------
+    folder : str or path-like
+        The folder about to be replaced.
+    fmt : str or None
+        Its format; its own parts (:data:`OWN_PARTS`, e.g. a space's ``index``) are not counted, and
+        are searched in turn. Symlinks are not followed.
+
+    Returns
+    -------
+    (Path, str) or None
+        The first such folder found and its format.
+    """
+    parts = OWN_PARTS.get(fmt or "", {})
+    try:
+        with os.scandir(folder) as it:
+            subs = sorted(e.name for e in it if e.is_dir(follow_symlinks=False))
+    except OSError:
+        return None
+    for name in subs:
+        sub = Path(folder) / name
+        found = _likewise_format(sub)
+        if found is not None and parts.get(name) != found:
+            return sub, found
+        deeper = nested_saved_folder(sub, found)
+        if deeper is not None:
+            return deeper
+    return None
 
 
 def likewise_folder_of(path: str | os.PathLike) -> tuple[Path, str] | None:
@@ -449,16 +518,39 @@ def likewise_folder_of(path: str | os.PathLike) -> tuple[Path, str] | None:
     """
     start = Path(path).expanduser().resolve()
     for folder in (start, *start.parents):
-        if not (folder / MANIFEST).is_file():
-            continue
-        try:
-            found = read_json(folder / MANIFEST, what="a likewise folder")
-        except CorruptModelError:
-            continue
-        fmt = found.get("format") if isinstance(found, dict) else None
-        if isinstance(fmt, str) and fmt.startswith("likewise"):
+        fmt = _likewise_format(folder)
+        if fmt is not None:
             return folder, fmt
     return None
+
+
+def check_outside_saved(path: str | os.PathLike, what: str = "") -> None:
+    """Raise unless ``path`` lies outside every saved likewise folder (the folders above it are looked at).
+
+    The one rule for every output: a model, an export, an audience or a projector folder is never
+    written inside a saved space, index, corpus or checkpoint, where it would change or break that
+    folder, and where replacing that folder later would delete it.
+
+    Parameters
+    ----------
+    path : str or path-like
+        What is about to be written.
+    what : str
+        What it is, for the message (``"a checkpoint to"``: "refusing to write a checkpoint to ...").
+
+    Raises
+    ------
+    InputError
+        Naming ``path``, the saved folder it lies in and that folder's format.
+    """
+    parent = Path(os.path.abspath(os.path.expanduser(os.fspath(path)))).parent
+    inside = likewise_folder_of(parent)
+    if inside is not None:
+        folder, fmt = inside
+        raise InputError(
+            f"refusing to write {what + ' ' if what else ''}{str(path)!r}: it is inside {str(folder)!r}, "
+            f"a saved likewise folder (format {fmt!r}); choose a path outside it"
+        )
 
 
 def check_output_file(path: str | os.PathLike, *, overwrite: bool = False, flag: str = "--overwrite") -> Path:
@@ -485,13 +577,7 @@ def check_output_file(path: str | os.PathLike, *, overwrite: bool = False, flag:
         folder, or exists and ``overwrite`` is False.
     """
     target = Path(path)
-    inside = likewise_folder_of(target)
-    if inside is not None:
-        folder, fmt = inside
-        raise InputError(
-            f"refusing to write {str(target)!r}: it is inside {str(folder)!r}, a saved likewise folder "
-            f"(format {fmt!r}); choose a path outside it"
-        )
+    check_outside_saved(target)
     if target.is_dir():
         raise InputError(f"{str(target)!r} is a folder; give the name of a file to write")
     if os.path.lexists(target) and not overwrite:

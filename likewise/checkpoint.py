@@ -25,8 +25,16 @@ torch kernel hashes the seed, the epoch and each token's corpus position (:mod:`
 -- so the manifest's ``rng`` records those keys and no generator has hidden state to save. The
 starting tables, drawn from ``seed``, are in the checkpoint itself.
 
-A checkpoint is read with ``allow_pickle=False``, its checksums verified, and resumed only by a run with
-the same identity; any difference is refused with a message naming it.
+A checkpoint is read with ``allow_pickle=False``, every field of its manifest checked
+(:mod:`likewise._checkpoint_manifest`: a field missing, of the wrong type or out of range is a
+:class:`~likewise.errors.CorruptModelError` naming it), its checksums verified and its tables checked to
+be finite, and it is resumed only by a run with the same identity; any difference is refused with a
+message naming it.
+
+One run at a time: :func:`lock_folder` holds ``DIR/checkpoint.lock`` (``fcntl.flock``) for the whole of
+a training run, so a second run on the same directory is refused at once instead of overwriting the
+first one's checkpoints. The kernel drops the lock when the process ends, however it ends, so a killed
+run leaves no stale lock.
 """
 
 from __future__ import annotations
@@ -35,7 +43,11 @@ import contextlib
 import datetime
 import hashlib
 import json
+import os
+import socket
 import time
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,19 +55,39 @@ from typing import Any
 import numpy as np
 
 from . import distributed
-from ._fileio import MANIFEST, atomic_folder, file_entry, file_sha256, read_json, tidy, write_npy, write_text
+from ._checkpoint_manifest import MUST_MATCH, MUST_MATCH_TORCH, check_manifest, shard_name
+from ._fileio import (
+    MANIFEST,
+    atomic_folder,
+    check_outside_saved,
+    file_entry,
+    file_sha256,
+    read_json,
+    tidy,
+    write_npy,
+    write_text,
+)
+from ._readfile import read_npy
 from .distributed import Dist
-from .errors import CorruptModelError, InputError
+from .errors import CorruptModelError, InputError, shown
+
+try:  # POSIX; elsewhere (Windows) a checkpoint directory is not locked: see lock_folder
+    import fcntl
+except ImportError:  # pragma: no cover - not on the POSIX systems CI runs on
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = [
     "FOLDER",
     "FORMAT",
+    "LOCK",
     "MUST_MATCH",
     "MUST_MATCH_TORCH",
     "VERSION",
     "Checkpoints",
     "Saved",
+    "check_apart",
     "data_identity",
+    "lock_folder",
     "run_state",
 ]
 
@@ -63,26 +95,8 @@ FORMAT = "likewise-checkpoint"
 VERSION = 1
 #: The checkpoint's folder inside the checkpoint directory.
 FOLDER = "checkpoint"
-#: Hyper-parameters a checkpoint and the run that resumes it must agree on (``threads``, ``device``
-#: and ``deterministic`` may change: they change how fast, not what, is trained).
-MUST_MATCH = (
-    "mode",
-    "dim",
-    "window",
-    "negative",
-    "ns_exponent",
-    "sample",
-    "min_count",
-    "max_items",
-    "epochs",
-    "lr",
-    "min_lr",
-    "max_context",
-    "neg_group",
-    "seed",
-)
-#: Further fields that shape the torch backend's steps.
-MUST_MATCH_TORCH = ("batch_tokens", "max_row_updates", "table_dtype")
+#: The lock file inside the checkpoint directory, held by the run that uses it (:func:`lock_folder`).
+LOCK = "checkpoint.lock"
 
 
 def _digest(arr: np.ndarray) -> str:
@@ -165,8 +179,116 @@ def run_state(
     }
 
 
-def _shard_name(name: str, rank: int, world: int) -> str:
-    return f"{name}.{rank}-of-{world}.npy"
+def _lock_holder(path: Path) -> str:
+    """`` (process PID on HOST)`` as the lock's holder wrote it, or ``""`` when it cannot be read."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            words = f.read(200).split()
+    except OSError:
+        return ""
+    return f" (process {words[0]} on {words[1]})" if len(words) == 2 and words[0].isdigit() else ""
+
+
+def _take_lock(folder: Path) -> int | None:
+    """Lock ``folder`` (created if missing) for this process; the descriptor holding it (None: no fcntl)."""
+    check_outside_saved(folder / FOLDER, "a checkpoint to")  # never inside a saved space or corpus
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise InputError(f"checkpoint_dir {str(folder)!r} is not a folder") from None
+    if fcntl is None:  # no flock on this system: runs are not kept apart (documented in lock_folder)
+        return None
+    path = folder / LOCK
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as e:
+        raise InputError(f"cannot open the lock {str(path)!r} of the checkpoint directory: {e}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:  # EWOULDBLOCK: another process holds it
+        os.close(fd)
+        raise InputError(
+            f"the checkpoint directory {str(folder)!r} is in use: another training holds its lock "
+            f"{LOCK!r}{_lock_holder(path)}. Two runs on one directory would overwrite each other's "
+            "checkpoints: wait for that run to end, or give this one another --checkpoint-dir"
+        ) from None
+    except OSError as e:  # a file system without locks (ENOLCK, EOPNOTSUPP): train, but say so
+        os.close(fd)
+        warnings.warn(
+            f"cannot lock the checkpoint directory {str(folder)!r} ({e}): another run on it would not be "
+            "refused",
+            stacklevel=4,
+        )
+        return None
+    os.ftruncate(fd, 0)  # who holds it, for the message of a run refused meanwhile
+    os.write(fd, f"{os.getpid()} {socket.gethostname()}\n".encode("utf-8", "replace"))
+    return fd
+
+
+@contextlib.contextmanager
+def lock_folder(folder: str | os.PathLike | None, dist: Dist | None = None) -> Iterator[None]:
+    """Hold the checkpoint directory ``folder`` for the block: one training run at a time uses it.
+
+    Rank 0 creates ``folder`` and takes an exclusive ``fcntl.flock`` on ``folder/checkpoint.lock``
+    without waiting; every rank raises when it is refused. The lock is released when the block ends, and
+    by the kernel when the process dies (``kill -9`` included), so a killed run never leaves a stale
+    lock: the file stays, the lock does not. Where ``fcntl`` does not exist (Windows) nothing is locked.
+    On a network file system ``flock`` may lock only within one machine.
+
+    Parameters
+    ----------
+    folder : path or None
+        The checkpoint directory (None: nothing to lock).
+    dist : Dist, optional
+        This process's place in a multi-process run.
+
+    Raises
+    ------
+    InputError
+        Another process holds the lock (the message names the folder, and the holder's process id when
+        it can be read), ``folder`` is not a folder, or it lies inside a saved likewise folder.
+    """
+    if folder is None:
+        yield
+        return
+    d = dist or Dist()
+    fd, error = None, None
+    if d.main:
+        try:
+            fd = _take_lock(Path(folder))
+        except InputError as e:
+            error = str(e)
+    error = distributed.broadcast_object(d, error, "locking the checkpoint directory")
+    try:
+        if error is not None:
+            raise InputError(error)
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)  # closing the only descriptor releases the lock
+
+
+def check_apart(checkpoint_dir: str | os.PathLike | None, output: str | os.PathLike | None) -> None:
+    """Raise unless the checkpoint directory and the model's output folder are apart (neither holds the
+    other): the model could not be saved into a folder that holds checkpoints, and a checkpoint
+    written into a model's folder would change it; checked before training, not after it.
+
+    Raises
+    ------
+    InputError
+        Naming both paths.
+    """
+    if checkpoint_dir is None or output is None:
+        return
+    ck = Path(os.path.abspath(os.path.expanduser(os.fspath(checkpoint_dir)))).resolve()
+    out = Path(os.path.abspath(os.path.expanduser(os.fspath(output)))).resolve()
+    if ck == out or ck.is_relative_to(out) or out.is_relative_to(ck):
+        how = "is" if ck == out else "is inside" if ck.is_relative_to(out) else "holds"
+        raise InputError(
+            f"--checkpoint-dir {os.fspath(checkpoint_dir)!r} {how} the output -o {os.fspath(output)!r}: "
+            "the model's folder and the checkpoints' must be apart; choose another --checkpoint-dir"
+        )
 
 
 @dataclass
@@ -181,10 +303,43 @@ class Saved:
         """Where the run stood: epoch, step, passes, history, counters, notes (see the module doc)."""
         return self.manifest["state"]
 
+    def restore(self, passes: Any) -> tuple[list[dict[str, Any]], int, int, dict[str, float]]:
+        """Load the tables into ``passes`` and return where the run goes on.
+
+        Parameters
+        ----------
+        passes : object
+            A backend's passes (:mod:`likewise.train_numba`, :mod:`likewise.train_torch`): its
+            ``n_steps`` and ``restore(rows)``.
+
+        Returns
+        -------
+        history, epoch, step, partial
+            The finished epochs' history, the pass and step to continue at, and the pass's counters.
+
+        Raises
+        ------
+        CorruptModelError
+            The step is not one of the pass's ``n_steps`` steps, or a table is damaged (:meth:`rows`).
+        """
+        s = self.state
+        if s["epoch"] < s["epochs"] and not s["step"] < passes.n_steps:
+            raise CorruptModelError(
+                f"{str(self.folder / MANIFEST)!r}: field 'state.step' is {s['step']}, expected a step of "
+                f"the pass, 0 to {passes.n_steps - 1}; the checkpoint is damaged"
+            )
+        passes.restore(self.rows)
+        return list(s["history"]), int(s["epoch"]), int(s["step"]), dict(s["partial"])
+
     def rows(self, name: str, ids: np.ndarray) -> np.ndarray:
         """Rows ``ids`` of table ``name`` (``"W"`` or ``"C"``), from however many shards it was saved in.
 
         Returns float32 rows, or the uint16 bit patterns of a bfloat16 table.
+
+        Raises
+        ------
+        CorruptModelError
+            A shard of another shape or dtype than the manifest says, or a row holding NaN or infinity.
         """
         info = self.manifest["tables"][name]
         n_rows, dim = info["shape"]
@@ -194,8 +349,8 @@ class Saved:
         out = np.empty((len(ids), dim), dtype=dtype)
         owner = ids % n
         for shard in range(n):
-            path = self.folder / _shard_name(name, shard, n)
-            arr = np.load(path, mmap_mode="r", allow_pickle=False)
+            path = self.folder / shard_name(name, shard, n)
+            arr = read_npy(path, mmap=True)  # the header checked against the file's size first
             if arr.shape != (len(range(shard, n_rows, n)), dim) or arr.dtype != dtype:
                 raise CorruptModelError(
                     f"{str(path)!r} holds {arr.dtype}{list(arr.shape)}; the manifest expects "
@@ -203,6 +358,14 @@ class Saved:
                 )
             sel = owner == shard
             out[sel] = arr[ids[sel] // n]
+        # bfloat16 bits: all-ones exponent is infinity or NaN
+        bad = (out & 0x7F80) == 0x7F80 if dtype == np.uint16 else ~np.isfinite(out)
+        rows = np.flatnonzero(bad.any(axis=1))
+        if len(rows):
+            raise CorruptModelError(
+                f"table {name} of the checkpoint in {str(self.folder)!r} holds NaN or infinity (row "
+                f"{int(ids[rows[0]])}); it cannot be resumed: start afresh in another --checkpoint-dir"
+            )
         return out
 
 
@@ -256,16 +419,21 @@ class Checkpoints:
         tidy(self.target)  # a publish killed between its two renames is put back first
         if not self.target.exists():
             return None
-        manifest = read_json(self.target / MANIFEST, what="a likewise checkpoint")
+        mpath = self.target / MANIFEST
+        manifest = read_json(mpath, what="a likewise checkpoint")
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+            found = manifest.get("format") if isinstance(manifest, dict) else manifest
             raise CorruptModelError(
-                f"{str(self.target)!r} is not a likewise checkpoint (no {FORMAT!r} manifest)"
+                f"{str(self.target)!r} is not a likewise checkpoint: field 'format' of {str(mpath)!r} is "
+                f"{shown(found)}, expected {FORMAT!r}"
             )
-        if manifest.get("version") != VERSION:
+        version = manifest.get("version")
+        if not isinstance(version, int) or isinstance(version, bool) or version != VERSION:
             raise CorruptModelError(
-                f"{str(self.target)!r} is checkpoint format version {manifest.get('version')!r}; "
-                f"this likewise reads version {VERSION}"
+                f"{str(self.target)!r} is checkpoint format version {shown(version)} "
+                f"(field 'version' of {str(mpath)!r}); this likewise reads version {VERSION}"
             )
+        check_manifest(manifest, str(mpath), self.identity)  # every field, before any is used
         state = manifest["state"]
         where = (
             f"epoch {state['epoch'] + 1} of {state['epochs']}, step {state['step']}"
@@ -277,7 +445,7 @@ class Checkpoints:
                 f"{str(self.target)!r} already holds a checkpoint ({where}); pass --resume "
                 "(resume=True) to continue it, or choose another --checkpoint-dir"
             )
-        diffs = _differences(manifest.get("identity", {}), self.identity)
+        diffs = _differences(manifest["identity"], self.identity)
         if diffs:
             raise InputError(
                 f"the checkpoint in {str(self.target)!r} ({where}) is of another run: "
@@ -285,7 +453,7 @@ class Checkpoints:
                 + ". Resume it with the options and data it was written with, or start afresh in "
                 "another --checkpoint-dir"
             )
-        for name, entry in manifest.get("files", {}).items():
+        for name, entry in manifest["files"].items():
             path = self.target / name
             if (
                 not path.is_file()
@@ -347,7 +515,7 @@ class Checkpoints:
                 distributed.broadcast_object(d, str(tmp) if d.main else None, "starting a checkpoint")
             )
             for name, arr in shards.items():
-                write_npy(path / _shard_name(name, d.rank, d.world), np.ascontiguousarray(arr))
+                write_npy(path / shard_name(name, d.rank, d.world), np.ascontiguousarray(arr))
             distributed.barrier(d, "writing the checkpoint's tables")
             if d.main:
                 dim = int(next(iter(shards.values())).shape[1])

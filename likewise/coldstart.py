@@ -36,9 +36,10 @@ from typing import Any
 import numpy as np
 
 from ._check import check_k
+from ._lineage import child_meta
 from .embeddings import Embeddings
 from .errors import InputError, NotFittedError
-from .itemtypes import TYPE_SEP, typed_key
+from .itemtypes import SIDE_TYPE, TYPE_SEP, check_item_type, typed_key
 from .retail.queries import affinity_top_k
 from .retail.side import read_item_attributes, tokenise
 from .space import Neighbours, SpaceVector
@@ -115,6 +116,8 @@ def _spec(emb: Embeddings) -> dict[str, Any]:
 
 
 def _default_type(emb: Embeddings, item_type: str | None) -> str | None:
+    if item_type is not None:
+        check_item_type(item_type)  # never "attr": a placed product is not an attribute token
     if emb.types is None:
         return None
     if item_type is not None:
@@ -181,14 +184,16 @@ def place(
         The key it will have when added (:func:`add_placed`); must not be in the space yet. In a space
         whose keys of this type read ``type:name``, a bare ``name`` gets the prefix.
     item_type : str, optional
-        Its type (default ``"product"`` in a typed space); neighbours are of this type.
+        Its type (default ``"product"`` in a typed space); neighbours are of this type. Never ``"attr"``:
+        that type is reserved for attribute tokens (:func:`likewise.itemtypes.check_item_type`).
 
     Raises
     ------
     NotFittedError
         The space was trained without attributes.
     InputError
-        An attribute the space was not trained with, a key already in the space, or no known token.
+        An attribute the space was not trained with, a key already in the space, the type ``"attr"`` or a
+        key ``attr:...`` (an attribute token's), or no known token.
     """
     spec = _spec(emb)
     check_k(k)
@@ -196,6 +201,11 @@ def place(
         raise InputError(f"attrs must be a non-empty mapping of attribute -> value, got {attrs!r}")
     if key is not None and (not isinstance(key, str) or not key or key in emb.vocab.index):
         raise InputError(f"key {key!r} must be a new, non-empty key (it is already in the space)")
+    if key is not None and key.startswith(SIDE_TYPE + TYPE_SEP):
+        raise InputError(
+            f"key {key!r} would read as an attribute token: type {SIDE_TYPE!r} is reserved for item "
+            "attributes (side information)"
+        )
     tokens = tokenise(spec, attrs)
     known = [t for t in tokens if t in emb.vocab.index]
     unknown = [t for t in tokens if t not in emb.vocab.index]
@@ -301,8 +311,10 @@ def add_placed(
     :attr:`Placed.prior_count` as count (it has no orders yet: the count is a guess from its neighbours,
     which an :func:`~likewise.update.update` with its first orders adds to); its type is recorded; the
     customer table is carried over (customers' vectors do not change); ``meta["parent"]`` names the
-    parent's fingerprint and path, as :func:`likewise.update.update` does, and ``meta["placed"]`` maps
-    every product placed so far to ``{"tokens", "prior_count"}``.
+    parent's fingerprint and path, as :func:`likewise.update.update` does, ``meta["place"]`` records this
+    step (``{"products", "new_products"}``; the parent's own ``meta["update"]`` is not carried over:
+    :mod:`likewise._lineage`), and ``meta["placed"]`` maps every product placed so far to
+    ``{"tokens", "prior_count"}``.
     An approximate index is not carried over (build one again with ``likewise index``).
 
     Raises
@@ -342,8 +354,8 @@ def add_placed(
         what=parent.vocab.what,
     )
     vocab.dropped = parent.vocab.dropped
-    meta = dict(parent.meta)
-    meta["parent"] = {"fingerprint": parent.fingerprint, "path": str(parent_path) if parent_path else None}
+    # the version records this place, not the parent's own step (an update's lineage stays with it)
+    meta = child_meta(parent, parent_path, "place", {"products": list(keys), "new_products": len(keys)})
     fresh = {p.key: {"tokens": p.tokens, "prior_count": p.prior_count} for p in placed}
     meta["placed"] = {**dict(meta.get("placed") or {}), **fresh}
     emb = Embeddings(W, vocab, config=parent.config, meta=meta)

@@ -37,9 +37,11 @@ def run_demo(out_dir: str | Path = "demo_out", seed: int = 0, progress: bool | N
         Show the training progress bar.
     """
     from .plot import pca_coords, plot_map
+    from .store import check_target
     from .train import train
 
     out = Path(out_dir)
+    check_target(out / "model", overwrite=True)  # before training: never inside another saved folder
     out.mkdir(parents=True, exist_ok=True)
     baskets = demo_baskets(400, seed=seed)
     # Fifteen items, so no subsampling (every item is "frequent") and every item kept. On 15 items

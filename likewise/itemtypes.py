@@ -24,7 +24,15 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["SIDE_TYPE", "TYPE_SEP", "ItemTypes", "check_type_name", "split_key", "typed_key"]
+__all__ = [
+    "SIDE_TYPE",
+    "TYPE_SEP",
+    "ItemTypes",
+    "check_item_type",
+    "check_type_name",
+    "split_key",
+    "typed_key",
+]
 
 #: Separates the type from the name in a typed key (``product:tent``); type names never contain it.
 TYPE_SEP = ":"
@@ -49,6 +57,25 @@ def check_type_name(name: object) -> str:
             f"type name {name!r} must be at most 64 characters without {TYPE_SEP!r} or line breaks"
         )
     return name
+
+
+def check_item_type(name: object) -> str:
+    """A type an item may be given: a valid type name (:func:`check_type_name`) other than
+    :data:`SIDE_TYPE`, which only training with item attributes gives (to their tokens).
+
+    The rule, and the message, of an event log's type column (:mod:`likewise.retail.typed`), for a
+    type given from outside otherwise -- a product placed by ``place`` (CLI or HTTP) -- so that no item
+    can be made that reads as an attribute token.
+
+    Raises
+    ------
+    InputError
+        The name is not valid, or is ``"attr"``.
+    """
+    check_type_name(name)
+    if name == SIDE_TYPE:
+        raise InputError(f"type {SIDE_TYPE!r} is reserved for item attributes (side information)")
+    return name  # type: ignore[return-value]
 
 
 def typed_key(type_name: str, name: str) -> str:

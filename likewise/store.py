@@ -100,7 +100,9 @@ def save(emb: Any, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
     Raises
     ------
     InputError
-        ``path`` exists and ``overwrite`` is False, or it exists and is not a likewise space.
+        ``path`` exists and ``overwrite`` is False, or it exists and is not a likewise space, or it holds
+        another saved likewise folder; or ``path`` lies inside a saved likewise folder
+        (:func:`likewise._fileio.check_target`).
     """
     from ._version import __version__
 

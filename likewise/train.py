@@ -33,7 +33,7 @@ from .auto import (
     validation_completion,
     validation_queries,
 )
-from .checkpoint import MUST_MATCH, MUST_MATCH_TORCH, Checkpoints, data_identity, run_state
+from .checkpoint import MUST_MATCH, MUST_MATCH_TORCH, Checkpoints, data_identity, lock_folder, run_state
 from .completion import attach_completion
 from .config import EpochStats, TrainConfig, config_with, min_count_for, neg_group_for, select_backend
 from .distributed import Dist
@@ -197,6 +197,7 @@ def train(
     with ExitStack() as stack:
         if how.backend == "torch":
             stack.callback(distributed.end, distributed.start(d, how.device))
+        stack.enter_context(lock_folder(checkpoint_dir, d))  # one run at a time per checkpoint directory
         cols = {"basket_col": basket_col, "item_col": item_col, "order_col": order_col}
         if is_table(data):
             if not (basket_col and item_col):
@@ -457,9 +458,7 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes,
         history: list[dict[str, Any]] = []
         first, start, partial = 0, 0, {}
         if saved is not None:
-            passes.restore(saved.rows)
-            history, first = list(saved.state["history"]), int(saved.state["epoch"])
-            start, partial = int(saved.state["step"]), dict(saved.state["partial"])
+            history, first, start, partial = saved.restore(passes)
 
         def save(epoch: int, step: int, counted: dict[str, float]) -> None:
             state = run_state(passes, run_.backend, config.seed, epoch, step, epochs, history, counted, notes)

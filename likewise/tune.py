@@ -21,6 +21,12 @@ result is never worse than the defaults on the held-out metric. The saved model 
 own model, trained on the train part only (the held-out cases never reached it); its config holds the
 settings it was trained with and ``meta["tune"]`` the search.
 
+The budget is kept: a trial is started only when it is expected to end within it. Its duration is
+estimated from the trials before it (:func:`expected_seconds`: their seconds per unit of work, the
+slowest rate, times the new trial's work, passes x dimensions x (negatives + 1), x window for
+sequences); when the next trial would end past the budget the search stops there and says so
+(``stopped``). The count baselines are scored once after the search, outside the budget.
+
 Reproducibility: the candidate settings come from one seeded generator, so two runs with the same seed
 try the same settings in the same order; with ``deterministic=True`` each trial's model (and so its
 score) is bit-identical too. How many trials fit in the budget depends on the machine: give
@@ -31,7 +37,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -40,11 +45,12 @@ from typing import Any
 
 import numpy as np
 
+from ._budget import expected_seconds, parse_budget
 from ._check import check_int
 from .errors import InputError
 from .search import BASKET_RULES
 
-__all__ = ["SPACE", "TuneResult", "Trial", "parse_budget", "sample_params", "tune"]
+__all__ = ["SPACE", "TuneResult", "Trial", "expected_seconds", "parse_budget", "sample_params", "tune"]
 
 # name -> (low, high, scale); "log" draws log-uniformly, "linear" uniformly; ints are rounded.
 SPACE: dict[str, tuple[float, float, str]] = {
@@ -59,41 +65,6 @@ SPACE: dict[str, tuple[float, float, str]] = {
 SAMPLE_OFF = 0.5
 _INTS = ("dim", "epochs", "window", "negative")
 _SHOWN = ("dim", "epochs", "window", "negative", "ns_exponent", "sample", "lr")
-_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
-_BUDGET_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*([smh])", re.IGNORECASE)
-
-
-def parse_budget(text: str | float | int) -> float:
-    """A time budget in seconds from ``"90s"``, ``"10m"``, ``"1h"``, ``"1h30m"``, ``"2.5m"`` or a number.
-
-    A bare number (or an int / float) is seconds. ``0`` is allowed: only the default trial runs.
-
-    Raises
-    ------
-    InputError
-        Naming the value when it is not a duration (``"10x"``, ``"-5m"``, ``""``).
-    """
-    if isinstance(text, bool):
-        raise InputError(f"budget == {text!r}, must be a duration such as '90s', '10m' or '1h'")
-    if isinstance(text, int | float):
-        seconds = float(text)
-    elif isinstance(text, str):
-        s = text.strip()
-        try:
-            seconds = float(s)
-        except ValueError:
-            parts = _BUDGET_RE.findall(s)
-            if not parts or _BUDGET_RE.sub("", s).strip():
-                raise InputError(
-                    f"budget {text!r} is not a duration: use a number of seconds or e.g. '90s', '10m', "
-                    "'1h', '1h30m'"
-                ) from None
-            seconds = sum(float(n) * _UNITS[u.lower()] for n, u in parts)
-    else:
-        raise InputError(f"budget == {text!r}, must be a str such as '10m' or a number of seconds")
-    if not math.isfinite(seconds) or seconds < 0:
-        raise InputError(f"budget {text!r} must be a finite duration >= 0")
-    return seconds
 
 
 def sample_params(rng: np.random.Generator, mode: str, n_items: int | None = None) -> dict[str, Any]:
@@ -402,8 +373,9 @@ def tune(
         is; anything else is read and split with :func:`likewise.evaluate.split_sequences`.
     budget_s : float or str
         Wall-clock budget in seconds, or a duration for :func:`parse_budget` (``"10m"``). Counted from
-        the call; a trial is started only while the budget is not spent (one may run past it), and the
-        default trial always runs.
+        the call; a trial is started only when it is expected to end within it
+        (:func:`expected_seconds`), and the default trial always runs. The baselines are scored after
+        the search.
     seed : int
         Seeds the split, the search and every trial's training.
     k : int
@@ -489,6 +461,14 @@ def tune(
                 if time.perf_counter() - t0 >= budget:
                     break
             params = {} if number == 0 else sample_params(rng, split.mode, n_items)
+            if number > 0:  # never start a trial that would end past the budget
+                now, guess = time.perf_counter() - t0, expected_seconds(trials, params, split.mode)
+                if now + guess > budget:
+                    stopped = (
+                        f"budget: the next trial, expected to take {guess:.1f} s, would end at "
+                        f"{now + guess:.1f} s, past the {budget:g} s budget; not started"
+                    )
+                    break
             start = time.perf_counter()
             emb = train(train_part, **fixed, **params, progress=False)
             contexts, targets, _ = ev.holdout_cases(emb.vocab.index, split)

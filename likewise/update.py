@@ -16,7 +16,8 @@ space (the old folder is never written to):
 * customers get vectors from their old purchases plus the new ones, new customers included (each old
   product bought counts once, as the parent stores which products a customer bought, not when or how
   often; so a ``half_life_days`` decay is not re-applied, while ``popularity_power`` is);
-* the new manifest's ``meta["parent"]`` names the parent's fingerprint and path;
+* the new manifest's ``meta["parent"]`` names the parent's fingerprint and path, and ``meta["update"]``
+  this step (a parent's own ``meta["place"]`` is not carried over: :mod:`likewise._lineage`);
 * a typed space stays typed (new items take the type their key names); attribute tokens are not added
   to the new orders, so new products train from their orders alone.
 """
@@ -33,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from ._check import first_nonfinite_row
+from ._lineage import child_meta
 from .config import min_count_for
 from .customers import CustomerTable
 from .embeddings import Embeddings
@@ -196,17 +198,16 @@ def update(
     C0 = np.concatenate([C_old, _start_rows(ids, offsets, C_old, known, new_rows, rng)])
     W, C, history = train_tables(ids, offsets, counts, config, W=W0, C=C0)
     seconds = time.perf_counter() - t0
-    meta = dict(parent.meta)
-    meta["history"] = [dict(h) for h in history]
-    meta["train_seconds"] = seconds
-    meta["parent"] = {"fingerprint": parent.fingerprint, "path": str(parent_path) if parent_path else None}
-    meta["update"] = {
+    record = {
         "lines": len(log),
         "new_products": len(fresh_vocab),
         "lr_scale": lr_scale,
         "epochs": config.epochs,
         "seconds": seconds,
     }
+    meta = child_meta(parent, parent_path, "update", record)  # not the parent's own step (a place)
+    meta["history"] = [dict(h) for h in history]
+    meta["train_seconds"] = seconds
     vocab = Vocab(keys, counts, what=parent.vocab.what)
     emb = Embeddings(
         W,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -251,3 +252,70 @@ def test_read_attributes_from_parquet_and_memory(tmp_path):
         assert got.tokens[2] == ["attr:title=x"]  # a null price gives no token
         assert got.of("product:b") == got.tokens[1]  # a typed key finds its bare row
     assert Path(tmp_path / "a.parquet").exists()
+
+
+# ---- issue 34: no attribute token made by place; a placed version records the place ------------------
+
+ATTR_RULE = "type 'attr' is reserved for item attributes (side information)"
+ATTR_RE = re.escape(ATTR_RULE)
+
+
+def test_place_refuses_the_attribute_type_as_a_log_does(shop, tmp_path, capsys):
+    """``place --type attr --key fake -o NEW`` made an item ``attr:fake``, an attribute token in all but
+    origin; it is refused with the rule, and the message, of an event log's type column."""
+    _, attrs, held, d, emb = shop
+    a = _attrs_of(attrs, int(held[2]))
+    with pytest.raises(InputError, match=ATTR_RE):
+        place(emb, a, key="fake", item_type="attr")
+    with pytest.raises(InputError, match=ATTR_RE):
+        place_table(emb, d / "new_items.csv", item_type="attr")
+    with pytest.raises(InputError, match=r"key 'attr:fake' would read as an attribute token: " + ATTR_RE):
+        place(emb, a, key="attr:fake")
+    argv = ["place", str(d / "m"), "--attrs"] + [f"{c}={v}" for c, v in a.items()]
+    capsys.readouterr()
+    assert main([*argv, "--type", "attr", "--key", "fake", "-o", str(tmp_path / "p")]) == 1
+    assert ATTR_RULE in capsys.readouterr().err
+    assert not (tmp_path / "p").exists()
+    # the log's own refusal says the same
+    (tmp_path / "log.csv").write_text("order_id,product_id,event\n1,tent,attr\n1,mat,product\n")
+    with pytest.raises(InputError, match=ATTR_RE):
+        retail.read_order_log(tmp_path / "log.csv", user_col=None, type_col="event")
+
+
+def test_place_over_http_refuses_the_attribute_type(shop):
+    pytest.importorskip("fastapi")
+    from test_service import Client
+
+    from likewise.service import create_app
+    from likewise.service.models import ModelSpec, Registry
+
+    _, attrs, held, d, _ = shop
+    http = Client(create_app(Registry([ModelSpec("m", d / "m")], map_sample=50)))
+    a = _attrs_of(attrs, int(held[2]))
+    r = http.post("/models/m/place", json={"attrs": a, "type": "attr"})
+    assert r.status_code == 422 and ATTR_RULE in r.json()["error"], r.text
+    assert http.post("/models/m/place", json={"attrs": a, "type": "product"}).status_code == 200
+
+
+def test_a_placed_version_records_the_place_not_the_parents_update(shop, tmp_path):
+    """``place`` copied the parent's ``meta["update"]`` into the placed version, which then read as an
+    update; each version now records its own step, and the products placed so far are carried on."""
+    from likewise.update import update
+
+    _, attrs, held, d, emb = shop
+    lines = (d / "orders.csv").read_text().splitlines()
+    (tmp_path / "new.csv").write_text("\n".join(lines[:400]) + "\n")
+    updated = update(d / "m", tmp_path / "new.csv", tmp_path / "u", epochs=1)
+    assert updated.meta["update"]["lines"] == 399
+    a = _attrs_of(attrs, int(held[3]))
+    argv = ["place", str(tmp_path / "u"), "--attrs"] + [f"{c}={v}" for c, v in a.items()]
+    assert main([*argv, "--key", "launch", "-o", str(tmp_path / "p"), "--json"]) == 0
+    placed = Embeddings.load(tmp_path / "p")
+    assert "update" not in placed.meta
+    assert placed.meta["place"] == {"products": ["launch"], "new_products": 1}
+    assert placed.meta["parent"]["fingerprint"] == updated.fingerprint
+    assert placed.meta["parent"]["path"] == str((tmp_path / "u").resolve())
+    # and an update of the placed version records the update, not the place; the placed product stays
+    again = update(tmp_path / "p", tmp_path / "new.csv", epochs=1)
+    assert "place" not in again.meta and again.meta["update"]["lines"] == 399
+    assert again.meta["parent"]["fingerprint"] == placed.fingerprint and "launch" in again.meta["placed"]

@@ -30,6 +30,9 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise._threads",  # BLAS threads for a query size (the one policy)
             "likewise._ranking",  # what every recommender checks: contexts, k, training ids, padding
             "likewise._word2vec",  # the one word2vec writer (formats and Embeddings.save_word2vec_format)
+            "likewise._budget",  # a time budget: parsed, and kept by estimating the next trial
+            "likewise._lineage",  # a new version's meta: its parent and its own step (update, place)
+            "likewise._checkpoint_manifest",  # every field of a checkpoint manifest, checked
             "likewise.search",  # top-k, unit rows, affinity scores: arrays in, arrays out
             "likewise.config",  # TrainConfig, EpochStats, the one backend choice (select_backend)
             "likewise.distributed",  # RANK/WORLD_SIZE detection, process group, collectives (torch lazily)

@@ -189,3 +189,93 @@ def test_cli_saves_the_best_model_and_it_loads(baskets, tmp_path, capsys):
     assert "HR@10" in text and "ppmi-svd" in text and "best: " in text
     assert main(argv) == 1  # refuses before searching
     assert "already exists" in capsys.readouterr().err
+
+
+# --- the budget is kept (issue 34) -------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_trials(baskets, monkeypatch):
+    """A fake clock that only training moves, by 2e-4 s per unit of a trial's work (passes x dim x
+    (negatives + 1)), and a fake ``train`` returning one real small space under the trial's settings.
+    Yields the list of trials run, as ``(start, seconds)`` on the fake clock."""
+    import importlib
+    import types
+
+    import likewise.tune as tune_module
+    from likewise import Embeddings
+
+    train_module = importlib.import_module("likewise.train")
+    real = train_module.train(
+        baskets,
+        mode="basket",
+        dim=8,
+        epochs=2,
+        min_count=1,
+        seed=0,
+        deterministic=True,
+        completion="affinity",
+    )
+    now = [0.0]
+    runs: list[tuple[float, float]] = []
+
+    def fake_train(data, **kw):
+        settings = {"dim": 100, "epochs": 10, "negative": 5} | {k: kw[k] for k in SPACE if k in kw}
+        seconds = 2e-4 * settings["epochs"] * settings["dim"] * (settings["negative"] + 1)
+        runs.append((now[0], seconds))
+        now[0] += seconds
+        emb = Embeddings(real.vectors, real.vocab, config={**real.config, **settings}, meta=dict(real.meta))
+        emb.attach_context(real.context)
+        return emb
+
+    monkeypatch.setattr(train_module, "train", fake_train)
+    monkeypatch.setattr(tune_module, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
+    return runs
+
+
+def test_no_trial_starts_that_would_end_past_the_budget(baskets, fake_trials):
+    """``tune --budget 30s`` ran 48.5 s: a trial started at 14 s ran 32 s. Now a trial is started only
+    when the trials before it say it will end within the budget, and the result says why it stopped."""
+    r = tune(baskets, mode="basket", budget_s="30s", seed=0, min_count=1, baselines=())
+    assert len(fake_trials) == len(r.trials) >= 3  # the default trial and some random ones ran
+    ends = [start + seconds for start, seconds in fake_trials]
+    assert max(ends) <= 30.0, ends
+    assert r.stopped.startswith("budget: the next trial, expected to take ")
+    assert "past the 30 s budget; not started" in r.stopped
+    projected = float(r.stopped.split("would end at ")[1].split(" s")[0])
+    assert projected > 30.0 and r.elapsed_s <= 30.0
+
+
+def test_the_command_says_why_the_search_stopped(baskets, fake_trials, tmp_path, capsys):
+    txt = tmp_path / "baskets.txt"
+    txt.write_text("\n".join(" ".join(b) for b in baskets) + "\n")
+    argv = ["tune", str(txt), "-o", str(tmp_path / "m"), "--mode", "basket", "--min-count", "1"]
+    argv += ["--budget", "30s", "--baselines", "", "--quiet", "--cache-dir", str(tmp_path / "cache")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "of a 30 s budget (budget: the next trial, expected to take" in out
+    assert max(start + seconds for start, seconds in fake_trials) <= 30.0
+
+
+def test_expected_seconds_scales_the_slowest_rate_by_the_work():
+    from likewise.tune import Trial, expected_seconds
+
+    def trial(number, seconds, **settings):
+        return Trial(number, {}, settings, 0.0, 0.0, 0.0, 0.0, seconds)
+
+    default = trial(0, 50.0, dim=100, epochs=10, negative=5)  # holds epochs="auto" trials: not used
+    done = [
+        default,
+        trial(1, 2.0, dim=10, epochs=10, negative=1),
+        trial(2, 3.0, dim=10, epochs=10, negative=2),
+    ]
+    # rates 2/200 and 3/300 per unit: 0.01 s; 20 x 10 x 3 = 600 units -> 6 s
+    assert expected_seconds(done, {"dim": 20, "epochs": 10, "negative": 2}, "basket") == pytest.approx(6.0)
+    # sequence mode: the window multiplies the work
+    assert expected_seconds(done[:1], {"dim": 100, "epochs": 10, "negative": 5, "window": 2}, "sequence") == (
+        pytest.approx(100.0)
+    )
+    assert expected_seconds([default], {"dim": 200, "epochs": 10, "negative": 5}, "basket") == pytest.approx(
+        100
+    )
+    assert expected_seconds([default], {}, "basket") == 50.0  # no work known: the longest trial

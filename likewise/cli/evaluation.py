@@ -192,18 +192,12 @@ def cmd_split(args: argparse.Namespace) -> None:
 def cmd_export(args: argparse.Namespace) -> None:
     """Write a saved space as word2vec text/binary or a TensorBoard Projector folder."""
     from likewise import formats
-    from likewise._fileio import check_output_file, likewise_folder_of
-    from likewise.errors import InputError
+    from likewise._fileio import check_output_file, check_outside_saved
     from likewise.evaluate import read_labels
 
     # before loading: an export never lands inside a model folder nor replaces a file unasked
     if args.format == "projector":
-        inside = likewise_folder_of(args.output)
-        if inside is not None:
-            raise InputError(
-                f"refusing to write {args.output!r}: it is inside {str(inside[0])!r}, a saved likewise "
-                f"folder (format {inside[1]!r}); choose a path outside it"
-            )
+        check_outside_saved(args.output)
     else:
         check_output_file(args.output, overwrite=args.overwrite)
     emb = load_space(args.model)

@@ -39,10 +39,12 @@ _NOTES = (
 
 def cmd_train(args: argparse.Namespace) -> None:
     """Train a space from ``args.input`` and save it to ``args.output``."""
+    from likewise.checkpoint import check_apart
     from likewise.store import check_target
     from likewise.train import TrainConfig, train
 
     check_target(args.output, overwrite=args.overwrite)  # fail before training, not after
+    check_apart(args.checkpoint_dir, args.output)
 
     typed = args.type_col or args.type_cols or args.item_attrs or args.typed_negatives
     if args.user_col or args.time_col or args.sessions or args.quantity_col or typed:
