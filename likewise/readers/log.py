@@ -118,7 +118,7 @@ def _bad_row(kind: str, path: Path, first_row: int, name: str, mask: pa.Array) -
     at = int(np.flatnonzero(mask.to_numpy(zero_copy_only=False))[0])
     return InputError(
         f"{kind} {name!r} value in {path} at data row {first_row + at + 1} (rows count from 1, "
-        "header not counted); every row needs a basket and an item"
+        "header not counted); every row needs a basket, an item and each column named for it"
     )
 
 
