@@ -105,10 +105,23 @@ def train(
     and ``item_col``). The order-log columns route to :func:`likewise.retail.train_from_log`, as
     ``likewise train --user-col`` does, and the space gets customer vectors (``emb.customers``); so do
     the options of a typed space (``type_col``, ``type_map``, ``type_cols``, ``item_attrs``,
-    ``attrs_item_col``, ``typed_negatives``). Other keywords (``dim=``, ``epochs=``, ``callback=``,
-    ``progress=``, ...) pass through.
+    ``attrs_item_col``, ``typed_negatives``). ``tokenize="simple"`` reads a text file lower-cased and
+    split at punctuation (:class:`InputSpec`; the default ``"none"`` keeps words as written). Other
+    keywords (``dim=``, ``epochs=``, ``callback=``, ``progress=``, ...) pass through.
     """
     typed = {k: kwargs.pop(k) for k in _TYPED_OPTIONS if k in kwargs}
+    tokenize = kwargs.pop("tokenize", "none")
+    if tokenize != "none":
+        import dataclasses
+        import os
+
+        from .readers import InputSpec
+
+        if not isinstance(data, str | os.PathLike | InputSpec):
+            got = type(data).__name__
+            raise InputError(f"tokenize={tokenize!r} reads text files: give a path, got {got}")
+        spec = data if isinstance(data, InputSpec) else InputSpec(paths=(os.fspath(data),))
+        data = dataclasses.replace(spec, tokenize=tokenize)
     if user_col is None and time_col is None and quantity_col is None and sessions is None and not typed:
         return _train_items(
             data, config, basket_col=basket_col, item_col=item_col, order_col=order_col, **kwargs

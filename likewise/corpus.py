@@ -380,6 +380,7 @@ def _describe(spec: InputSpec, files: list[Path], fmt: str) -> dict[str, Any]:
         "order_col": spec.order_col,
         **({"user_col": spec.user_col} if spec.user_col else {}),
         **({"time_col": spec.time_col} if spec.time_col else {}),
+        **({"tokenize": spec.tokenize} if spec.tokenize != "none" else {}),
         "n_files": len(files),
     }
 
@@ -409,6 +410,7 @@ def cache_key(
             # side columns only when given, so the keys of corpora without them stay as they were
             **({"user_col": spec.user_col} if spec.user_col else {}),
             **({"time_col": spec.time_col} if spec.time_col else {}),
+            **({"tokenize": spec.tokenize} if spec.tokenize != "none" else {}),
         },
         "files": stats,
         "max_sequence_length": readers.MAX_SEQUENCE_LENGTH,  # text lines are cut at it

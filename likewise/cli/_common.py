@@ -164,6 +164,13 @@ def input_group(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     g = p.add_argument_group("input")
     g.add_argument("--format", default="auto", choices=["auto", "text", "csv", "parquet", "jsonl"])
     g.add_argument("--delimiter", default=None, help="item separator in text; field separator in CSV")
+    g.add_argument(
+        "--tokenize",
+        default="none",
+        choices=["none", "simple"],
+        help="text: none (default) keeps items as written, split at whitespace; simple lower-cases and "
+        "splits at punctuation, as gensim's simple_preprocess",
+    )
     g.add_argument("--basket-col", default=None, help="log column naming the basket / order / session")
     g.add_argument("--item-col", default=None, help="log column naming the item")
     g.add_argument("--order-col", default=None, help="log column ordering items inside a basket")
@@ -196,6 +203,7 @@ def input_spec(args: argparse.Namespace) -> InputSpec:
         basket_col=args.basket_col,
         item_col=args.item_col,
         order_col=args.order_col,
+        tokenize=getattr(args, "tokenize", "none"),
     )
 
 

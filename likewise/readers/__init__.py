@@ -40,7 +40,7 @@ from ._files import (
     resolve_files,
 )
 from .table import is_table
-from .text import MAX_ITEM_CHARS, MAX_SEQUENCE_LENGTH, iter_text_chunks, iter_text_sequences
+from .text import MAX_ITEM_CHARS, MAX_SEQUENCE_LENGTH, iter_text_chunks, iter_text_sequences, simple_tokens
 
 # The log and table readers need pyarrow (~30 MiB resident once imported): they load on first use, so
 # training on text never imports it.
@@ -96,5 +96,6 @@ __all__ = [
     "named_files",
     "resolve_files",
     "scan_log",
+    "simple_tokens",
     "write_table",
 ]

@@ -18,6 +18,7 @@ __all__ = [
     "COMPRESSION_SUFFIXES",
     "FORMATS",
     "LOG_FORMATS",
+    "TOKENIZE",
     "InputSpec",
     "compression",
     "detect_format",
@@ -31,6 +32,8 @@ __all__ = [
 
 FORMATS = ("auto", "text", "csv", "parquet", "jsonl")
 LOG_FORMATS = ("csv", "parquet", "jsonl")
+#: How text is cut into items (``InputSpec.tokenize``).
+TOKENIZE = ("none", "simple")
 COMPRESSION_SUFFIXES = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".zstd": "zstd"}
 _EXTENSIONS = {
     ".csv": "csv",
@@ -64,6 +67,11 @@ class InputSpec:
         Logs: the columns naming the basket (order, session) and the item. Required for logs.
     order_col : str, optional
         Logs: a column that orders the items inside a basket (a timestamp, a position).
+    tokenize : {"none", "simple"}
+        Text: ``"none"`` (the default) keeps items exactly as written, split at whitespace (or
+        ``delimiter``): "users." and "users" are two words, as in word2vec's C tool. ``"simple"``
+        lower-cases and splits at every character that is not a letter or a digit (punctuation,
+        underscores, apostrophes), as gensim's ``simple_preprocess`` does, without its length limits.
     user_col, time_col : str, optional
         Logs: side columns compiled beside the items, one value per kept line: the customer of each line
         (``user.npy``, codes into ``customers.json``) and its time (``time.npy``, seconds since 1970).
@@ -78,6 +86,7 @@ class InputSpec:
     order_col: str | None = None
     user_col: str | None = None
     time_col: str | None = None
+    tokenize: str = "none"
 
     def __post_init__(self) -> None:
         paths = self.paths
@@ -89,6 +98,14 @@ class InputSpec:
         object.__setattr__(self, "paths", paths)
         if self.format not in FORMATS:
             raise InputError(f"format == {self.format!r}, must be one of {', '.join(map(repr, FORMATS))}")
+        if self.tokenize not in TOKENIZE:
+            choices = ", ".join(map(repr, TOKENIZE))
+            raise InputError(f"tokenize == {self.tokenize!r}, must be one of {choices}")
+        if self.tokenize != "none" and (self.delimiter is not None or self.basket_col or self.item_col):
+            raise InputError(
+                f"tokenize={self.tokenize!r} splits text into words itself: it takes no delimiter and no "
+                "log columns"
+            )
         if self.delimiter is not None and (not isinstance(self.delimiter, str) or self.delimiter == ""):
             raise InputError(f"delimiter == {self.delimiter!r}, must be a non-empty string or None")
         if self.format == "text" and (

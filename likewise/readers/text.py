@@ -13,6 +13,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import io
+import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +22,13 @@ from typing import IO
 from ..errors import InputError
 from ._files import InputSpec, compression, named_files, no_data_error, resolve_files
 
-__all__ = ["MAX_ITEM_CHARS", "MAX_SEQUENCE_LENGTH", "iter_text_chunks", "iter_text_sequences"]
+__all__ = [
+    "MAX_ITEM_CHARS",
+    "MAX_SEQUENCE_LENGTH",
+    "iter_text_chunks",
+    "iter_text_sequences",
+    "simple_tokens",
+]
 
 #: A line with more items than this is cut into sequences of this many, as word2vec does (gensim's
 #: ``MAX_WORDS_IN_BATCH`` is 10,000; the C tool's ``MAX_SENTENCE_LENGTH`` is 1,000).
@@ -141,9 +148,25 @@ class _LineCutter:
         return out
 
 
-def _file_chunks(fh: IO[str], path: Path, delimiter: str | None) -> Iterator[list[list[str]]]:
+# Every character that is not a letter or a digit (Unicode-aware), line ends apart: tokenize="simple"
+# turns each into a space, so the text splits at them. The map is per character, so applying it to each
+# chunk is applying it to the whole text, and lines stay lines.
+_NOT_WORD = re.compile(r"[^\w\n]|_")
+
+
+def simple_tokens(text: str) -> str:
+    """``text`` lower-cased with every character that is not a letter, a digit or a line end made a
+    space: what ``tokenize="simple"`` splits at whitespace (``"Users, users."`` -> ``"users  users "``)."""
+    return _NOT_WORD.sub(" ", text.lower())
+
+
+def _file_chunks(
+    fh: IO[str], path: Path, delimiter: str | None, tokenize: str = "none"
+) -> Iterator[list[list[str]]]:
     cutter = _LineCutter(path, delimiter)
     while chunk := fh.read(_TEXT_CHUNK_CHARS):
+        if tokenize == "simple":
+            chunk = simple_tokens(chunk)
         if out := cutter.feed(chunk):
             yield out
     if out := cutter.close():
@@ -161,7 +184,9 @@ def iter_text_chunks(spec: InputSpec, files: list[Path] | None = None) -> Iterat
     ----------
     spec : InputSpec
         The input; ``spec.delimiter`` separates items (None = whitespace; with a delimiter the
-        whitespace around each item is removed and empty items are skipped).
+        whitespace around each item is removed and empty items are skipped); ``spec.tokenize="simple"``
+        lower-cases the text and splits it at everything that is not a letter or a digit
+        (:func:`simple_tokens`).
     files : list of Path, optional
         The resolved files (default: ``resolve_files(spec)``).
 
@@ -184,7 +209,7 @@ def iter_text_chunks(spec: InputSpec, files: list[Path] | None = None) -> Iterat
         n_lines = 0
         try:
             with _open_text(path) as fh:
-                for split in _file_chunks(fh, path, spec.delimiter):
+                for split in _file_chunks(fh, path, spec.delimiter, spec.tokenize):
                     n_lines += len(split)
                     yield split
         except UnicodeDecodeError as e:
