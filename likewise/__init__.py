@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._check import is_sparse
 from .embeddings import Embeddings, Neighbours, SpaceVector
 from .errors import (
     CorruptModelError,
@@ -96,6 +97,8 @@ def train(
     time_col: str | None = None,
     quantity_col: str | None = None,
     sessions: str | int | None = None,
+    item_keys: Any = None,
+    user_keys: Any = None,
     **kwargs: Any,
 ) -> Embeddings:
     """Train item vectors; with ``user_col`` / ``time_col`` / ``quantity_col`` / ``sessions`` also customers.
@@ -108,9 +111,22 @@ def train(
     ``attrs_item_col``, ``typed_negatives``). ``tokenize="simple"`` reads a text file lower-cased and
     split at punctuation (:class:`InputSpec`; the default ``"none"`` keeps words as written). Other
     keywords (``dim=``, ``epochs=``, ``callback=``, ``progress=``, ...) pass through.
+
+    A scipy.sparse user × item matrix (what ``implicit`` trains on; any format) trains as baskets,
+    ``mode="basket"`` unless asked otherwise: each row is one basket of the columns where it holds a
+    value > 0. The values are not used otherwise (a basket is a set: a count of 5 weighs as 1), and
+    must be finite and >= 0. ``item_keys`` names the columns (one distinct str each; default the column
+    numbers ``"0"``, ``"1"``, ...); ``user_keys`` names the rows, and then the space also gets a customer
+    vector per row (:func:`likewise.customers.customer_table`, the mean of the row's item vectors;
+    ``emb.customers``). ``emb.recommend(matrix[rows])`` completes such rows (:meth:`Embeddings.recommend`).
     """
     typed = {k: kwargs.pop(k) for k in _TYPED_OPTIONS if k in kwargs}
     tokenize = kwargs.pop("tokenize", "none")
+    if is_sparse(data) or item_keys is not None or user_keys is not None:
+        options = {"basket_col": basket_col, "item_col": item_col, "order_col": order_col}
+        options |= {"user_col": user_col, "time_col": time_col, "quantity_col": quantity_col}
+        options |= {"sessions": sessions, **typed, "tokenize": None if tokenize == "none" else tokenize}
+        return _train_matrix(data, config, item_keys, user_keys, [k for k, v in options.items() if v], kwargs)
     if tokenize != "none":
         import dataclasses
         import os
@@ -150,3 +166,27 @@ def train(
             data = write_table(data, Path(tmp) / "log.parquet", [c for c in cols.values() if c] + kinds)
             kwargs.setdefault("cache_dir", Path(tmp) / "cache")  # a table has no file to key a cache on
         return retail.train_from_log(data, config, sessions=sessions, **cols, **typed, **kwargs)
+
+
+def _train_matrix(
+    data: Any, config: TrainConfig | None, item_keys: Any, user_keys: Any, unused: list[str], kwargs: dict
+) -> Embeddings:
+    """:func:`train` on a scipy.sparse matrix: the rows as baskets, and customers with ``user_keys``."""
+    from .customers import customer_table
+    from .readers import sparse_baskets
+
+    if not is_sparse(data):
+        raise InputError(
+            "item_keys= and user_keys= name the columns and rows of a scipy.sparse matrix; "
+            f"got {type(data).__name__}"
+        )
+    if unused:
+        raise InputError(f"{unused[0]}= does not apply to a sparse matrix (each row is a basket)")
+    baskets = sparse_baskets(data, item_keys, user_keys)
+    emb = _train_items(baskets, config, **kwargs)
+    if emb is not None and baskets.user_keys is not None:
+        users, ids = baskets.lines(emb.vocab.index)
+        emb.attach_customers(
+            customer_table(emb.vectors, emb.counts, emb.fingerprint, baskets.user_keys, users, ids)
+        )
+    return emb

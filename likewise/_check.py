@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Any
 
 import numpy as np
@@ -18,12 +18,15 @@ from .errors import InputError
 __all__ = [
     "check_int",
     "check_k",
+    "check_keys",
     "check_real",
     "check_vectors",
     "first_nonfinite_row",
     "is_batch",
     "is_item",
+    "is_sparse",
     "jsonable",
+    "sparse_rows",
 ]
 
 _SCAN_BYTES = 1 << 24  # rows scanned for NaN / inf per step: a memory-mapped table is never copied whole
@@ -112,3 +115,74 @@ def first_nonfinite_row(table: np.ndarray) -> int | None:
         if bad.any():
             return start + int(np.flatnonzero(bad)[0])
     return None
+
+
+def is_sparse(x: object) -> bool:
+    """A scipy.sparse matrix or array, recognised by the module of its type (scipy is not imported)."""
+    return type(x).__module__.startswith("scipy.sparse")
+
+
+def sparse_rows(matrix: Any, name: str = "matrix") -> tuple[np.ndarray, np.ndarray, tuple[int, int]]:
+    """The rows of a scipy.sparse matrix as packed column numbers: the entries with a value > 0.
+
+    Any format is converted with ``.tocsr()``; the caller's matrix is never changed (a CSR that is not
+    canonical, with duplicate or unsorted entries, is summed on a copy).
+
+    Returns
+    -------
+    indptr : ndarray of int64, shape (n_rows + 1,)
+    indices : ndarray of int, shape (indptr[-1],)
+        Row ``r`` holds a value > 0 in the columns ``indices[indptr[r]:indptr[r + 1]]``, ascending.
+    shape : tuple of int
+        ``(n_rows, n_columns)``.
+
+    Raises
+    ------
+    InputError
+        ``matrix`` is not 2-D, has no row or no column, or holds a negative, NaN or infinite value (the
+        message names its row and column).
+    """
+    shape = tuple(getattr(matrix, "shape", ()))
+    if len(shape) != 2:
+        raise InputError(f"{name} has shape {shape}, expected a 2-D matrix (rows x columns)")
+    if shape[0] < 1 or shape[1] < 1:
+        raise InputError(f"{name} has shape {shape}, expected at least one row and one column")
+    csr = matrix.tocsr()
+    data = np.asarray(csr.data)
+    if data.dtype.kind not in "biuf":
+        raise InputError(f"{name} holds {data.dtype} values, expected real numbers (counts, confidence)")
+    bad = ~(np.isfinite(data) & (data >= 0)) if data.dtype.kind == "f" else data < 0
+    if bad.any():
+        p = int(np.flatnonzero(bad)[0])
+        row = int(np.searchsorted(csr.indptr, p, side="right")) - 1
+        raise InputError(
+            f"{name}[{row}, {int(csr.indices[p])}] == {data[p].item()!r}, values must be finite and >= 0"
+        )
+    if not csr.has_canonical_format:  # duplicate or unsorted entries: summed and sorted on a copy
+        csr = csr.copy()
+        csr.sum_duplicates()
+    indptr = np.asarray(csr.indptr, dtype=np.int64)
+    indices = np.asarray(csr.indices)
+    keep = np.asarray(csr.data) > 0  # explicit zeros are not in the basket
+    if not keep.all():
+        kept = np.zeros(len(keep) + 1, dtype=np.int64)
+        np.cumsum(keep, out=kept[1:])
+        indptr, indices = kept[indptr], indices[keep]
+    return indptr, indices, (int(shape[0]), int(shape[1]))
+
+
+def check_keys(keys: Any, n: int, name: str, per: str) -> list[str]:
+    """``keys`` as a list of ``n`` distinct str, one ``per`` row or column (named in the messages)."""
+    if isinstance(keys, str | bytes | Set | Mapping) or not isinstance(keys, Iterable):  # ordered only
+        raise InputError(f"{name} must be a sequence of str keys, one per {per}; got {type(keys).__name__}")
+    keys = list(keys)
+    if len(keys) != n:
+        raise InputError(f"{name} has {len(keys)} keys, expected {n} (one per {per} of the matrix)")
+    for i, k in enumerate(keys):
+        if not isinstance(k, str):
+            raise InputError(f"{name}[{i}] is {type(k).__name__} {k!r}, keys must be str")
+    if len(set(keys)) != n:
+        seen: set[str] = set()
+        dup = next(k for k in keys if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise InputError(f"{name} holds {dup!r} more than once; keys must be distinct (one per {per})")
+    return [k if type(k) is str else str(k) for k in keys]

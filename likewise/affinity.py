@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from ._check import check_k, is_batch
+from ._check import check_k, check_keys, is_batch, is_sparse, sparse_rows
 from .errors import InputError, ItemIndexError, NotFittedError
 from .search import BASKET_RULES, BasketRule, affinity_bias, basket_affinity_top_k, normalise_rows
 from .space import Neighbours
@@ -49,13 +49,18 @@ class BasketQueries:
         on_unknown: OnUnknown = "raise",
         scoring: Literal["auto", "itemitem", "affinity", "mixture", "product", "cosine"] = "auto",
         types: Types = None,
+        item_keys: Sequence[str] | None = None,
     ) -> Neighbours:
         """Items to add to a basket, basket items excluded.
 
         Parameters
         ----------
-        basket : sequence of items, or sequence of such sequences
-            One basket (1-D result) or a batch of baskets (2-D result).
+        basket : sequence of items, sequence of such sequences, or scipy.sparse matrix
+            One basket (1-D result) or a batch of baskets (2-D result). A sparse matrix (any format) is
+            a batch, a basket per row, as ``implicit``'s ``model.recommend(users, user_items[users])``
+            takes it: row ``r`` is the basket of the columns where it holds a value > 0 (values must be
+            >= 0 and are otherwise not used), and gives row ``r`` of the 2-D result. A row with no
+            value > 0 raises :class:`InputError` (there is nothing to complete; drop such rows first).
         k : int
             Recommendations per basket, >= 1; clamped to the number of candidates available.
         restrict : None, int or collection of keys
@@ -80,11 +85,22 @@ class BasketQueries:
             model, else ``affinity`` when the space has a context table, else cosine).
         types : str or list of str, optional
             In a typed space, recommend only items of these types (see :meth:`similar`).
+        item_keys : sequence of str, optional
+            With a sparse matrix: the key of each of its columns. Default: the columns of the matrix the
+            space was trained on with :func:`likewise.train` and no ``item_keys``, keyed ``"0"``,
+            ``"1"``, ... (``meta["matrix"]``); a space trained with ``item_keys`` (or not on a matrix)
+            needs them here, since a saved space keeps its vocabulary but not the matrix's column order.
 
         Returns
         -------
         Neighbours
         """
+        if is_sparse(basket):
+            basket = self._matrix_baskets(basket, item_keys)
+        elif item_keys is not None:
+            raise InputError(
+                f"item_keys= names the columns of a sparse matrix; basket is {type(basket).__name__}"
+            )
         if not is_batch(basket):
             raise InputError(
                 f"basket must be a sequence of items, got {type(basket).__name__} {basket!r} "
@@ -138,6 +154,35 @@ class BasketQueries:
             normalise_rows(queries), k, restrict, np.concatenate(ex_rows), np.concatenate(ex_ids)
         )
         return self._result(out_ids, scores, single)
+
+    def _matrix_baskets(self, matrix: object, item_keys: Sequence[str] | None) -> list[list[str]]:
+        """The rows of a sparse matrix as baskets of keys (see :meth:`recommend`)."""
+        indptr, indices, (n_rows, n_cols) = sparse_rows(matrix)
+        if item_keys is None:
+            trained = (self.meta or {}).get("matrix") or {}
+            if trained.get("item_keys") != "column numbers":
+                how = "with item_keys=" if trained else "not from a matrix"
+                raise InputError(
+                    f"this space was trained {how}: name the {n_cols} columns of the matrix with item_keys="
+                )
+            if n_cols != trained.get("columns"):
+                raise InputError(
+                    f"the matrix has {n_cols} columns, the space was trained on {trained.get('columns')}: "
+                    "give the same columns, or name them with item_keys="
+                )
+        keys = np.array(
+            [str(j) for j in range(n_cols)]
+            if item_keys is None
+            else check_keys(item_keys, n_cols, "item_keys", "column"),
+            dtype=object,
+        )
+        empty = np.flatnonzero(np.diff(indptr) == 0)
+        if len(empty):
+            raise InputError(
+                f"row {int(empty[0])} of the matrix ({len(empty)} of its {n_rows} rows) has no value > 0: "
+                "nothing to complete (drop empty rows first)"
+            )
+        return [keys[indices[indptr[r] : indptr[r + 1]]].tolist() for r in range(n_rows)]
 
     def affinity_top_k(
         self,

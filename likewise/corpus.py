@@ -15,7 +15,7 @@ beside its destination and renamed into place, so a reader never sees a half-wri
 
 :func:`build_corpus` compiles an :class:`~likewise.readers.InputSpec` once and caches the result
 under a key that covers the input files' contents (their sha256); :func:`corpus_from_sequences`
-compiles any iterable of key sequences (generated data, a demo) into a given folder.
+compiles any iterable of key sequences (generated data, a demo), or a sparse matrix's rows, into a folder.
 
 Text and in-memory sequences are compiled in one pass over the input: each new key gets a
 provisional id as it is first seen (a ``defaultdict`` whose factory is its own ``__len__``, so the
@@ -46,6 +46,7 @@ from .corpus_build import (
     SEQ_CHUNK,
     SIDE_ARRAYS,
     compile_log,
+    compile_matrix,
     compile_sequences,
 )
 from .errors import CorruptModelError, InputError, ItemIndexError
@@ -523,19 +524,21 @@ def _chunks_of(sequences: Iterable[Sequence[str]], what: str) -> Iterator[list[S
 
 
 def corpus_from_sequences(
-    sequences: Iterable[Sequence[str]],
+    sequences: Iterable[Sequence[str]] | readers.SparseBaskets | Any,
     out_dir: str | Path,
     *,
     min_count: int = 1,
     max_items: int | None = None,
     what: str = "item",
 ) -> Corpus:
-    """Compile an iterable of key sequences into a corpus folder.
+    """Compile an iterable of key sequences, or the rows of a sparse matrix, into a corpus folder.
 
     Parameters
     ----------
-    sequences : iterable of sequence of str
-        Each a basket / session / sentence; read once (a generator is fine).
+    sequences : iterable of sequence of str, SparseBaskets or scipy.sparse matrix
+        Each a basket / session / sentence; read once (a generator is fine). A matrix's rows are
+        baskets of the columns holding a value > 0 (:func:`likewise.readers.sparse_baskets`; a matrix
+        given bare has the column numbers as keys), compiled as its rows listed as keys would be.
     out_dir : str or Path
         The corpus folder to create. An existing corpus there is replaced; an existing folder
         holding anything else raises :class:`InputError`.
@@ -550,16 +553,15 @@ def corpus_from_sequences(
     _check_build_args(min_count, max_items)
     final = Path(out_dir).expanduser()
     _check_out_dir(final)  # before the work: a folder that is not a corpus is refused now
+    matrix = readers.sparse_baskets(sequences) if readers.is_sparse(sequences) else sequences
+    source = "matrix" if isinstance(matrix, readers.SparseBaskets) else "sequences"
+    args: dict[str, Any] = {"min_count": min_count, "max_items": max_items, "what": what}
+    args["description"] = {"source": source, "min_count": min_count, "max_items": max_items}
     with atomic_folder(final) as tmp:
-        compile_sequences(
-            _chunks_of(sequences, what),
-            tmp,
-            min_count=min_count,
-            max_items=max_items,
-            what=what,
-            description={"source": "sequences", "min_count": min_count, "max_items": max_items},
-            progress=False,
-        )
+        if source == "matrix":
+            compile_matrix(matrix, tmp, **args)
+        else:
+            compile_sequences(_chunks_of(sequences, what), tmp, **args, progress=False)
         if final.is_dir() and not _check_out_dir(final):  # checked again: it may have changed meanwhile
             final.rmdir()  # empty
     return Corpus.open(final, verify=False)  # just written

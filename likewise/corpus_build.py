@@ -35,6 +35,7 @@ __all__ = [
     "SEQ_CHUNK",
     "SIDE_ARRAYS",
     "compile_log",
+    "compile_matrix",
     "compile_sequences",
     "make_ranked_vocab",
     "make_vocab",
@@ -300,6 +301,45 @@ def compile_sequences(
             f"compiled {n_tokens:,} tokens in {dt:.1f}s ({n_tokens / max(dt, 1e-9):,.0f} tokens/s)"
         )
     return manifest
+
+
+def compile_matrix(
+    baskets: readers.SparseBaskets,
+    folder: Path,
+    *,
+    min_count: int,
+    max_items: int | None,
+    what: str,
+    description: dict[str, Any],
+) -> dict[str, Any]:
+    """The rows of a matrix -> a frequency-sorted corpus in ``folder``, with no Python object per row.
+
+    The column numbers are already packed ids: counting them gives the vocabulary (the columns no row
+    holds are not keys of the input, as a key never seen in sequences is not), and one table lookup
+    maps a block of them to vocabulary ids. The corpus is the one :func:`compile_sequences` writes for
+    the rows as lists of their columns' keys.
+    """
+    indptr, indices = baskets.indptr, baskets.indices
+    counts = np.bincount(indices, minlength=baskets.n_items).astype(np.int64)
+    seen = np.flatnonzero(counts)
+    keys = baskets.item_keys
+    vocab, source = make_ranked_vocab(
+        [keys[c] for c in seen.tolist()], counts[seen], min_count, max_items, what
+    )
+    lut = np.full(baskets.n_items, -1, dtype=np.int32)
+    lut[seen[source]] = np.arange(len(vocab), dtype=np.int32)
+    writer = CorpusWriter(folder)
+    try:
+        row = 0
+        while row < baskets.n_rows:  # blocks of about _BLOCK_TOKENS tokens, at least one row
+            end = int(np.searchsorted(indptr, indptr[row] + _BLOCK_TOKENS, side="right")) - 1
+            end = min(max(end, row + 1), baskets.n_rows)
+            writer.append(lut[indices[indptr[row] : indptr[end]]], np.diff(indptr[row : end + 1]))
+            row = end
+    except BaseException:
+        writer.abort()
+        raise
+    return writer.finish(vocab, description)
 
 
 def compile_log(

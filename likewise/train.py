@@ -99,7 +99,7 @@ def _as_corpus(
     data: Any, config: TrainConfig, cache_dir: str | Path | None, stack: ExitStack, progress: bool
 ):
     from .corpus import Corpus, build_corpus, corpus_from_sequences
-    from .readers import InputSpec
+    from .readers import InputSpec, SparseBaskets
 
     if isinstance(data, Corpus):
         return data
@@ -120,15 +120,15 @@ def _as_corpus(
             cache_dir=cache_dir,
             progress=progress,
         )
-    if isinstance(data, Iterable):
-        # In-memory sequences are compiled into a folder that lives only as long as training.
+    if isinstance(data, Iterable | SparseBaskets):
+        # In-memory sequences (or a matrix's rows) are compiled into a folder that lives as long as training.
         out = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="likewise-corpus-")))
         return corpus_from_sequences(
             data, out / "corpus", min_count=config.min_count, max_items=config.max_items
         )
     raise InputError(
-        f"cannot train on {type(data).__name__}: pass a Corpus, an InputSpec, a path, "
-        "or an iterable of sequences of item keys"
+        f"cannot train on {type(data).__name__}: pass a Corpus, an InputSpec, a path, a scipy.sparse "
+        "matrix or an iterable of sequences of item keys"
     )
 
 
@@ -151,11 +151,12 @@ def train(
 
     Parameters
     ----------
-    data : Corpus, InputSpec, path, table or iterable of sequences of str
+    data : Corpus, InputSpec, path, table, sparse matrix or iterable of sequences of str
         What to learn from. Paths and specs are compiled (and cached) with
         :func:`likewise.corpus.build_corpus`; iterables are compiled into a temporary folder; a
         pyarrow Table or a pandas / polars DataFrame is a log with one row per (basket, item), read
-        through the same reader as a file (``basket_col`` and ``item_col`` name its columns).
+        through the same reader as a file (``basket_col`` and ``item_col`` name its columns); a
+        scipy.sparse matrix (or :class:`~likewise.readers.SparseBaskets`) is a basket per row.
     config : TrainConfig, optional
         Hyper-parameters; keyword ``overrides`` replace single fields (``train(data, dim=32)``).
     basket_col, item_col, order_col : str, optional
@@ -185,13 +186,14 @@ def train(
     Embeddings or None
         The input vectors, the vocabulary and counts, the config as trained (mode and ``sample``
         resolved), and in ``meta``: per-epoch history, why the mode and ``sample`` were chosen, the
-        share of tokens subsampling kept, and the keys ``min_count`` / ``max_items`` dropped. Under
-        ``torchrun`` (``WORLD_SIZE`` > 1, backend torch) every process trains its shard of the tables
-        and rank 0 returns the whole space; the other ranks return None.
+        share of tokens subsampling kept, the keys ``min_count`` / ``max_items`` dropped, and from a
+        matrix its ``matrix`` (:meth:`SparseBaskets.shape_note`). Under ``torchrun`` (``WORLD_SIZE`` >
+        1, backend torch) every process trains its shard and rank 0 returns the whole space, the others None.
     """
-    from .readers import InputSpec, is_table, write_table
+    from .readers import InputSpec, SparseBaskets, is_sparse, is_table, sparse_baskets, write_table
 
     config = config_with(config, overrides)
+    data = sparse_baskets(data) if is_sparse(data) else data  # the column numbers as keys
     how = Run.of(config, checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every, resume=resume)
     d = how.dist
     with ExitStack() as stack:
@@ -218,7 +220,9 @@ def train(
         mode_reason = "set by the caller"
         if config.mode == "auto":
             data, first = _peek(data)
-            if isinstance(first, set | frozenset):
+            if isinstance(data, SparseBaskets):
+                mode, mode_reason = "basket", "a sparse matrix: each row a basket"
+            elif isinstance(first, set | frozenset):
                 mode, mode_reason = "basket", "in-memory sets: each one a basket"
             else:
                 mode, mode_reason = infer_mode(data)
@@ -239,7 +243,10 @@ def train(
                 max_items=built.get("max_items", config.max_items),
             )
         keys = getattr(corpus.vocab, "keys", None)
-        return _train_corpus(corpus, config, callback, show, mode_reason, dataclasses.replace(how, keys=keys))
+        emb = _train_corpus(corpus, config, callback, show, mode_reason, dataclasses.replace(how, keys=keys))
+        if emb is not None and isinstance(data, SparseBaskets):
+            emb.meta["matrix"] = data.shape_note()  # how recommend() names a query matrix's columns
+        return emb
 
 
 def _peek(data: Any) -> tuple[Any, Any]:

@@ -76,6 +76,8 @@ def test_python_example_runs(doc: str, line: int, lang: str, code: str, marked: 
         pytest.importorskip("torch")
     if "gensim" in code:
         pytest.importorskip("gensim")
+    if "import scipy" in code:
+        pytest.importorskip("scipy")  # not a dependency of likewise: implicit's users have it
     for cmd in WRITTEN_BY.findall(code):
         _run(cmd.split(), tmp_path, f"{doc}:{line} data: {cmd}")
     script = tmp_path / "example.py"

@@ -1,6 +1,6 @@
 """Read baskets, sessions and sentences from text files, transaction logs and in-memory tables, streamed.
 
-Three kinds of input, a module each:
+Four kinds of input, a module each:
 
 * **text** (:mod:`~likewise.readers.text`) -- one sentence / basket / session per line, items
   separated by whitespace (or a ``delimiter``); plain, ``.gz``, ``.bz2`` or ``.zst``; read in bounded
@@ -9,10 +9,13 @@ Three kinds of input, a module each:
   JSON Lines with one row per (basket, item) pair, read in two streamed passes (count, then group).
 * **tables** (:mod:`~likewise.readers.table`) -- a pyarrow / pandas / polars table in memory, written
   to Parquet and then read as a log.
+* **sparse matrices** (:mod:`~likewise.readers.matrix`) -- a scipy.sparse user × item matrix, each row
+  a basket of the columns it holds a value > 0 in (already packed ids: no Python object per row).
 
 What they share (:class:`InputSpec`, the files it names, their format and compression) is in the
 private ``_files`` module; everything public is re-exported here, so ``likewise.readers.X`` is the name
-to use. Each module imports only :mod:`likewise.errors` of the rest of likewise.
+to use. Each module imports only :mod:`likewise.errors` of the rest of likewise; the matrix reader also
+uses the sparse-matrix validators of ``likewise._check``, which :meth:`Embeddings.recommend` shares.
 
 Empty files: a file named explicitly that has no data (0 bytes, a header-only CSV, a 0-row Parquet
 file, a text file with no non-blank line) is an error; a file found by expanding a folder may be
@@ -39,6 +42,7 @@ from ._files import (
     named_files,
     resolve_files,
 )
+from .matrix import SparseBaskets, is_sparse, sparse_baskets
 from .table import is_table
 from .text import MAX_ITEM_CHARS, MAX_SEQUENCE_LENGTH, iter_text_chunks, iter_text_sequences, simple_tokens
 
@@ -79,6 +83,7 @@ __all__ = [
     "MAX_SEQUENCE_LENGTH",
     "InputSpec",
     "LogScan",
+    "SparseBaskets",
     "as_arrow_table",
     "column_seconds",
     "compression",
@@ -86,6 +91,7 @@ __all__ = [
     "first_line",
     "hash_keys",
     "input_format",
+    "is_sparse",
     "is_table",
     "iter_log_batches",
     "iter_log_groups",
@@ -97,5 +103,6 @@ __all__ = [
     "resolve_files",
     "scan_log",
     "simple_tokens",
+    "sparse_baskets",
     "write_table",
 ]
