@@ -7,6 +7,7 @@ the space can load it without the retail layer.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,7 +21,7 @@ if TYPE_CHECKING:  # pyarrow and pandas are imported inside the methods that nee
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["CUSTOMER_BLOCK", "CustomerTable", "customer_table"]
+__all__ = ["CUSTOMER_BLOCK", "CUSTOMER_SUMS_BYTES", "CustomerTable", "customer_table"]
 
 
 class CustomerTable:
@@ -155,6 +156,8 @@ class CustomerTable:
 
 #: Lines of a log handled at a time by :func:`customer_table` (bounds its working set).
 CUSTOMER_BLOCK = 1 << 20
+#: Bytes of float64 sums :func:`customer_table` holds at once: more customers take more passes.
+CUSTOMER_SUMS_BYTES = 256 * 2**20
 
 
 def customer_table(
@@ -175,7 +178,9 @@ def customer_table(
     The raw product vectors are averaged (not their unit versions), so ``customer @ context[j]`` is the
     customer's mean affinity for product ``j``; cosine comparisons between customers normalise anyway.
     The lines are read :data:`CUSTOMER_BLOCK` at a time, so memory-mapped arrays of a compiled corpus
-    (``corpus.side``) are never loaded whole: the working set is the customers x dim sums plus a block.
+    (``corpus.side``) are never loaded whole: the working set is the customer table itself, the float64
+    sums of :data:`CUSTOMER_SUMS_BYTES` worth of customers at a time (one more pass over the lines per such
+    range) and a block.
 
     Parameters
     ----------
@@ -226,36 +231,54 @@ def customer_table(
             now = max(int(np.max(times[s : s + CUSTOMER_BLOCK])) for s in range(0, n_lines, CUSTOMER_BLOCK))
     if popularity_power < 0:
         raise InputError(f"popularity_power == {popularity_power!r}, must be >= 0")
-    n_users, n_items = len(user_keys), len(vectors)
-    sums = np.zeros((n_users, vectors.shape[1]), dtype=np.float64)
-    wsum = np.zeros(n_users, dtype=np.float64)
-    lines = np.zeros(n_users, dtype=np.int64)
-    pairs: list[np.ndarray] = []
+    n_users, n_items, dim = len(user_keys), len(vectors), vectors.shape[1]
     pop = (
         np.maximum(np.asarray(counts), 1).astype(np.float64) ** -popularity_power
         if popularity_power
         else None
     )
-    for s in range(0, n_lines, CUSTOMER_BLOCK):
-        item = np.asarray(ids[s : s + CUSTOMER_BLOCK], dtype=np.int64)
-        user = np.asarray(users[s : s + CUSTOMER_BLOCK], dtype=np.int64)
-        weights = np.ones(len(item), dtype=np.float64)
-        if half_life_days is not None:
-            age = now - np.asarray(times[s : s + CUSTOMER_BLOCK], dtype=np.float64)
-            weights *= 0.5 ** (age / (half_life_days * 86400.0))
-        known = item >= 0
-        if not known.all():
-            item, user, weights = item[known], user[known], weights[known]
-        if pop is not None:
-            weights *= pop[item]
-        add_weighted_rows(sums, wsum, user, item, weights, vectors)
+
+    def blocks() -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """(users, items, weights) of the lines with a product of the space, a block at a time."""
+        for s in range(0, n_lines, CUSTOMER_BLOCK):
+            item = np.asarray(ids[s : s + CUSTOMER_BLOCK], dtype=np.int64)
+            user = np.asarray(users[s : s + CUSTOMER_BLOCK], dtype=np.int64)
+            weights = np.ones(len(item), dtype=np.float64)
+            if half_life_days is not None:
+                age = now - np.asarray(times[s : s + CUSTOMER_BLOCK], dtype=np.float64)
+                weights *= 0.5 ** (age / (half_life_days * 86400.0))
+            known = item >= 0
+            if not known.all():
+                item, user, weights = item[known], user[known], weights[known]
+            if pop is not None:
+                weights *= pop[item]
+            yield user, item, weights
+
+    lines = np.zeros(n_users, dtype=np.int64)
+    pairs: list[np.ndarray] = []
+    for user, item, _ in blocks():
         lines += np.bincount(user, minlength=n_users)
         pairs.append(np.unique(user * n_items + item))
     has = lines > 0
     if not has.any():
         raise InputError("no customer bought a product of the space: no customer vectors to build")
     rows = np.cumsum(has) - 1  # code -> row among the customers that keep a vector
-    out = (sums[has] / np.maximum(wsum[has], 1e-300)[:, None]).astype(np.float32)
+    out = np.empty((int(has.sum()), dim), dtype=np.float32)
+    # The float64 sums of a range of customers at a time, one pass over the lines per range: the working
+    # set stays CUSTOMER_SUMS_BYTES however many customers there are (each sum still adds its lines in
+    # line order, so the vectors do not depend on the ranges).
+    span = max(1, CUSTOMER_SUMS_BYTES // (8 * max(dim, 1)))
+    for lo in range(0, n_users, span):
+        hi = min(n_users, lo + span)
+        sums = np.zeros((hi - lo, dim), dtype=np.float64)
+        wsum = np.zeros(hi - lo, dtype=np.float64)
+        for user, item, weights in blocks():
+            if lo > 0 or hi < n_users:
+                inside = (user >= lo) & (user < hi)
+                user, item, weights = user[inside], item[inside], weights[inside]
+            add_weighted_rows(sums, wsum, user - lo, item, weights, vectors)
+        keep = has[lo:hi]
+        out[rows[lo:hi][keep]] = sums[keep] / np.maximum(wsum[keep], 1e-300)[:, None]
     pair = np.unique(np.concatenate(pairs)) if pairs else np.zeros(0, np.int64)
     pu, pid = np.divmod(pair, n_items)
     pr = rows[pu]

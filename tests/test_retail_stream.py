@@ -207,3 +207,24 @@ def test_weighted_row_sums_match_the_reference():
     assert out[0][0].tobytes() == out[1][0].tobytes() and out[0][1].tobytes() == out[1][1].tobytes()
     with pytest.raises(InputError, match="ids run from"):
         add_weighted_rows(*out[0], groups, ids + 50, weights, table)
+
+
+def test_customer_sums_in_ranges_give_the_same_table(monkeypatch):
+    """A working set of a few customers' sums at a time (many passes) builds the same bytes as one pass."""
+    import likewise.customers as customers
+
+    rng = np.random.default_rng(1)
+    vectors = rng.standard_normal((40, 6)).astype(np.float32)
+    counts = rng.integers(1, 50, 40)
+    users = rng.integers(0, 25, 3000)
+    ids = rng.integers(-1, 40, 3000)  # -1: a product not in the space
+    times = rng.integers(1_700_000_000, 1_700_900_000, 3000)
+    keys = [f"c{i}" for i in range(26)]  # c25 has no line: no vector
+    kw = {"times": times, "half_life_days": 3.0, "popularity_power": 0.5}
+    one = customers.customer_table(vectors, counts, "fp", keys, users, ids, **kw)
+    monkeypatch.setattr(customers, "CUSTOMER_SUMS_BYTES", 3 * 8 * 6)  # three customers per pass
+    monkeypatch.setattr(customers, "CUSTOMER_BLOCK", 256)
+    many = customers.customer_table(vectors, counts, "fp", keys, users, ids, **kw)
+    assert many.keys == one.keys and "c25" not in many.keys
+    assert many.vectors.tobytes() == one.vectors.tobytes()
+    assert np.array_equal(many.bought_ids, one.bought_ids) and many.config == one.config
