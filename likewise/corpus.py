@@ -379,9 +379,7 @@ def _describe(spec: InputSpec, files: list[Path], fmt: str) -> dict[str, Any]:
         "basket_col": spec.basket_col,
         "item_col": spec.item_col,
         "order_col": spec.order_col,
-        **({"user_col": spec.user_col} if spec.user_col else {}),
-        **({"time_col": spec.time_col} if spec.time_col else {}),
-        **({"tokenize": spec.tokenize} if spec.tokenize != "none" else {}),
+        **spec.extras(),
         "n_files": len(files),
     }
 
@@ -408,10 +406,7 @@ def cache_key(
             "basket_col": spec.basket_col,
             "item_col": spec.item_col,
             "order_col": spec.order_col,
-            # side columns only when given, so the keys of corpora without them stay as they were
-            **({"user_col": spec.user_col} if spec.user_col else {}),
-            **({"time_col": spec.time_col} if spec.time_col else {}),
-            **({"tokenize": spec.tokenize} if spec.tokenize != "none" else {}),
+            **spec.extras(),  # only when given, so the keys of corpora without them stay as they were
         },
         "files": stats,
         "max_sequence_length": readers.MAX_SEQUENCE_LENGTH,  # text lines are cut at it

@@ -220,11 +220,21 @@ def _baskets(rows: list[tuple[int, str]]) -> list[list[str]]:
     return list(out.values())
 
 
-def test_quantity_col_without_user_col_is_a_clear_error(tmp_path, capsys):
-    orders = write_orders(seed_shop(1), tmp_path / "orders.csv")
-    args = ["train", str(orders), "--basket-col", "order_id", "--item-col", "product"]
-    assert main([*args, "-o", str(tmp_path / "m"), "--quantity-col", "qty"]) == 1
-    assert "--quantity-col qty needs --user-col" in capsys.readouterr().err
+def test_quantity_col_without_user_col_is_checked_and_recorded(tmp_path, capsys):
+    rows = seed_shop(1)
+    text = "order_id,product,qty\n" + "".join(f"{o},{p},{1 + o % 3}\n" for o, p in rows)
+    (tmp_path / "orders.csv").write_text(text)
+    args = ["train", str(tmp_path / "orders.csv"), "--basket-col", "order_id", "--item-col", "product"]
+    args += ["--quantity-col", "qty", "--epochs", "1", "--quiet"]
+    assert main([*args, "-o", str(tmp_path / "m")]) == 0
+    import likewise
+
+    assert likewise.load(tmp_path / "m").meta["retail"]["quantity_col"] == "qty"
+    bad = tmp_path / "orders.csv"
+    bad.write_text(text + f"9999,{rows[0][1]},-2\n")
+    assert main([*args, "-o", str(tmp_path / "m2")]) == 1
+    err = capsys.readouterr().err
+    assert f"quantity -2 in column 'qty' (must be a number >= 0) in {bad} at data row {len(rows) + 1}" in err
 
 
 def _pairs_baskets(seed: int, n_pairs: int = 60, n: int = 1500) -> list[list[str]]:

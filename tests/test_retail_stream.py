@@ -126,10 +126,13 @@ def test_the_command_line_checkpoints_a_log_with_customers(shop, tmp_path, capsy
     import likewise
 
     assert len(likewise.load(tmp_path / "m").customers) > 0
-    rc = main(
-        [*args, "--sessions", "30m", "--checkpoint-dir", str(tmp_path / "c2"), "-o", str(tmp_path / "m2")]
-    )
-    assert rc == 1
+    sessions = [*args, "--time-col", "timestamp", "--sessions", "30m", "--quantity-col", "quantity"]
+    assert main([*sessions, "--checkpoint-dir", str(tmp_path / "c2"), "-o", str(tmp_path / "m2")]) == 0
+    assert (tmp_path / "c2" / "checkpoint" / "manifest.json").exists()
+    m2 = likewise.load(tmp_path / "m2")
+    assert m2.config["mode"] == "sequence" and m2.meta["retail"]["sessions"] == "30m"
+    typed = [*args, "--type-col", "kind", "--checkpoint-dir", str(tmp_path / "c3"), "-o", str(tmp_path)]
+    assert main(typed) == 1
     assert "not checkpointed" in capsys.readouterr().err
 
 

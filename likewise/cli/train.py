@@ -128,18 +128,10 @@ def _train_retail(args: argparse.Namespace) -> None:
             "or --type-cols for one item column per type"
         )
     typed = args.type_col or args.type_cols or args.item_attrs or args.typed_negatives
-    streamed = args.user_col and not (args.sessions or args.quantity_col or typed)
-    if (args.checkpoint_dir or args.resume) and not streamed:
+    if (args.checkpoint_dir or args.resume) and typed:
         raise LikewiseError(
-            "--checkpoint-dir / --resume work for item vectors and for an order log with --user-col "
-            "(and --time-col); with --sessions, --quantity-col, a typed log or --item-attrs training is "
-            "not checkpointed"
-        )
-    if args.quantity_col and not args.user_col:
-        raise LikewiseError(
-            f"--quantity-col {args.quantity_col} needs --user-col: quantities are checked (numbers >= 0) "
-            "for an order log with customers; they do not weigh product training, which counts each "
-            "product once per basket"
+            "--checkpoint-dir / --resume work for every log but a typed one (--type-col, --type-cols, "
+            "--item-attrs, --typed-negatives): that one is read in memory and not checkpointed"
         )
     config = TrainConfig(**{f: getattr(args, f) for f in _CONFIG_FIELDS})
     emb = train_from_log(

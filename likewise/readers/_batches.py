@@ -43,7 +43,7 @@ def _log_columns(spec: InputSpec) -> list[str]:
     cols = [spec.basket_col, spec.item_col]
     if spec.order_col:
         cols.append(spec.order_col)
-    for side in (spec.user_col, spec.time_col):  # read by name; a column named twice is read once
+    for side in (spec.user_col, spec.time_col, spec.quantity_col):  # by name; a column named twice: once
         if side and side not in cols:
             cols.append(side)
     return [c for c in cols if c is not None]

@@ -76,6 +76,12 @@ class InputSpec:
         Logs: side columns compiled beside the items, one value per kept line: the customer of each line
         (``user.npy``, codes into ``customers.json``) and its time (``time.npy``, seconds since 1970).
         They do not change training; customer vectors are built from them (:mod:`likewise.customers`).
+    quantity_col : str, optional
+        Logs: units bought per line, checked to be numbers >= 0 (not used in training).
+    session_gap : int, optional
+        Logs: group lines into customer sessions instead of baskets: a customer's lines in time order
+        (ties in file order), a new session whenever the time since the previous line exceeds this many
+        seconds. Needs ``user_col`` and ``time_col``; ``basket_col`` is still read and checked.
     """
 
     paths: tuple[str, ...]
@@ -87,6 +93,8 @@ class InputSpec:
     user_col: str | None = None
     time_col: str | None = None
     tokenize: str = "none"
+    quantity_col: str | None = None
+    session_gap: int | None = None
 
     def __post_init__(self) -> None:
         paths = self.paths
@@ -115,6 +123,27 @@ class InputSpec:
                 "basket_col, item_col, order_col, user_col and time_col apply to csv/parquet/jsonl logs, "
                 "not text"
             )
+        if self.session_gap is not None:
+            gap = self.session_gap
+            if isinstance(gap, bool) or not isinstance(gap, int) or gap < 1:
+                raise InputError(f"session_gap == {gap!r}, must be a whole number of seconds >= 1")
+            if not (self.user_col and self.time_col):
+                raise InputError("sessions need a customer column and a time column (--user-col, --time-col)")
+            if self.order_col:
+                raise InputError("sessions are ordered by time_col: give no order_col with them")
+
+    def extras(self) -> dict[str, object]:
+        """The optional reading options that are set, by name: part of a corpus's description and key.
+
+        Only options away from their defaults appear, so corpora built without them keep their keys.
+        """
+        out: dict[str, object] = {}
+        for name in ("user_col", "time_col", "quantity_col", "session_gap"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        if self.tokenize != "none":
+            out["tokenize"] = self.tokenize
+        return out
 
 
 def resolve_files(spec: InputSpec) -> list[Path]:

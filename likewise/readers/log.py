@@ -156,6 +156,20 @@ def _check_utf8(path: Path, first_row: int, name: str, keys: pa.Array) -> None:
         ) from None
 
 
+def _check_quantity(path: Path, first_row: int, name: str, col: pa.Array) -> None:
+    """Units bought must be numbers >= 0 (a null or NaN is neither)."""
+    if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_null(col.type)):
+        raise InputError(f"quantity column {name!r} in {path} holds {col.type}, expected numbers")
+    q = np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
+    bad = ~(q >= 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"quantity {col[i].as_py()!r} in column {name!r} (must be a number >= 0) in {path} at data "
+            f"row {first_row + i + 1} (rows count from 1, header not counted)"
+        )
+
+
 def column_seconds(path: Path, name: str, col: pa.Array) -> np.ndarray:
     """A time column as int64 seconds since 1970: timestamps, dates, numbers or ISO 8601 text.
 
@@ -296,7 +310,9 @@ def scan_log(spec: InputSpec, files: list[Path] | None = None, *, progress: bool
             times = batch.column(spec.time_col)
             _check_nulls(path, first_row, spec.time_col, times)
             column_seconds(path, spec.time_col, times)  # a bad time fails here, before grouping
-            est += 8 * batch.num_rows
+            est += (16 if spec.session_gap else 8) * batch.num_rows  # sessions: time is the order too
+        if spec.quantity_col:
+            _check_quantity(path, first_row, spec.quantity_col, batch.column(spec.quantity_col))
         vc = pc.value_counts(item_keys)
         parts.append(pa.table({"k": vc.field("values"), "c": vc.field("counts")}))
         pending += len(vc)
@@ -309,7 +325,7 @@ def scan_log(spec: InputSpec, files: list[Path] | None = None, *, progress: bool
         counts=merged.column("c").to_numpy().astype(np.int64),
         n_rows=n_rows,
         basket_is_int=basket_is_int,
-        order_type=_common_order_type(spec.order_col, order_types),
+        order_type=pa.int64() if spec.session_gap else _common_order_type(spec.order_col, order_types),
         est_bytes=est,
         files=files,
         user_keys=pc.unique(pa.concat_arrays(users)).to_pylist() if spec.user_col else None,
@@ -421,17 +437,39 @@ def _pass2_table(
     basket = batch.column(0)
     basket = basket.cast(pa.int64()) if scan.basket_is_int else _as_strings(basket)
     ids = pc.index_in(_as_strings(batch.column(1)), value_set=value_set).fill_null(-1).cast(pa.int32())
+    user = None
+    if users is not None and spec.user_col:
+        user = pc.index_in(_as_strings(batch.column(spec.user_col)), value_set=users)
+        user = user.fill_null(-1).cast(pa.int32())  # every customer was scanned
+    seconds = None
+    if spec.time_col:
+        seconds = pa.array(column_seconds(path, spec.time_col, batch.column(spec.time_col)))
+    if spec.session_gap is not None and user is not None:
+        basket = user.cast(pa.int64())  # sessions: a customer's lines in time order, cut at gaps later
     columns = {"h": pa.array(hash_keys(basket)), "b": basket}
-    if scan.order_type is not None:
+    if spec.session_gap is not None:
+        columns["o"] = seconds
+    elif scan.order_type is not None:
         order = batch.column(2)
         columns["o"] = order if order.type == scan.order_type else order.cast(scan.order_type)
     columns["i"] = ids
-    if users is not None and spec.user_col:
-        user = _as_strings(batch.column(spec.user_col))
-        columns["u"] = pc.index_in(user, value_set=users).fill_null(-1).cast(pa.int32())  # all were scanned
-    if spec.time_col:
-        columns["t"] = pa.array(column_seconds(path, spec.time_col, batch.column(spec.time_col)))
+    if user is not None:
+        columns["u"] = user
+    if seconds is not None:
+        columns["t"] = seconds
     return pa.table(columns)
+
+
+def _cut_sessions(
+    ids: np.ndarray, lengths: np.ndarray, side: dict[str, np.ndarray], gap: int
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Cut each customer's time-ordered lines into sessions where ``gap`` seconds pass without a line."""
+    t = side["time"]
+    start = np.zeros(len(ids), dtype=bool)
+    start[np.cumsum(lengths) - lengths] = True
+    start[1:] |= np.diff(t) > gap
+    starts = np.flatnonzero(start)
+    return ids, np.diff(np.append(starts, len(ids))).astype(np.int64), side
 
 
 #: Side columns carried through grouping: one value per line, kept in the lines' new order.
@@ -582,4 +620,7 @@ def iter_log_groups(
             continue
         if progress and p % max(1, n_parts // 10) == 0:
             log_progress(f"sorting partition {p + 1}/{n_parts}")
-        yield _group(table, ordered)
+        ids, lengths, side = _group(table, ordered)
+        if spec.session_gap is not None:
+            ids, lengths, side = _cut_sessions(ids, lengths, side, spec.session_gap)
+        yield ids, lengths, side

@@ -7,6 +7,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from ..embeddings import Embeddings
 from ..errors import InputError
 from ..train import run_notes, train_tables
 from ..vocab import Vocab
-from .log import OrderLog, log_codes, read_order_log
+from .log import OrderLog, log_codes, parse_duration, read_order_log
 from .side import read_item_attributes
 from .typed import parse_type_map
 
@@ -145,11 +146,12 @@ def train_from_log(
 ) -> Embeddings:
     """Train product vectors from an order log and attach customer vectors built from the same log.
 
-    A log with a customer (and time) column and none of ``sessions``, ``quantity_col``, types or
-    ``item_attrs`` streams through :func:`likewise.train.train` like any log: compiled once into the
-    corpus cache with the customer and time of each line beside its product, trained with checkpoints
-    if asked, and the customer vectors built in one bounded pass over the compiled corpus. The other
-    options read the log into memory (:func:`read_order_log`) and are not checkpointed.
+    Every log but a typed one (types or ``item_attrs``) streams through :func:`likewise.train.train`
+    like any log: compiled once into the corpus cache with the customer and time of each line beside
+    its product (customer sessions cut by the reader), trained with checkpoints if asked, and the
+    customer vectors built in one bounded pass over the compiled corpus. A table in memory is written
+    to a temporary Parquet file and read the same way. A typed log is read into memory
+    (:func:`read_order_log`) and not checkpointed.
 
     Parameters
     ----------
@@ -171,7 +173,7 @@ def train_from_log(
     half_life_days, popularity_power
         Customer vector weights (see :func:`build_customer_vectors`).
     cache_dir, checkpoint_dir, checkpoint_every, resume
-        As in :func:`likewise.train.train`; for a streamed log only (see above).
+        As in :func:`likewise.train.train`; not for a typed log (see above).
 
     Returns
     -------
@@ -179,14 +181,8 @@ def train_from_log(
         With ``emb.customers`` set when ``user_col`` is given; ``meta["retail"]`` records the options.
     """
     t0 = time.perf_counter()
-    files = isinstance(paths, str | os.PathLike) or (
-        isinstance(paths, list | tuple) and all(isinstance(p, str | os.PathLike) for p in paths)
-    )  # a table (pyarrow, pandas, polars) is read in memory
-    streamed = files and user_col is not None and sessions is None and quantity_col is None
-    streamed = streamed and not (
-        type_col or type_map or type_cols or item_attrs is not None or typed_negatives
-    )
-    if streamed:
+    typed = type_col or type_map or type_cols or item_attrs is not None or typed_negatives
+    if not typed:
         return _train_streamed(
             paths,
             config,
@@ -194,6 +190,8 @@ def train_from_log(
             item_col=item_col,
             user_col=user_col,
             time_col=time_col,
+            quantity_col=quantity_col,
+            sessions=sessions,
             format=format,
             delimiter=delimiter,
             half_life_days=half_life_days,
@@ -207,8 +205,8 @@ def train_from_log(
         )
     if checkpoint_dir is not None or resume:
         raise InputError(
-            "checkpoint_dir / resume work for an order log read as a stream (a customer and time column); "
-            "with sessions, quantity_col, a typed log or item_attrs training is not checkpointed"
+            "checkpoint_dir / resume work for every order log but a typed one (type_col, type_cols, "
+            "item_attrs): that one is read in memory and not checkpointed"
         )
     log = read_order_log(
         paths,
@@ -247,8 +245,10 @@ def _train_streamed(
     *,
     basket_col: str,
     item_col: str,
-    user_col: str,
+    user_col: str | None,
     time_col: str | None,
+    quantity_col: str | None,
+    sessions: str | int | None,
     format: str,
     delimiter: str | None,
     half_life_days: float | None,
@@ -261,64 +261,85 @@ def _train_streamed(
     overrides: dict[str, Any],
 ) -> Embeddings:
     """:func:`train_from_log` for a log the streaming reader compiles (see there)."""
+    import tempfile
+
     from ..corpus import build_corpus
-    from ..readers import InputSpec
+    from ..readers import InputSpec, is_table, write_table
     from ..train import train
 
     t0 = time.perf_counter()
     config = config_with(config, overrides)
     mode_reason = "set by the caller"
-    if config.mode == "auto":  # one order's lines carry no order worth learning, whatever the time says
-        config = dataclasses.replace(config, mode="basket")
-        mode_reason = f"one basket per {basket_col}; line order is not used"
-    config = dataclasses.replace(config, min_count=min_count_for(config))
-    plist = (paths,) if isinstance(paths, str | os.PathLike) else tuple(paths)
-    spec = InputSpec(
-        paths=tuple(os.fspath(p) for p in plist),
-        format=format,
-        delimiter=delimiter,
-        basket_col=basket_col,
-        item_col=item_col,
-        user_col=user_col,
-        time_col=time_col,
-    )
-    show = sys.stderr.isatty() if progress is None else progress
-    corpus = build_corpus(
-        spec,
-        min_count=config.min_count,
-        max_items=config.max_items,
-        cache_dir=cache_dir,
-        what="product",
-        progress=show,
-    )
-    emb = train(
-        corpus,
-        config,
-        progress=show,
-        checkpoint_dir=checkpoint_dir,
-        checkpoint_every=checkpoint_every,
-        resume=resume,
-    )
-    if emb is None:  # a rank other than 0 under torchrun: rank 0 holds the space
-        return None  # type: ignore[return-value]
-    emb.meta["mode_reason"] = mode_reason
-    t1 = time.perf_counter()
-    emb.attach_customers(
-        customer_table(
-            emb.vectors,
-            emb.counts,
-            emb.fingerprint,
-            corpus.user_keys or [],
-            corpus.side["user"],
-            corpus.ids,
-            times=corpus.side.get("time"),
-            half_life_days=half_life_days,
-            popularity_power=popularity_power,
+    if config.mode == "auto":
+        # Sessions chain a customer's orders in time: their order is the signal. A single order's
+        # lines carry no order worth learning, whatever the time column says.
+        mode = "sequence" if sessions is not None else "basket"
+        mode_reason = (
+            f"customer sessions (--sessions {sessions}) are ordered in time"
+            if sessions is not None
+            else f"one basket per {basket_col}; line order is not used"
         )
-    )
-    emb.meta["customer_seconds"] = time.perf_counter() - t1
-    columns = {"basket_col": basket_col, "item_col": item_col, "user_col": user_col, "time_col": time_col}
-    emb.meta["retail"] = {**columns, "sessions": None, "lines": int(corpus.manifest.get("input_tokens", 0))}
+        config = dataclasses.replace(config, mode=mode)
+    config = dataclasses.replace(config, min_count=min_count_for(config))
+    cols = {
+        "basket_col": basket_col,
+        "item_col": item_col,
+        "user_col": user_col,
+        "time_col": time_col,
+        "quantity_col": quantity_col,
+    }
+    with tempfile.TemporaryDirectory(prefix="likewise-log-") as tmp:
+        if is_table(paths):  # a table in memory goes through the same reader as a file
+            named = list(dict.fromkeys(c for c in cols.values() if c))
+            paths, format, delimiter = write_table(paths, Path(tmp) / "log.parquet", named), "parquet", None
+            cache_dir = Path(tmp) / "cache"  # no file to key a cache on: compile it once, here
+        plist = (paths,) if isinstance(paths, str | os.PathLike) else tuple(paths)
+        spec = InputSpec(
+            paths=tuple(os.fspath(p) for p in plist),
+            format=format,
+            delimiter=delimiter,
+            session_gap=None if sessions is None else parse_duration(sessions),
+            **cols,
+        )
+        show = sys.stderr.isatty() if progress is None else progress
+        corpus = build_corpus(
+            spec,
+            min_count=config.min_count,
+            max_items=config.max_items,
+            cache_dir=cache_dir,
+            what="product",
+            progress=show,
+        )
+        emb = train(
+            corpus,
+            config,
+            progress=show,
+            checkpoint_dir=checkpoint_dir,
+            checkpoint_every=checkpoint_every,
+            resume=resume,
+        )
+        if emb is None:  # a rank other than 0 under torchrun: rank 0 holds the space
+            return None  # type: ignore[return-value]
+        emb.meta["mode_reason"] = mode_reason
+        t1 = time.perf_counter()
+        if user_col is not None:
+            emb.attach_customers(
+                customer_table(
+                    emb.vectors,
+                    emb.counts,
+                    emb.fingerprint,
+                    corpus.user_keys or [],
+                    corpus.side["user"],
+                    corpus.ids,
+                    times=corpus.side.get("time"),
+                    half_life_days=half_life_days,
+                    popularity_power=popularity_power,
+                )
+            )
+            emb.meta["customer_seconds"] = time.perf_counter() - t1
+        lines = int(corpus.manifest.get("input_tokens", 0))
+        del corpus  # its memory maps close before the temporary folder goes
+    emb.meta["retail"] = {**cols, "sessions": sessions, "lines": lines}
     emb.meta["read_seconds"] = time.perf_counter() - t0 - emb.meta["train_seconds"]
     return emb
 
