@@ -247,3 +247,23 @@ def test_torchrun_trains_the_seed_shop(tmp_path):
     emb = likewise.load(str(tmp_path / "m"))
     assert emb.meta["world_size"] == 2 and emb.meta["backend"] == "torch"
     assert own_department(emb) == 9
+
+
+def test_torchrun_trains_an_order_log_with_customers_and_sessions(tmp_path):
+    """The same streamed order log under torchrun: customers, sessions and a checkpoint, rank 0 saves."""
+    from likewise.datasets import retail_orders, write_retail
+
+    shop = tmp_path / "shop"
+    write_retail(retail_orders(n_customers=300, n_products=120, seed=2), shop, formats=("csv",))
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
+    cmd += ["-m", "likewise", "train", str(shop / "orders.csv"), "--basket-col", "order_id"]
+    cmd += ["--item-col", "product_id", "--user-col", "customer_id", "--time-col", "timestamp"]
+    cmd += ["--sessions", "30m", "--checkpoint-dir", str(tmp_path / "ck"), "--epochs", "2"]
+    cmd += ["-o", str(tmp_path / "m"), "--backend", "torch", "--quiet", "--cache-dir", str(tmp_path / "c")]
+    env = dict(os.environ, OMP_NUM_THREADS="1", LIKEWISE_DIST_TIMEOUT="60")
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    emb = likewise.load(str(tmp_path / "m"))
+    assert emb.meta["world_size"] == 2 and emb.config["mode"] == "sequence"
+    assert emb.customers is not None and len(emb.customers) == 300
+    assert (tmp_path / "ck" / "checkpoint" / "manifest.json").exists()

@@ -53,7 +53,7 @@ _LAZY = {
     "GROUP_MEMORY_BUDGET": "log",
     "MAX_PARTITIONS": "log",
     "LogScan": "log",
-    "column_seconds": "log",
+    "column_seconds": "_checks",
     "hash_keys": "log",
     "iter_log_groups": "log",
     "n_partitions": "log",

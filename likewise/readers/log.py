@@ -60,6 +60,15 @@ import pyarrow.compute as pc
 
 from ..errors import InputError
 from ._batches import iter_log_batches
+from ._checks import (
+    as_strings,
+    check_empty,
+    check_line_breaks,
+    check_nulls,
+    check_quantity,
+    check_utf8,
+    column_seconds,
+)
 from ._files import LOG_FORMATS, InputSpec, first_line, input_format, log_progress, resolve_files
 
 __all__ = [
@@ -114,122 +123,9 @@ class LogScan:
     user_keys: list[str] | None = None
 
 
-def _bad_row(kind: str, path: Path, first_row: int, name: str, mask: pa.Array) -> InputError:
-    at = int(np.flatnonzero(mask.to_numpy(zero_copy_only=False))[0])
-    return InputError(
-        f"{kind} {name!r} value in {path} at data row {first_row + at + 1} (rows count from 1, "
-        "header not counted); every row needs a basket, an item and each column named for it"
-    )
-
-
-def _check_nulls(path: Path, first_row: int, name: str, col: pa.Array) -> None:
-    if col.null_count:
-        raise _bad_row("null", path, first_row, name, col.is_null())
-
-
-def _check_empty(path: Path, first_row: int, name: str, keys: pa.Array) -> None:
-    """Reject empty keys (a quoted ``""`` in CSV, ``""`` in JSON or Parquet) like nulls."""
-    empty = pc.equal(pc.binary_length(keys), 0)
-    if pc.any(empty).as_py():
-        raise _bad_row("empty", path, first_row, name, empty)
-
-
-def _check_line_breaks(path: Path, first_row: int, name: str, keys: pa.Array) -> None:
-    """Reject item keys holding a line break: one-per-line exports (text, TSV, word2vec) would split them."""
-    broken = pc.match_substring_regex(keys, r"[\r\n]")
-    if pc.any(broken).as_py():
-        at = int(np.flatnonzero(broken.to_numpy(zero_copy_only=False))[0])
-        raise InputError(
-            f"{name!r} value {keys[at].as_py()!r} contains a line break, in {path} at data row "
-            f"{first_row + at + 1} (rows count from 1, header not counted)"
-        )
-
-
-def _check_utf8(path: Path, first_row: int, name: str, keys: pa.Array) -> None:
-    """Reject keys that are not UTF-8: Parquet does not check its string columns (CSV and JSON do)."""
-    try:
-        keys.validate(full=True)
-    except pa.ArrowInvalid:
-        raise InputError(
-            f"{name!r} values in {path} at data rows {first_row + 1} to {first_row + len(keys)} are not "
-            "all UTF-8 text"
-        ) from None
-
-
-def _check_quantity(path: Path, first_row: int, name: str, col: pa.Array) -> None:
-    """Units bought must be numbers >= 0 (a null or NaN is neither)."""
-    if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_null(col.type)):
-        raise InputError(f"quantity column {name!r} in {path} holds {col.type}, expected numbers")
-    q = np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
-    bad = ~(q >= 0)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(
-            f"quantity {col[i].as_py()!r} in column {name!r} (must be a number >= 0) in {path} at data "
-            f"row {first_row + i + 1} (rows count from 1, header not counted)"
-        )
-
-
-def column_seconds(path: Path, name: str, col: pa.Array) -> np.ndarray:
-    """A time column as int64 seconds since 1970: timestamps, dates, numbers or ISO 8601 text.
-
-    Parameters
-    ----------
-    path : Path
-        The file the column is from (named in errors).
-    name : str
-        The column's name (named in errors).
-    col : pyarrow.Array
-        The values.
-
-    Returns
-    -------
-    ndarray of int64
-
-    Raises
-    ------
-    InputError
-        A value that is not a time, naming its row (rows count from 1 within ``col``).
-    """
-    t = col.type
-    if pa.types.is_timestamp(t) or pa.types.is_date(t):
-        return pc.cast(pc.cast(col, pa.timestamp("s")), pa.int64()).to_numpy(zero_copy_only=False)
-    if pa.types.is_integer(t) or pa.types.is_floating(t):
-        return np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64).astype(np.int64)
-    strings = pc.cast(col, pa.string())
-    try:
-        parsed = pc.cast(strings, pa.timestamp("s"))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        parsed = None
-    if parsed is None:  # find the first value that does not parse, to name its row
-        for i, v in enumerate(strings.to_pylist()):
-            try:
-                pa.scalar(v, pa.string()).cast(pa.timestamp("s"))
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                raise InputError(
-                    f"time column {name!r} in {path} at data row {i + 1} (rows count from 1, header not "
-                    f"counted) holds {v!r}, which is not a time (expected ISO 8601 such as "
-                    "'2026-03-01 12:30:00', or seconds since 1970)"
-                ) from None
-        raise InputError(f"time column {name!r} in {path} cannot be read as times")
-    return pc.cast(parsed, pa.int64()).to_numpy(zero_copy_only=False)
-
-
 def _basket_fits_int64(t: pa.DataType) -> bool:
     """Integer basket keys are compared as int64; uint64 may not fit, so it is hashed as text."""
     return pa.types.is_integer(t) and t != pa.uint64()
-
-
-def _as_strings(col: pa.Array) -> pa.Array:
-    """Item / basket keys as a plain string array (ints without '.0': Arrow writes 12.0 as '12')."""
-    if pa.types.is_dictionary(col.type):
-        col = col.dictionary_decode()
-    if col.type == pa.string():
-        return col
-    try:
-        return pc.cast(col, pa.string())
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-        raise InputError(f"cannot use values of type {col.type} as keys: {first_line(e)}") from None
 
 
 # --------------------------------------------------------------------------------------------- pass 1
@@ -274,11 +170,11 @@ def scan_log(spec: InputSpec, files: list[Path] | None = None, *, progress: bool
             log_progress(f"counting items in {path}")
             last_path = path
         basket, item = batch.column(0), batch.column(1)
-        _check_nulls(path, first_row, spec.basket_col or "", basket)
-        _check_nulls(path, first_row, spec.item_col or "", item)
+        check_nulls(path, first_row, spec.basket_col or "", basket)
+        check_nulls(path, first_row, spec.item_col or "", item)
         if spec.order_col:
             order = batch.column(2)
-            _check_nulls(path, first_row, spec.order_col, order)
+            check_nulls(path, first_row, spec.order_col, order)
             if order.type not in order_types:
                 order_types.append(order.type)
             est += order.nbytes
@@ -286,33 +182,33 @@ def scan_log(spec: InputSpec, files: list[Path] | None = None, *, progress: bool
             est += basket.nbytes
         else:
             basket_is_int = False
-            basket_keys = _as_strings(basket)
-            _check_utf8(path, first_row, spec.basket_col or "", basket_keys)
-            _check_empty(path, first_row, spec.basket_col or "", basket_keys)
+            basket_keys = as_strings(basket)
+            check_utf8(path, first_row, spec.basket_col or "", basket_keys)
+            check_empty(path, first_row, spec.basket_col or "", basket_keys)
             est += basket_keys.nbytes
         est += 12 * batch.num_rows
         n_rows += batch.num_rows
-        item_keys = _as_strings(item)
-        _check_utf8(path, first_row, spec.item_col or "", item_keys)
-        _check_empty(path, first_row, spec.item_col or "", item_keys)
-        _check_line_breaks(path, first_row, spec.item_col or "", item_keys)
+        item_keys = as_strings(item)
+        check_utf8(path, first_row, spec.item_col or "", item_keys)
+        check_empty(path, first_row, spec.item_col or "", item_keys)
+        check_line_breaks(path, first_row, spec.item_col or "", item_keys)
         if spec.user_col:
-            user = _as_strings(batch.column(spec.user_col))
-            _check_nulls(path, first_row, spec.user_col, user)
-            _check_utf8(path, first_row, spec.user_col, user)
-            _check_empty(path, first_row, spec.user_col, user)
-            _check_line_breaks(path, first_row, spec.user_col, user)
+            user = as_strings(batch.column(spec.user_col))
+            check_nulls(path, first_row, spec.user_col, user)
+            check_utf8(path, first_row, spec.user_col, user)
+            check_empty(path, first_row, spec.user_col, user)
+            check_line_breaks(path, first_row, spec.user_col, user)
             users.append(pc.unique(user))
             if sum(len(u) for u in users) > 4_000_000 and len(users) > 1:
                 users = [pc.unique(pa.concat_arrays(users))]  # keeps the order of first appearance
             est += 4 * batch.num_rows
         if spec.time_col:
             times = batch.column(spec.time_col)
-            _check_nulls(path, first_row, spec.time_col, times)
-            column_seconds(path, spec.time_col, times)  # a bad time fails here, before grouping
+            check_nulls(path, first_row, spec.time_col, times)
+            column_seconds(path, spec.time_col, times, first_row)  # a bad time fails here
             est += (16 if spec.session_gap else 8) * batch.num_rows  # sessions: time is the order too
         if spec.quantity_col:
-            _check_quantity(path, first_row, spec.quantity_col, batch.column(spec.quantity_col))
+            check_quantity(path, first_row, spec.quantity_col, batch.column(spec.quantity_col))
         vc = pc.value_counts(item_keys)
         parts.append(pa.table({"k": vc.field("values"), "c": vc.field("counts")}))
         pending += len(vc)
@@ -435,11 +331,11 @@ def _pass2_table(
     path: Path,
 ) -> pa.Table:
     basket = batch.column(0)
-    basket = basket.cast(pa.int64()) if scan.basket_is_int else _as_strings(basket)
-    ids = pc.index_in(_as_strings(batch.column(1)), value_set=value_set).fill_null(-1).cast(pa.int32())
+    basket = basket.cast(pa.int64()) if scan.basket_is_int else as_strings(basket)
+    ids = pc.index_in(as_strings(batch.column(1)), value_set=value_set).fill_null(-1).cast(pa.int32())
     user = None
     if users is not None and spec.user_col:
-        user = pc.index_in(_as_strings(batch.column(spec.user_col)), value_set=users)
+        user = pc.index_in(as_strings(batch.column(spec.user_col)), value_set=users)
         user = user.fill_null(-1).cast(pa.int32())  # every customer was scanned
     seconds = None
     if spec.time_col:

@@ -1,0 +1,141 @@
+"""The checks every log reader makes of a batch's columns, one home for each (and its message).
+
+A bad value raises :class:`~likewise.errors.InputError` naming the file, the column and the data row
+(rows count from 1, the header not counted), so the streaming reader and the typed reader say the same.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import InputError
+from ._files import first_line
+
+__all__ = [
+    "as_strings",
+    "check_empty",
+    "check_line_breaks",
+    "check_nulls",
+    "check_quantity",
+    "check_utf8",
+    "column_seconds",
+]
+
+
+def _bad_row(kind: str, path: Path, first_row: int, name: str, mask: pa.Array) -> InputError:
+    at = int(np.flatnonzero(mask.to_numpy(zero_copy_only=False))[0])
+    return InputError(
+        f"{kind} {name!r} value in {path} at data row {first_row + at + 1} (rows count from 1, "
+        "header not counted); every row needs a basket, an item and each column named for it"
+    )
+
+
+def check_nulls(path: Path, first_row: int, name: str, col: pa.Array) -> None:
+    if col.null_count:
+        raise _bad_row("null", path, first_row, name, col.is_null())
+
+
+def check_empty(path: Path, first_row: int, name: str, keys: pa.Array) -> None:
+    """Reject empty keys (a quoted ``""`` in CSV, ``""`` in JSON or Parquet) like nulls."""
+    empty = pc.equal(pc.binary_length(keys), 0)
+    if pc.any(empty).as_py():
+        raise _bad_row("empty", path, first_row, name, empty)
+
+
+def check_line_breaks(path: Path, first_row: int, name: str, keys: pa.Array) -> None:
+    """Reject item keys holding a line break: one-per-line exports (text, TSV, word2vec) would split them."""
+    broken = pc.match_substring_regex(keys, r"[\r\n]")
+    if pc.any(broken).as_py():
+        at = int(np.flatnonzero(broken.to_numpy(zero_copy_only=False))[0])
+        raise InputError(
+            f"{name!r} value {keys[at].as_py()!r} contains a line break, in {path} at data row "
+            f"{first_row + at + 1} (rows count from 1, header not counted)"
+        )
+
+
+def check_utf8(path: Path, first_row: int, name: str, keys: pa.Array) -> None:
+    """Reject keys that are not UTF-8: Parquet does not check its string columns (CSV and JSON do)."""
+    try:
+        keys.validate(full=True)
+    except pa.ArrowInvalid:
+        raise InputError(
+            f"{name!r} values in {path} at data rows {first_row + 1} to {first_row + len(keys)} are not "
+            "all UTF-8 text"
+        ) from None
+
+
+def check_quantity(path: Path, first_row: int, name: str, col: pa.Array) -> None:
+    """Units bought must be numbers >= 0 (a null or NaN is neither)."""
+    if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_null(col.type)):
+        raise InputError(f"quantity column {name!r} in {path} holds {col.type}, expected numbers")
+    q = np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
+    bad = ~(q >= 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"quantity {col[i].as_py()!r} in column {name!r} (must be a number >= 0) in {path} at data "
+            f"row {first_row + i + 1} (rows count from 1, header not counted)"
+        )
+
+
+def column_seconds(path: Path, name: str, col: pa.Array, first_row: int = 0) -> np.ndarray:
+    """A time column as int64 seconds since 1970: timestamps, dates, numbers or ISO 8601 text.
+
+    Parameters
+    ----------
+    path : Path
+        The file the column is from (named in errors).
+    name : str
+        The column's name (named in errors).
+    col : pyarrow.Array
+        The values.
+    first_row : int
+        The 0-based data row of ``col[0]`` in its file, so an error names the file's row.
+
+    Returns
+    -------
+    ndarray of int64
+
+    Raises
+    ------
+    InputError
+        A value that is not a time, naming its data row in the file (rows count from 1).
+    """
+    t = col.type
+    if pa.types.is_timestamp(t) or pa.types.is_date(t):
+        return pc.cast(pc.cast(col, pa.timestamp("s")), pa.int64()).to_numpy(zero_copy_only=False)
+    if pa.types.is_integer(t) or pa.types.is_floating(t):
+        return np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64).astype(np.int64)
+    strings = pc.cast(col, pa.string())
+    try:
+        parsed = pc.cast(strings, pa.timestamp("s"))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        parsed = None
+    if parsed is None:  # find the first value that does not parse, to name its row
+        for i, v in enumerate(strings.to_pylist()):
+            try:
+                pa.scalar(v, pa.string()).cast(pa.timestamp("s"))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                raise InputError(
+                    f"time column {name!r} in {path} at data row {first_row + i + 1} (rows count from 1, "
+                    f"header not counted) holds {v!r}, which is not a time (expected ISO 8601 such as "
+                    "'2026-03-01 12:30:00', or seconds since 1970)"
+                ) from None
+        raise InputError(f"time column {name!r} in {path} cannot be read as times")
+    return pc.cast(parsed, pa.int64()).to_numpy(zero_copy_only=False)
+
+
+def as_strings(col: pa.Array) -> pa.Array:
+    """Item / basket keys as a plain string array (ints without '.0': Arrow writes 12.0 as '12')."""
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode()
+    if col.type == pa.string():
+        return col
+    try:
+        return pc.cast(col, pa.string())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        raise InputError(f"cannot use values of type {col.type} as keys: {first_line(e)}") from None
