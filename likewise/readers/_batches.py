@@ -40,6 +40,7 @@ def _missing_column(path: Path, col: str, available: list[str]) -> InputError:
 
 
 def _log_columns(spec: InputSpec) -> list[str]:
+    """The columns a batch has once read (and typed): basket, item[, order][, side columns]."""
     cols = [spec.basket_col, spec.item_col]
     if spec.order_col:
         cols.append(spec.order_col)
@@ -49,7 +50,16 @@ def _log_columns(spec: InputSpec) -> list[str]:
     return [c for c in cols if c is not None]
 
 
-def _csv_batches(path: Path, spec: InputSpec, cols: list[str]) -> Iterator[pa.RecordBatch]:
+def _read_columns(spec: InputSpec, typing) -> list[str]:
+    """The columns read from a file: those of :func:`_log_columns`, a typed log's item and type columns."""
+    cols = _log_columns(spec)
+    if typing is None:
+        return cols
+    cols = [c for c in cols if c != spec.item_col]
+    return cols + [c for c in typing.read_cols if c not in cols]
+
+
+def _csv_batches(path: Path, spec: InputSpec, cols: list[str], typing=None) -> Iterator[pa.RecordBatch]:
     import pyarrow.csv as pcsv
 
     delimiter = spec.delimiter
@@ -61,9 +71,8 @@ def _csv_batches(path: Path, spec: InputSpec, cols: list[str]) -> Iterator[pa.Re
     # Basket and item are read as text: keys stay exactly as written, and a later block can never
     # disagree with the type Arrow guessed from the first one. Empty fields are nulls (and errors); a
     # quoted empty field ("") is read as '' and scan_log rejects it the same way.
-    column_types = {spec.basket_col: pa.string(), spec.item_col: pa.string()}
-    if spec.user_col:
-        column_types[spec.user_col] = pa.string()
+    keys = [spec.basket_col, spec.item_col, spec.user_col] + (typing.read_cols if typing else [])
+    column_types = {c: pa.string() for c in keys if c in cols}
     convert = pcsv.ConvertOptions(
         include_columns=cols,
         column_types=column_types,
@@ -194,7 +203,9 @@ def iter_log_batches(
         input without data rows; a file without data rows found in a folder (an empty Spark part) is
         skipped.
     """
+    typing = spec.typing()
     cols = _log_columns(spec)
+    read = _read_columns(spec, typing)
     named = named_files(spec)
     total = 0
     for path in files:
@@ -204,15 +215,18 @@ def iter_log_batches(
                 raise InputError(f"{path} is empty (0 bytes)")
             continue
         if fmt == "csv":
-            batches = _csv_batches(path, spec, cols)
+            batches = _csv_batches(path, spec, read, typing)
         elif fmt == "parquet":
-            batches = _parquet_batches(path, cols)
+            batches = _parquet_batches(path, read)
         else:
-            batches = _jsonl_batches(path, cols)
+            batches = _jsonl_batches(path, read)
         row = 0
         try:
             for batch in batches:
                 if batch.num_rows:
+                    if typing is not None:  # the item column now holds "type:item" keys
+                        table = typing.apply(path, pa.Table.from_batches([batch]), row).combine_chunks()
+                        batch = table.to_batches()[0]
                     yield path, row, batch.select(cols)
                     row += batch.num_rows
         except _EmptyFileError:

@@ -68,8 +68,8 @@ def check_utf8(path: Path, first_row: int, name: str, keys: pa.Array) -> None:
         ) from None
 
 
-def check_quantity(path: Path, first_row: int, name: str, col: pa.Array) -> None:
-    """Units bought must be numbers >= 0 (a null or NaN is neither)."""
+def check_quantity(path: Path, first_row: int, name: str, col: pa.Array) -> np.ndarray:
+    """Units bought as float64: they must be numbers >= 0 (a null or NaN is neither)."""
     if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_null(col.type)):
         raise InputError(f"quantity column {name!r} in {path} holds {col.type}, expected numbers")
     q = np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
@@ -80,6 +80,7 @@ def check_quantity(path: Path, first_row: int, name: str, col: pa.Array) -> None
             f"quantity {col[i].as_py()!r} in column {name!r} (must be a number >= 0) in {path} at data "
             f"row {first_row + i + 1} (rows count from 1, header not counted)"
         )
+    return q
 
 
 def column_seconds(path: Path, name: str, col: pa.Array, first_row: int = 0) -> np.ndarray:

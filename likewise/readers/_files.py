@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,6 +83,11 @@ class InputSpec:
         Logs: group lines into customer sessions instead of baskets: a customer's lines in time order
         (ties in file order), a new session whenever the time since the previous line exceeds this many
         seconds. Needs ``user_col`` and ``time_col``; ``basket_col`` is still read and checked.
+    type_col, type_map, type_cols : optional
+        Logs: a typed event log (:mod:`likewise.readers.typed`): each row's type from ``type_col``
+        (renamed by ``type_map``, value -> type), or from which of ``type_cols`` (type -> column) the row
+        fills; the item key read is then ``type:item``. With ``type_cols`` no ``item_col`` is needed.
+        Mappings are kept as tuples of pairs.
     """
 
     paths: tuple[str, ...]
@@ -95,6 +101,9 @@ class InputSpec:
     tokenize: str = "none"
     quantity_col: str | None = None
     session_gap: int | None = None
+    type_col: str | None = None
+    type_map: tuple[tuple[str, str], ...] | None = None
+    type_cols: tuple[tuple[str, str], ...] | None = None
 
     def __post_init__(self) -> None:
         paths = self.paths
@@ -123,6 +132,13 @@ class InputSpec:
                 "basket_col, item_col, order_col, user_col and time_col apply to csv/parquet/jsonl logs, "
                 "not text"
             )
+        for name in ("type_map", "type_cols"):  # mappings as pairs: the spec stays hashable
+            value = getattr(self, name)
+            if isinstance(value, Mapping):
+                object.__setattr__(self, name, tuple((str(k), str(v)) for k, v in value.items()))
+        typing = self.typing()  # checks the typing options
+        if typing is not None:
+            object.__setattr__(self, "item_col", typing.item_col)  # "(a, b)" with type_cols
         if self.session_gap is not None:
             gap = self.session_gap
             if isinstance(gap, bool) or not isinstance(gap, int) or gap < 1:
@@ -138,12 +154,31 @@ class InputSpec:
         Only options away from their defaults appear, so corpora built without them keep their keys.
         """
         out: dict[str, object] = {}
-        for name in ("user_col", "time_col", "quantity_col", "session_gap"):
+        for name in ("user_col", "time_col", "quantity_col", "session_gap", "type_col"):
             if getattr(self, name) is not None:
                 out[name] = getattr(self, name)
+        for name in ("type_map", "type_cols"):
+            if getattr(self, name) is not None:
+                out[name] = [list(pair) for pair in getattr(self, name)]
         if self.tokenize != "none":
             out["tokenize"] = self.tokenize
         return out
+
+    def typemap(self) -> dict[str, str] | None:
+        """``type_map`` as a dict (None when not given)."""
+        return None if self.type_map is None else dict(self.type_map)
+
+    def typecols(self) -> dict[str, str] | None:
+        """``type_cols`` as a dict, type -> column (None when not given)."""
+        return None if self.type_cols is None else dict(self.type_cols)
+
+    def typing(self):  # -> ItemTyping | None (imported lazily: pyarrow is not needed for text)
+        """The :class:`~likewise.readers.typed.ItemTyping` of a typed log, else None."""
+        if self.type_col is None and self.type_cols is None:
+            return None
+        from .typed import ItemTyping
+
+        return ItemTyping(self.item_col, self.type_col, self.typemap(), self.typecols())
 
 
 def resolve_files(spec: InputSpec) -> list[Path]:

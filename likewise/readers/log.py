@@ -74,7 +74,9 @@ from ._files import LOG_FORMATS, InputSpec, first_line, input_format, log_progre
 __all__ = [
     "GROUP_MEMORY_BUDGET",
     "MAX_PARTITIONS",
+    "CheckedBatch",
     "LogScan",
+    "check_log_batch",
     "column_seconds",
     "hash_keys",
     "iter_log_groups",
@@ -136,6 +138,72 @@ def _merge_counts(parts: list[pa.Table]) -> pa.Table:
     return table.group_by("k").aggregate([("c", "sum")]).rename_columns(["k", "c"])
 
 
+@dataclass
+class CheckedBatch:
+    """One batch of a log, checked (:func:`check_log_batch`): its columns as keys and numbers.
+
+    Attributes
+    ----------
+    basket : pyarrow.Array
+        int64 when the column is an integer type that fits, else strings.
+    items : pyarrow.Array
+        Item keys as strings (``type:item`` in a typed log).
+    user : pyarrow.Array or None
+        Customer keys as strings, with ``user_col``.
+    seconds : ndarray of int64 or None
+        Times as seconds since 1970, with ``time_col``.
+    quantity : ndarray of float64 or None
+        Units bought, with ``quantity_col``.
+    """
+
+    basket: pa.Array
+    items: pa.Array
+    user: pa.Array | None
+    seconds: np.ndarray | None
+    quantity: np.ndarray | None
+
+
+def check_log_batch(spec: InputSpec, path: Path, first_row: int, batch: pa.RecordBatch) -> CheckedBatch:
+    """Check a batch of :func:`~likewise.readers.iter_log_batches` as every log reader does.
+
+    Raises
+    ------
+    InputError
+        A null or empty basket, item or customer; a key that is not UTF-8 or (item, customer) holds a
+        line break; a time that does not parse; a quantity that is not a number >= 0. The message names
+        the file, the column and the data row.
+    """
+    basket, item = batch.column(0), batch.column(1)
+    check_nulls(path, first_row, spec.basket_col or "", basket)
+    check_nulls(path, first_row, spec.item_col or "", item)
+    if spec.order_col:
+        check_nulls(path, first_row, spec.order_col, batch.column(2))
+    if _basket_fits_int64(basket.type):
+        basket = basket.cast(pa.int64())
+    else:
+        basket = as_strings(basket)
+        check_utf8(path, first_row, spec.basket_col or "", basket)
+        check_empty(path, first_row, spec.basket_col or "", basket)
+    keys = {}
+    for name in (spec.item_col, spec.user_col):
+        if name:
+            col = as_strings(batch.column(1) if name == spec.item_col else batch.column(name))
+            check_nulls(path, first_row, name, col)
+            check_utf8(path, first_row, name, col)
+            check_empty(path, first_row, name, col)
+            check_line_breaks(path, first_row, name, col)
+            keys[name] = col
+    seconds = quantity = None
+    if spec.time_col:
+        times = batch.column(spec.time_col)
+        check_nulls(path, first_row, spec.time_col, times)
+        seconds = column_seconds(path, spec.time_col, times, first_row)
+    if spec.quantity_col:
+        quantity = check_quantity(path, first_row, spec.quantity_col, batch.column(spec.quantity_col))
+    user = keys.get(spec.user_col) if spec.user_col else None
+    return CheckedBatch(basket, keys[spec.item_col], user, seconds, quantity)
+
+
 def scan_log(spec: InputSpec, files: list[Path] | None = None, *, progress: bool = False) -> LogScan:
     """Pass 1 over a log: count each item and check every row has a basket and an item.
 
@@ -169,46 +237,23 @@ def scan_log(spec: InputSpec, files: list[Path] | None = None, *, progress: bool
         if progress and path != last_path:
             log_progress(f"counting items in {path}")
             last_path = path
-        basket, item = batch.column(0), batch.column(1)
-        check_nulls(path, first_row, spec.basket_col or "", basket)
-        check_nulls(path, first_row, spec.item_col or "", item)
+        checked = check_log_batch(spec, path, first_row, batch)
+        basket, item_keys = checked.basket, checked.items
         if spec.order_col:
             order = batch.column(2)
-            check_nulls(path, first_row, spec.order_col, order)
             if order.type not in order_types:
                 order_types.append(order.type)
             est += order.nbytes
-        if _basket_fits_int64(basket.type):
-            est += basket.nbytes
-        else:
-            basket_is_int = False
-            basket_keys = as_strings(basket)
-            check_utf8(path, first_row, spec.basket_col or "", basket_keys)
-            check_empty(path, first_row, spec.basket_col or "", basket_keys)
-            est += basket_keys.nbytes
-        est += 12 * batch.num_rows
+        basket_is_int = basket_is_int and pa.types.is_integer(basket.type)
+        est += basket.nbytes + 12 * batch.num_rows
         n_rows += batch.num_rows
-        item_keys = as_strings(item)
-        check_utf8(path, first_row, spec.item_col or "", item_keys)
-        check_empty(path, first_row, spec.item_col or "", item_keys)
-        check_line_breaks(path, first_row, spec.item_col or "", item_keys)
-        if spec.user_col:
-            user = as_strings(batch.column(spec.user_col))
-            check_nulls(path, first_row, spec.user_col, user)
-            check_utf8(path, first_row, spec.user_col, user)
-            check_empty(path, first_row, spec.user_col, user)
-            check_line_breaks(path, first_row, spec.user_col, user)
-            users.append(pc.unique(user))
+        if checked.user is not None:
+            users.append(pc.unique(checked.user))
             if sum(len(u) for u in users) > 4_000_000 and len(users) > 1:
                 users = [pc.unique(pa.concat_arrays(users))]  # keeps the order of first appearance
             est += 4 * batch.num_rows
         if spec.time_col:
-            times = batch.column(spec.time_col)
-            check_nulls(path, first_row, spec.time_col, times)
-            column_seconds(path, spec.time_col, times, first_row)  # a bad time fails here
             est += (16 if spec.session_gap else 8) * batch.num_rows  # sessions: time is the order too
-        if spec.quantity_col:
-            check_quantity(path, first_row, spec.quantity_col, batch.column(spec.quantity_col))
         vc = pc.value_counts(item_keys)
         parts.append(pa.table({"k": vc.field("values"), "c": vc.field("counts")}))
         pending += len(vc)

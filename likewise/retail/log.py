@@ -6,7 +6,6 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -75,69 +74,6 @@ class OrderLog:
         return len(self.item)
 
 
-class _EmptyFile(InputError):
-    """A file without data: an error when named, skipped when found in a folder."""
-
-
-def _row_error(path: Path, first_row: int, mask: np.ndarray, what: str) -> InputError:
-    at = int(np.flatnonzero(mask)[0])
-    return InputError(
-        f"{what} in {path} at data row {first_row + at + 1} (rows count from 1, header not counted)"
-    )
-
-
-def _read_table(path: Path, fmt: str, cols: list[str], id_cols: list[str], delimiter: str | None):
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-    import pyarrow.json as pjson
-    import pyarrow.parquet as pq
-
-    from ..readers import compression, first_line
-
-    if path.stat().st_size == 0:
-        raise _EmptyFile(f"{path} is empty (0 bytes)")
-    try:
-        if fmt == "parquet":
-            names = list(pq.ParquetFile(str(path)).schema_arrow.names)
-        elif fmt == "csv":
-            sep = delimiter or ("\t" if ".tsv" in [s.lower() for s in path.suffixes] else ",")
-            parse = pcsv.ParseOptions(delimiter=sep, newlines_in_values=True)
-            with pa.input_stream(str(path), compression=compression(path)) as s:
-                names = list(pcsv.open_csv(s, parse_options=parse).schema.names)
-        else:
-            table = pjson.read_json(pa.input_stream(str(path), compression=compression(path)))
-            names = table.column_names
-    except (pa.ArrowInvalid, OSError) as e:
-        if "Empty CSV file" in str(e) or "Empty JSON" in str(e):
-            raise _EmptyFile(f"{path} is empty: no header line") from None
-        raise InputError(f"cannot read {path} as {fmt}: {first_line(e)}") from None
-    for c in cols:
-        if c not in names:
-            raise InputError(
-                f"column {c!r} not found in {path}; available columns: {', '.join(map(repr, names))}"
-            )
-    try:
-        if fmt == "parquet":
-            table = pq.read_table(str(path), columns=cols)
-        elif fmt == "csv":
-            convert = pcsv.ConvertOptions(
-                include_columns=cols,
-                column_types={c: pa.string() for c in id_cols},
-                strings_can_be_null=True,
-                null_values=[""],
-                quoted_strings_can_be_null=False,
-            )
-            with pa.input_stream(str(path), compression=compression(path)) as s:
-                table = pcsv.read_csv(s, parse_options=parse, convert_options=convert)
-        else:
-            table = table.select(cols)
-    except (pa.ArrowInvalid, OSError) as e:
-        raise InputError(f"cannot read {path} as {fmt}: {first_line(e)}") from None
-    if table.num_rows == 0:
-        raise _EmptyFile(f"{path} is empty: it has no data rows")
-    return table.combine_chunks()
-
-
 def read_order_log(
     paths: str | os.PathLike | Sequence[str | os.PathLike],
     *,
@@ -189,7 +125,7 @@ def read_order_log(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ..readers import InputSpec, column_seconds, input_format, named_files, resolve_files
+    from ..readers import InputSpec, check_log_batch, input_format, iter_log_batches, resolve_files
 
     plist = (paths,) if isinstance(paths, str | os.PathLike) else tuple(paths)
     spec = InputSpec(
@@ -198,75 +134,25 @@ def read_order_log(
         delimiter=delimiter,
         basket_col=basket_col,
         item_col=item_col,
+        user_col=user_col,
+        time_col=time_col,
+        quantity_col=quantity_col,
+        type_col=type_col,
+        type_map=type_map,
+        type_cols=type_cols,
     )
     files = resolve_files(spec)
     fmt = input_format(spec, files)
     if fmt == "text":
         raise InputError(f"{files[0]} is read as text; an order log must be csv, parquet or jsonl")
-    typing = None
-    if type_col is not None or type_cols is not None:
-        from .typed import ItemTyping
-
-        typing = ItemTyping(item_col, type_col, type_map, type_cols)
-        item_col = typing.item_col
-    read_ids = [c for c in (basket_col, user_col) if c] + (typing.read_cols if typing else [item_col])
-    id_cols = [c for c in (basket_col, item_col, user_col) if c]
-    cols = list(dict.fromkeys(read_ids + [c for c in (time_col, quantity_col) if c]))
     baskets, items, users, times, quantities = [], [], [], [], []
-    named = named_files(spec)
-    for path in files:
-        try:
-            table = _read_table(path, fmt, cols, read_ids, delimiter)
-        except _EmptyFile:
-            if path.resolve() in named:
-                raise
-            continue  # an empty part found in a folder (Spark writes them), as in likewise.readers
-        if typing is not None:
-            table = typing.apply(path, table)  # the item column now holds "type:item" keys
-        for name in id_cols:
-            col = table.column(name).combine_chunks()
-            if col.null_count:
-                raise _row_error(path, 0, col.is_null().to_numpy(zero_copy_only=False), f"null {name!r}")
-            if name == basket_col and pa.types.is_integer(col.type):
-                baskets.append(col.cast(pa.int64()))
-                continue
-            keys = pc.cast(col, pa.string())
-            empty = pc.equal(pc.utf8_length(keys), 0).to_numpy(zero_copy_only=False)
-            if empty.any():
-                raise _row_error(path, 0, empty, f"empty {name!r} value")
-            if name != basket_col:
-                broken = pc.match_substring_regex(keys, r"[\r\n]").to_numpy(zero_copy_only=False)
-                if broken.any():
-                    i = int(np.flatnonzero(broken)[0])
-                    raise _row_error(
-                        path, 0, broken, f"{name!r} value {keys[i].as_py()!r} contains a line break"
-                    )
-            {basket_col: baskets, item_col: items, user_col: users}[name].append(keys)
-        if quantity_col:
-            q = table.column(quantity_col).combine_chunks()
-            if not (pa.types.is_integer(q.type) or pa.types.is_floating(q.type)):
-                raise InputError(
-                    f"quantity column {quantity_col!r} in {path} holds {q.type}, expected numbers"
-                )
-            qn = np.asarray(q.to_numpy(zero_copy_only=False), dtype=np.float64)
-            bad = ~(qn >= 0)  # also catches NaN / nulls
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise _row_error(
-                    path,
-                    0,
-                    bad,
-                    f"quantity {q[i].as_py()!r} in column {quantity_col!r} (must be a number >= 0)",
-                )
-            quantities.append(qn.astype(np.int64))
-        if time_col:
-            t = table.column(time_col).combine_chunks()
-            if t.null_count:
-                raise _row_error(path, 0, t.is_null().to_numpy(zero_copy_only=False), f"null {time_col!r}")
-            times.append(column_seconds(path, time_col, t))
-
-    if not items:
-        raise InputError(f"the input ({', '.join(map(repr, spec.paths))}) is empty: no file has data rows")
+    for path, first_row, batch in iter_log_batches(spec, files, fmt):  # the one reader, the one check
+        checked = check_log_batch(spec, path, first_row, batch)
+        baskets.append(checked.basket)
+        items.append(checked.items)
+        users.append(checked.user)
+        times.append(checked.seconds)
+        quantities.append(checked.quantity)
 
     def encode(parts: list) -> tuple[np.ndarray, list]:
         kinds = {str(p.type) for p in parts}
@@ -278,15 +164,17 @@ def read_order_log(
     basket, _ = encode(baskets)
     item, item_keys = encode(items)
     user, user_keys = encode(users) if user_col else (None, [])
+    typing = spec.typing()
     return OrderLog(
         basket=basket,
         item=item,
         user=user,
         time=np.concatenate(times) if time_col else None,
-        quantity=np.concatenate(quantities) if quantity_col else None,
+        quantity=np.concatenate(quantities).astype(np.int64) if quantity_col else None,
         item_keys=[str(k) for k in item_keys],
         user_keys=[str(k) for k in user_keys],
-        columns={"basket_col": basket_col, "item_col": item_col, "user_col": user_col, "time_col": time_col}
+        columns={"basket_col": basket_col, "item_col": spec.item_col, "user_col": user_col}
+        | {"time_col": time_col}
         | (typing.describe() if typing is not None else {}),
     )
 
