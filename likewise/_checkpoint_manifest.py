@@ -44,6 +44,7 @@ MUST_MATCH = (
     "max_context",
     "neg_group",
     "seed",
+    "typed_negatives",
 )
 #: Further fields that shape the torch backend's steps.
 MUST_MATCH_TORCH = ("batch_tokens", "max_row_updates", "table_dtype")
@@ -106,6 +107,7 @@ _CONFIG: dict[str, tuple[Callable[[Any], bool], str]] = {
     "max_context": _INT,
     "neg_group": _INT,
     "seed": _INT,
+    "typed_negatives": (lambda v: isinstance(v, bool), "true or false"),
     "batch_tokens": _INT,
     "max_row_updates": _INT,
     "table_dtype": (lambda v: v in ("float32", "bfloat16"), "'float32' or 'bfloat16'"),

@@ -180,6 +180,9 @@ class TrainConfig:
         Rows of the exact item-item fit: it needs ``16 * m**2`` bytes (8,192 rows: 1 GiB, about 25 s per
         penalty on 2 cores); a larger catalogue is fitted on its most frequent ``completion_max_items``
         items, and a basket of only the others is completed by the affinity.
+    typed_negatives : bool
+        In a typed space (a typed log, or item attributes), draw each pair's negatives from the type of
+        the item it predicts, so a product is told apart from other products rather than from campaigns.
     """
 
     mode: Mode = "auto"
@@ -205,6 +208,7 @@ class TrainConfig:
     table_dtype: TableDtype = "float32"
     completion: Completion = "auto"
     completion_max_items: int = 8_192
+    typed_negatives: bool = False
 
     def validate(self) -> TrainConfig:
         """Raise :class:`InputError` naming the first bad parameter; return ``self``."""
@@ -242,8 +246,9 @@ class TrainConfig:
         check_int("seed", self.seed, 0)
         if self.seed >= 2**63:
             raise InputError(f"seed == {self.seed!r}, must be an integer in [0, 2**63)")
-        if not isinstance(self.deterministic, bool | np.bool_):
-            raise InputError(f"deterministic == {self.deterministic!r}, must be True or False")
+        for flag in ("deterministic", "typed_negatives"):
+            if not isinstance(getattr(self, flag), bool | np.bool_):
+                raise InputError(f"{flag} == {getattr(self, flag)!r}, must be True or False")
         if self.backend not in ("auto", "cpu", "torch"):
             raise InputError(f"backend == {self.backend!r}, must be 'auto', 'cpu' or 'torch'")
         check_device(self.device)

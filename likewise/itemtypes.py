@@ -32,6 +32,7 @@ __all__ = [
     "check_type_name",
     "split_key",
     "typed_key",
+    "types_of_keys",
 ]
 
 #: Separates the type from the name in a typed key (``product:tent``); type names never contain it.
@@ -258,3 +259,35 @@ class ItemTypes:
         if not isinstance(names, list) or not isinstance(hidden, list):
             raise InputError("the types entry needs a list of 'names' (and a list 'hidden')")
         return cls(names, codes, hidden=hidden)
+
+
+def types_of_keys(
+    keys: Sequence[str], *, typed: bool, side: bool, item_type: str = "product"
+) -> ItemTypes | None:
+    """The types of a vocabulary compiled from a typed log and/or one with attribute tokens.
+
+    Parameters
+    ----------
+    keys : sequence of str
+        The vocabulary, in id order.
+    typed : bool
+        Item keys read ``type:item`` (a typed log).
+    side : bool
+        Keys starting ``attr:`` are attribute tokens (the reader refuses such item keys in that case,
+        and a typed log refuses the type ``attr``), hidden from queries.
+    item_type : str
+        The type of every item of an untyped log.
+
+    Returns
+    -------
+    ItemTypes or None
+        None when neither ``typed`` nor ``side``.
+    """
+    if not (typed or side):
+        return None
+    prefix = f"{SIDE_TYPE}{TYPE_SEP}"
+    per = [
+        SIDE_TYPE if side and k.startswith(prefix) else (split_key(k)[0] if typed else item_type)
+        for k in keys
+    ]
+    return ItemTypes.from_types(per, hidden=[SIDE_TYPE])

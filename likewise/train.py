@@ -38,6 +38,7 @@ from .completion import attach_completion
 from .config import EpochStats, TrainConfig, config_with, min_count_for, neg_group_for, select_backend
 from .distributed import Dist
 from .errors import InputError
+from .itemtypes import types_of_keys
 
 __all__ = [
     "EpochStats",
@@ -287,8 +288,16 @@ def _train_corpus(
     config = dataclasses.replace(config, sample=sample, neg_group=neg_group_for(config))
     t_start = time.perf_counter()
     notes: dict[str, Any] = {}
+    source = (getattr(corpus, "manifest", None) or {}).get("input", {})
+    typed = bool(source.get("type_col") or source.get("type_cols"))
+    types = types_of_keys(vocab.keys, typed=typed, side=bool(source.get("attrs")))
+    if config.typed_negatives and types is None:
+        raise InputError(
+            "typed_negatives needs item types: a typed log (type_col= / type_cols=) or attributes"
+        )
+    neg_types = types.codes if config.typed_negatives else None
     W, C, history, threads = _train_tables(
-        corpus.ids, corpus.offsets, counts, config, None, None, callback, progress, notes, run
+        corpus.ids, corpus.offsets, counts, config, None, None, callback, progress, notes, run, neg_types
     )
     if W is None:  # a rank other than 0 of a multi-process run: rank 0 holds the space
         return None
@@ -307,6 +316,8 @@ def _train_corpus(
     # The output table is kept: W[i] . C[j] estimates how much more often j goes with i than chance,
     # which is what basket completion needs (cosine between input vectors finds substitutes instead).
     emb.attach_context(C)
+    if types is not None:  # before the completion model: it chooses per type in a typed space
+        emb.attach_types(types)
     attach_completion(emb, corpus.ids, corpus.offsets, config, progress)
     return emb
 

@@ -137,7 +137,9 @@ def test_bad_log_leaves_nothing_half_written(tmp_path, capsys):
 def test_parquet_log_with_newline_in_customer(tmp_path):
     t = pa.table({"order_id": [1, 1], "customer_id": ["a", "b\r"], "product_id": ["x", "y"]})
     pq.write_table(t, tmp_path / "log.parquet")
-    with pytest.raises(InputError, match=r"'customer_id' value 'b\\r' contains a line break, in .* data row 2"):
+    with pytest.raises(
+        InputError, match=r"'customer_id' value 'b\\r' contains a line break, in .* data row 2"
+    ):
         retail.read_order_log(tmp_path / "log.parquet")
 
 

@@ -131,7 +131,7 @@ def test_the_command_line_checkpoints_a_log_with_customers(shop, tmp_path, capsy
     assert (tmp_path / "c2" / "checkpoint" / "manifest.json").exists()
     m2 = likewise.load(tmp_path / "m2")
     assert m2.config["mode"] == "sequence" and m2.meta["retail"]["sessions"] == "30m"
-    typed = [*args, "--type-col", "kind", "--checkpoint-dir", str(tmp_path / "c3")]
+    typed = [*args, "--item-attrs", str(shop / "products.csv"), "--checkpoint-dir", str(tmp_path / "c3")]
     typed += ["-o", str(tmp_path / "m3")]
     assert main(typed) == 1
     assert "not checkpointed" in capsys.readouterr().err

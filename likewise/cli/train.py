@@ -18,7 +18,7 @@ from ._common import Commands, add_cache_dir, emit, fields_table, input_group, i
 _CONFIG_FIELDS = (
     "mode dim window negative ns_exponent sample min_count max_items epochs lr min_lr max_context"
     " neg_group threads seed deterministic backend device batch_tokens max_row_updates table_dtype"
-    " completion completion_max_items"
+    " completion completion_max_items typed_negatives"
 ).split()
 
 # Summary keys printed as sentences under the table rather than as rows.
@@ -127,11 +127,10 @@ def _train_retail(args: argparse.Namespace) -> None:
             "an order or event log needs --basket-col and --item-col (e.g. order_id and product_id), "
             "or --type-cols for one item column per type"
         )
-    typed = args.type_col or args.type_cols or args.item_attrs or args.typed_negatives
-    if (args.checkpoint_dir or args.resume) and typed:
+    if (args.checkpoint_dir or args.resume) and args.item_attrs:
         raise LikewiseError(
-            "--checkpoint-dir / --resume work for every log but a typed one (--type-col, --type-cols, "
-            "--item-attrs, --typed-negatives): that one is read in memory and not checkpointed"
+            "--checkpoint-dir / --resume work for every log but one with --item-attrs: that one is read "
+            "in memory and not checkpointed"
         )
     config = TrainConfig(**{f: getattr(args, f) for f in _CONFIG_FIELDS})
     emb = train_from_log(

@@ -181,8 +181,7 @@ def train_from_log(
         With ``emb.customers`` set when ``user_col`` is given; ``meta["retail"]`` records the options.
     """
     t0 = time.perf_counter()
-    typed = type_col or type_map or type_cols or item_attrs is not None or typed_negatives
-    if not typed:
+    if item_attrs is None:
         return _train_streamed(
             paths,
             config,
@@ -192,6 +191,8 @@ def train_from_log(
             time_col=time_col,
             quantity_col=quantity_col,
             sessions=sessions,
+            typing={"type_col": type_col, "type_map": parse_type_map(type_map), "type_cols": type_cols},
+            typed_negatives=typed_negatives,
             format=format,
             delimiter=delimiter,
             half_life_days=half_life_days,
@@ -205,8 +206,8 @@ def train_from_log(
         )
     if checkpoint_dir is not None or resume:
         raise InputError(
-            "checkpoint_dir / resume work for every order log but a typed one (type_col, type_cols, "
-            "item_attrs): that one is read in memory and not checkpointed"
+            "checkpoint_dir / resume work for every order log but one with item_attrs: that one is read "
+            "in memory and not checkpointed"
         )
     log = read_order_log(
         paths,
@@ -249,6 +250,8 @@ def _train_streamed(
     time_col: str | None,
     quantity_col: str | None,
     sessions: str | int | None,
+    typing: dict[str, Any],
+    typed_negatives: bool,
     format: str,
     delimiter: str | None,
     half_life_days: float | None,
@@ -269,6 +272,8 @@ def _train_streamed(
 
     t0 = time.perf_counter()
     config = config_with(config, overrides)
+    config = dataclasses.replace(config, typed_negatives=bool(typed_negatives or config.typed_negatives))
+    typed = bool(typing["type_col"] or typing["type_cols"])
     mode_reason = "set by the caller"
     if config.mode == "auto":
         # Sessions chain a customer's orders in time: their order is the signal. A single order's
@@ -290,7 +295,8 @@ def _train_streamed(
     }
     with tempfile.TemporaryDirectory(prefix="likewise-log-") as tmp:
         if is_table(paths):  # a table in memory goes through the same reader as a file
-            named = list(dict.fromkeys(c for c in cols.values() if c))
+            kinds = [typing["type_col"]] if typing["type_col"] else list((typing["type_cols"] or {}).values())
+            named = list(dict.fromkeys(c for c in [*cols.values(), *kinds] if c))
             paths, format, delimiter = write_table(paths, Path(tmp) / "log.parquet", named), "parquet", None
             cache_dir = Path(tmp) / "cache"  # no file to key a cache on: compile it once, here
         plist = (paths,) if isinstance(paths, str | os.PathLike) else tuple(paths)
@@ -300,6 +306,7 @@ def _train_streamed(
             delimiter=delimiter,
             session_gap=None if sessions is None else parse_duration(sessions),
             **cols,
+            **typing,
         )
         show = sys.stderr.isatty() if progress is None else progress
         corpus = build_corpus(
@@ -307,7 +314,7 @@ def _train_streamed(
             min_count=config.min_count,
             max_items=config.max_items,
             cache_dir=cache_dir,
-            what="product",
+            what="item" if typed else "product",
             progress=show,
         )
         emb = train(
@@ -339,7 +346,14 @@ def _train_streamed(
             emb.meta["customer_seconds"] = time.perf_counter() - t1
         lines = int(corpus.manifest.get("input_tokens", 0))
         del corpus  # its memory maps close before the temporary folder goes
-    emb.meta["retail"] = {**cols, "sessions": sessions, "lines": lines}
+    described = spec.typing().describe() if typed else {}
+    emb.meta["retail"] = {
+        **cols,
+        "item_col": spec.item_col,
+        **described,
+        "sessions": sessions,
+        "lines": lines,
+    }
     emb.meta["read_seconds"] = time.perf_counter() - t0 - emb.meta["train_seconds"]
     return emb
 
@@ -365,6 +379,7 @@ def fit_order_log(
     of the item it predicts.
     """
     config = config_with(config, overrides)
+    config = dataclasses.replace(config, typed_negatives=bool(typed_negatives or config.typed_negatives))
     mode_reason = "set by the caller"
     if config.mode == "auto":
         # Sessions chain a customer's orders in time: their order is the signal. A single order's
@@ -402,7 +417,7 @@ def fit_order_log(
         )
     if len(vocab) == 0:
         raise InputError(f"no product occurs at least min_count={config.min_count} times")
-    if typed_negatives and types is None:
+    if config.typed_negatives and types is None:
         raise InputError(
             "typed_negatives needs item types: a typed event log (type_col= / type_cols=) or item attributes"
         )
@@ -413,7 +428,7 @@ def fit_order_log(
     config = dataclasses.replace(config, sample=sample)
     notes: dict[str, Any] = {}
     show = sys.stderr.isatty() if progress is None else progress
-    neg_types = types.codes if typed_negatives and types is not None else None
+    neg_types = types.codes if config.typed_negatives and types is not None else None
     W, C, history = train_tables(
         ids, offsets, vocab.counts, config, notes=notes, progress=show, neg_types=neg_types
     )
@@ -427,8 +442,6 @@ def fit_order_log(
         "corpus": {"n_sequences": len(offsets) - 1, "n_tokens": len(ids)},
         "retail": {**log.columns, "sessions": sessions, "lines": len(log)},
     }
-    if types is not None:
-        meta["typed_negatives"] = bool(typed_negatives)
     if attributes is not None:
         meta["attributes"] = attributes.spec
     emb = Embeddings(W, vocab, config=config.to_dict(), meta=meta)
