@@ -15,9 +15,10 @@ Each function answers one question a text-first default would get wrong on baske
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,7 @@ __all__ = [
     "clearly_better",
     "infer_mode",
     "kept_share",
+    "peek",
     "plan_epochs",
     "resolve_sample",
     "split_validation",
@@ -248,6 +250,7 @@ def infer_mode(data: Any) -> tuple[str, str]:
 
     if isinstance(data, InputSpec):
         desc = {"basket_col": data.basket_col, "order_col": data.order_col, "format": data.format}
+        desc |= data.extras()
     elif isinstance(data, Corpus):
         desc = (getattr(data, "manifest", None) or {}).get("input") or {}
         if desc.get("source") == "sequences" and "mode_hint" in desc:
@@ -257,7 +260,26 @@ def infer_mode(data: Any) -> tuple[str, str]:
     else:
         return "sequence", "in-memory lists keep their order (pass sets, or mode='basket', for baskets)"
     if desc.get("basket_col") and desc.get("format") != "text":
+        if desc.get("session_gap"):
+            return "sequence", f"customer sessions of {desc.get('user_col')!r}, ordered in time"
         if desc.get("order_col"):
             return "sequence", f"a log ordered by {desc['order_col']!r} inside each basket"
         return "basket", f"a log grouped by {desc['basket_col']!r} with no ordering column"
     return "sequence", "text input: one ordered sequence per line"
+
+
+def peek(data: Any) -> tuple[Any, Any]:
+    """``data`` (re-chained if it is a one-shot iterator) and its first element (None if none)."""
+    from .corpus import Corpus
+    from .readers import InputSpec
+
+    if isinstance(data, Corpus | InputSpec | str | os.PathLike) or not isinstance(data, Iterable):
+        return data, None
+    if isinstance(data, list | tuple):
+        return data, data[0] if data else None
+    it = iter(data)
+    try:
+        first = next(it)
+    except StopIteration:
+        return iter(()), None
+    return itertools.chain([first], it), first

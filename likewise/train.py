@@ -7,7 +7,6 @@ around it: initialisation, the learning-rate schedule's bookkeeping, threads, pr
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import os
 import sys
 import tempfile
@@ -26,6 +25,7 @@ from .auto import (
     clearly_better,
     infer_mode,
     kept_share,
+    peek,
     plan_epochs,
     resolve_sample,
     split_validation,
@@ -220,7 +220,7 @@ def train(
             data = InputSpec(paths=(os.fspath(data),), **cols)
         mode_reason = "set by the caller"
         if config.mode == "auto":
-            data, first = _peek(data)
+            data, first = peek(data)
             if isinstance(data, SparseBaskets):
                 mode, mode_reason = "basket", "a sparse matrix: each row a basket"
             elif isinstance(first, set | frozenset):
@@ -248,23 +248,6 @@ def train(
         if emb is not None and isinstance(data, SparseBaskets):
             emb.meta["matrix"] = data.shape_note()  # how recommend() names a query matrix's columns
         return emb
-
-
-def _peek(data: Any) -> tuple[Any, Any]:
-    """``data`` (re-chained if it is a one-shot iterator) and its first element (None if none)."""
-    from .corpus import Corpus
-    from .readers import InputSpec
-
-    if isinstance(data, Corpus | InputSpec | str | os.PathLike) or not isinstance(data, Iterable):
-        return data, None
-    if isinstance(data, list | tuple):
-        return data, data[0] if data else None
-    it = iter(data)
-    try:
-        first = next(it)
-    except StopIteration:
-        return iter(()), None
-    return itertools.chain([first], it), first
 
 
 def _train_corpus(
