@@ -142,11 +142,7 @@ def train(
         return _train_items(
             data, config, basket_col=basket_col, item_col=item_col, order_col=order_col, **kwargs
         )
-    import tempfile
-    from pathlib import Path
-
     from . import retail
-    from .readers import is_table, write_table
 
     if not (basket_col and (item_col or typed.get("type_cols"))):
         raise InputError("an order log needs basket_col= and item_col= (e.g. 'order_id' and 'product_id')")
@@ -156,16 +152,7 @@ def train(
         raise InputError("callback= is not supported when training from an order log with customers")
     cols = {"basket_col": basket_col, "item_col": item_col, "user_col": user_col}
     cols |= {"time_col": time_col, "quantity_col": quantity_col}
-    with tempfile.TemporaryDirectory(prefix="likewise-table-") as tmp:
-        if is_table(data):
-            kinds = (
-                [typed["type_col"]]
-                if typed.get("type_col")
-                else list((typed.get("type_cols") or {}).values())
-            )
-            data = write_table(data, Path(tmp) / "log.parquet", [c for c in cols.values() if c] + kinds)
-            kwargs.setdefault("cache_dir", Path(tmp) / "cache")  # a table has no file to key a cache on
-        return retail.train_from_log(data, config, sessions=sessions, **cols, **typed, **kwargs)
+    return retail.train_from_log(data, config, sessions=sessions, **cols, **typed, **kwargs)  # tables too
 
 
 def _train_matrix(

@@ -394,8 +394,10 @@ def cache_key(
     modification time still gets a new key), the length text lines are cut at
     (:data:`~likewise.readers.MAX_SEQUENCE_LENGTH`), ``min_count``, ``max_items`` and ``what``.
     """
+    if spec.attrs and not Path(spec.attrs).is_file():
+        raise InputError(f"item attributes file {spec.attrs!r} does not exist (or is not a file)")
     stats = []
-    for f in files:
+    for f in [*files, *([Path(spec.attrs)] if spec.attrs else [])]:  # the attribute table's bytes too
         stats.append([str(f.resolve()), f.stat().st_size, file_sha256(f)])
     payload = {
         "format_version": FORMAT_VERSION,

@@ -188,6 +188,10 @@ class CorpusWriter:
         write_text(self.folder / "manifest.json", json.dumps(manifest, indent=2))
         return manifest
 
+    def close(self) -> None:
+        """Close the arrays without a manifest (a working corpus that is read back, or a failed one)."""
+        self.abort()
+
     def abort(self) -> None:
         self.ids.close()
         self.offsets.close()
@@ -359,6 +363,11 @@ def compile_log(
     scratch = folder / "spill"
     scratch.mkdir()
     side = [name for name, col in (("user", spec.user_col), ("time", spec.time_col)) if col]
+    if spec.attrs is not None:
+        trim = (min_count, max_items, what)
+        manifest = _compile_with_attrs(spec, scan, folder, scratch, side, trim, description)
+        shutil.rmtree(scratch, ignore_errors=True)
+        return manifest
     writer = CorpusWriter(folder, side)
     try:
         for ids, lengths, values in readers.iter_log_groups(
@@ -376,3 +385,85 @@ def compile_log(
             f"compiled {scan.n_rows:,} rows in {dt:.1f}s ({scan.n_rows / max(dt, 1e-9):,.0f} rows/s)"
         )
     return manifest
+
+
+#: Tokens of a working corpus expanded with attribute tokens at a time (bounds the memory of the pass).
+_EXPAND_TOKENS = 1 << 22
+
+
+def _compile_with_attrs(
+    spec: InputSpec,
+    scan: Any,
+    folder: Path,
+    scratch: Path,
+    side: list[str],
+    trim: tuple[int, int | None, str],
+    description: dict[str, Any],
+) -> dict[str, Any]:
+    """A log with item attributes: its items grouped into a working corpus of every item, then read back
+    in bounded chunks twice, each item's tokens added (:func:`~likewise.readers.attrs.expand_tokens`):
+    once to count items and tokens alike (so ``min_count`` trims both), once to write the corpus.
+    Tokens join a basket once each (after its items); in sessions or ordered baskets they follow their
+    item. A token's customer is -1 (it is no purchase) and its time that of the line it stands for."""
+    from .itemtypes import SIDE_TYPE, TYPE_SEP
+    from .readers.attrs import expand_tokens, read_item_attributes
+
+    attributes = read_item_attributes(spec.attrs, spec.attrs_item_col)
+    keys = list(scan.keys)
+    prefix = f"{SIDE_TYPE}{TYPE_SEP}"
+    clash = next((k for k in keys if k.startswith(prefix)), None)
+    if clash is not None:
+        raise InputError(
+            f"item {clash!r} of the log starts with {prefix!r}, which names attribute tokens; rename such "
+            "items, or train without item attributes"
+        )
+    tokens: dict[str, int] = {}
+    per_item = [[tokens.setdefault(t, len(keys) + len(tokens)) for t in attributes.of(k) or ()] for k in keys]
+    if not any(attributes.of(k) is not None for k in keys):
+        raise InputError(
+            f"no item of the log has a row in the item attributes (e.g. {keys[0]!r} is not among "
+            f"{attributes.keys[:3]!r}); the first column, or attrs_item_col, must name the items"
+        )
+    indptr = np.zeros(len(keys) + len(tokens) + 1, dtype=np.int64)
+    indptr[1 : len(keys) + 1] = np.cumsum([len(t) for t in per_item])
+    indptr[len(keys) + 1 :] = indptr[len(keys)]
+    flat = np.fromiter((t for toks in per_item for t in toks), np.int64)
+    basket = spec.session_gap is None and spec.order_col is None
+    work = folder / "items"
+    work.mkdir()
+    writer = CorpusWriter(work, side)
+    try:
+        for ids, lengths, values in readers.iter_log_groups(spec, scan, keys, scratch):
+            writer.append(ids, lengths, values)
+    finally:
+        writer.close()
+    arrays = {name: np.load(work / f"{name}.npy", mmap_mode="r") for name in ["ids", "offsets", *side]}
+
+    def expanded():
+        ids, offsets = arrays["ids"], arrays["offsets"]
+        cuts = np.searchsorted(offsets, np.arange(0, int(offsets[-1]), _EXPAND_TOKENS))
+        for lo, hi in zip(cuts, [*cuts[1:], len(offsets) - 1], strict=True):
+            if hi > lo:
+                a, b = int(offsets[lo]), int(offsets[hi])
+                out = expand_tokens(ids[a:b], offsets[lo : hi + 1] - a, indptr, flat, basket=basket)
+                yield a, b, out
+
+    counts = np.zeros(len(keys) + len(tokens), dtype=np.int64)
+    for _, _, (e_ids, _, _, _) in expanded():
+        counts += np.bincount(e_ids, minlength=len(counts))
+    every = keys + list(tokens)
+    vocab = make_vocab({every[i]: int(counts[i]) for i in np.flatnonzero(counts)}, *trim)
+    lut = np.array([vocab.index.get(k, -1) for k in every], dtype=np.int32)
+    out = CorpusWriter(folder, side)
+    try:
+        for a, b, (e_ids, e_offsets, origin, is_token) in expanded():
+            sides = {name: np.asarray(arrays[name][a:b])[origin] for name in side}
+            if "user" in sides:
+                sides["user"][is_token] = -1
+            out.append(lut[e_ids], np.diff(e_offsets), sides)
+    except BaseException:
+        out.abort()
+        raise
+    arrays.clear()  # the working corpus's memory maps close before it goes
+    shutil.rmtree(work, ignore_errors=True)
+    return out.finish(vocab, description | {"attributes": attributes.spec}, scan.user_keys)

@@ -193,7 +193,7 @@ def customer_table(
     user_keys : list of str
         Customer keys; ``users`` holds codes into it. Rows keep this order.
     users : ndarray of int
-        The customer code of each line.
+        The customer code of each line; -1 for a line without one (an attribute token), skipped.
     ids : ndarray of int
         The product id of each line (aligned with ``users``); -1 for a product not in the space (trimmed
         by ``min_count``), which is skipped. A customer left with no line gets no vector.
@@ -247,7 +247,7 @@ def customer_table(
             if half_life_days is not None:
                 age = now - np.asarray(times[s : s + CUSTOMER_BLOCK], dtype=np.float64)
                 weights *= 0.5 ** (age / (half_life_days * 86400.0))
-            known = item >= 0
+            known = (item >= 0) & (user >= 0)  # a line of an attribute token has no customer (-1)
             if not known.all():
                 item, user, weights = item[known], user[known], weights[known]
             if pop is not None:

@@ -1,8 +1,10 @@
-"""An order log with a customer column streams through the one training path (issue 30, first step).
+"""Every order log streams through the one training path (issue 30).
 
-The log is compiled into the corpus cache with each line's customer and time beside its product
-(``user.npy``, ``time.npy``); training is :func:`likewise.train.train` on that corpus, so checkpoints,
-``resume`` and the cache work as for any log; customer vectors are one bounded pass over the corpus.
+A log is compiled into the corpus cache with each line's customer and time beside its product
+(``user.npy``, ``time.npy``), customer sessions cut by the reader, a typed log's keys typed as they are
+read and item attributes compiled in as tokens; training is :func:`likewise.train.train` on that corpus,
+so checkpoints, ``resume`` and the cache work for every option; customer vectors are one bounded pass
+over the corpus. ``test_every_log_option_takes_the_one_path`` runs each option through it.
 """
 
 from __future__ import annotations
@@ -193,6 +195,103 @@ def test_killed_and_resumed_equals_uninterrupted_with_customers(shop, tmp_path):
     state = json.loads((ckpt / "checkpoint" / "manifest.json").read_text())["state"]
     assert state["epoch"] < state["epochs"]
     resumed, out = _child(tmp_path, log, "resumed", checkpoint_dir=str(ckpt), resume=True, kill=[10**6, 0])
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    for part in ("items", "customers"):
+        a, b = np.load(f"{whole_out}.{part}.npy"), np.load(f"{out}.{part}.npy")
+        assert a.tobytes() == b.tobytes(), part
+
+
+def _typed_log(shop: Path) -> Path:
+    """The shop's orders as an event log: views and purchases of products, and a campaign per order."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(shop / "orders.parquet")
+    n = t.num_rows
+    event = np.where(np.arange(n) % 3 == 0, "view", "purchase")
+    t = t.append_column("event", pa.array(event))
+    orders = np.unique(t.column("order_id").to_numpy())[::4]
+    first = t.group_by("order_id").aggregate([("customer_id", "min"), ("timestamp", "min")])
+    first = first.filter(pa.compute.is_in(first.column("order_id"), pa.array(orders)))
+    spring = pa.table(
+        {
+            "order_id": first.column("order_id"),
+            "customer_id": first.column("customer_id_min"),
+            "product_id": pa.array(
+                ["spring" if o % 2 else "autumn" for o in first.column("order_id").to_pylist()]
+            ),
+            "timestamp": first.column("timestamp_min"),
+            "quantity": pa.array(np.ones(first.num_rows, dtype=np.int64)),
+            "event": pa.array(["campaign_open"] * first.num_rows),
+        }
+    )
+    path = shop.parent / "events.parquet"
+    pq.write_table(
+        pa.concat_tables([t.select(spring.column_names), spring.cast(t.select(spring.column_names).schema)]),
+        path,
+    )
+    return path
+
+
+EVENTS = {"type_col": "event", "type_map": "view=product,purchase=product,campaign_open=campaign"}
+OPTIONS = {
+    "customers": {},
+    "sessions": {"sessions": "30m"},
+    "quantity": {"quantity_col": "quantity"},
+    "attributes": {"item_attrs": "products.csv"},
+    "sessions+attributes": {"sessions": "30m", "item_attrs": "products.csv"},
+    "typed": EVENTS,
+    "typed+attributes+negatives": EVENTS | {"item_attrs": "products.csv", "typed_negatives": True},
+}
+
+
+@pytest.mark.parametrize("option", sorted(OPTIONS))
+def test_every_log_option_takes_the_one_path(shop, tmp_path, option):
+    """Each log option compiles one cached corpus, trains with a checkpoint, and a second run reuses the
+    corpus and gives the same bytes; customers and the options are recorded."""
+    kw = dict(OPTIONS[option])
+    log = _typed_log(shop) if "type_col" in kw else shop / "orders.parquet"
+    if "item_attrs" in kw:
+        kw["item_attrs"] = shop / kw["item_attrs"]
+    kw |= {"time_col": "timestamp", "dim": 8, "epochs": 2, "deterministic": True, "progress": False}
+    runs = []
+    for i in range(2):
+        emb = retail.train_from_log(log, checkpoint_dir=tmp_path / f"ck{i}", **kw)
+        assert (tmp_path / f"ck{i}" / "checkpoint" / "manifest.json").exists()
+        runs.append(emb)
+    assert len(list((tmp_path / "cache").iterdir())) == 1  # one corpus, compiled once
+    a, b = runs
+    assert (
+        a.vectors.tobytes() == b.vectors.tobytes()
+        and a.customers.vectors.tobytes() == b.customers.vectors.tobytes()
+    )
+    assert a.meta["retail"]["user_col"] == "customer_id"
+    assert a.config["mode"] == ("sequence" if "sessions" in kw else "basket")
+    if "item_attrs" in kw:
+        assert a.types is not None and "attr" in a.types.names and a.meta["attributes"]["columns"]
+        tokens = [k for k in a.keys if k.startswith("attr:")]
+        assert tokens and not set(tokens) & set(a.customers.keys)
+    if "type_col" in kw:
+        assert {"product", "campaign"} <= set(a.types.names) and a.meta["retail"]["type_col"] == "event"
+        assert a.config["typed_negatives"] is bool(kw.get("typed_negatives", False))
+    if "quantity_col" in kw:
+        assert a.meta["retail"]["quantity_col"] == "quantity"
+
+
+def test_killed_and_resumed_with_sessions_and_attributes(shop, tmp_path):
+    """kill -9 mid-pass and resume equals an uninterrupted run, for sessions with attribute tokens."""
+    log = shop / "orders.parquet"
+    extra = {"sessions": "30m", "item_attrs": str(shop / "products.csv")}
+    whole, whole_out = _child(
+        tmp_path, log, "whole", checkpoint_dir=str(tmp_path / "ck0"), kill=[10**6, 0], **extra
+    )
+    assert whole.returncode == 0, whole.stderr[-3000:]
+    ckpt = tmp_path / "ck1"
+    killed, _ = _child(tmp_path, log, "killed", checkpoint_dir=str(ckpt), kill=[0, 1], **extra)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+    resumed, out = _child(
+        tmp_path, log, "resumed", checkpoint_dir=str(ckpt), resume=True, kill=[10**6, 0], **extra
+    )
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     for part in ("items", "customers"):
         a, b = np.load(f"{whole_out}.{part}.npy"), np.load(f"{out}.{part}.npy")

@@ -88,6 +88,10 @@ class InputSpec:
         (renamed by ``type_map``, value -> type), or from which of ``type_cols`` (type -> column) the row
         fills; the item key read is then ``type:item``. With ``type_cols`` no ``item_col`` is needed.
         Mappings are kept as tuples of pairs.
+    attrs, attrs_item_col : str, optional
+        Logs: an item attribute table (CSV/TSV or Parquet, one row per item; :mod:`likewise.readers.attrs`)
+        whose tokens (``attr:category=outdoor``) are compiled into the sequences that hold each item, and
+        the table's item column (default: its first). An item key of the log may not start ``attr:``.
     """
 
     paths: tuple[str, ...]
@@ -104,6 +108,8 @@ class InputSpec:
     type_col: str | None = None
     type_map: tuple[tuple[str, str], ...] | None = None
     type_cols: tuple[tuple[str, str], ...] | None = None
+    attrs: str | None = None
+    attrs_item_col: str | None = None
 
     def __post_init__(self) -> None:
         paths = self.paths
@@ -136,6 +142,10 @@ class InputSpec:
             value = getattr(self, name)
             if isinstance(value, Mapping):
                 object.__setattr__(self, name, tuple((str(k), str(v)) for k, v in value.items()))
+        if self.attrs is not None:
+            object.__setattr__(self, "attrs", os.fspath(self.attrs))
+            if not self.basket_col:
+                raise InputError("attrs (item attributes) apply to a log with basket_col and item_col")
         typing = self.typing()  # checks the typing options
         if typing is not None:
             object.__setattr__(self, "item_col", typing.item_col)  # "(a, b)" with type_cols
@@ -154,7 +164,7 @@ class InputSpec:
         Only options away from their defaults appear, so corpora built without them keep their keys.
         """
         out: dict[str, object] = {}
-        for name in ("user_col", "time_col", "quantity_col", "session_gap", "type_col"):
+        for name in ("user_col", "time_col", "quantity_col", "session_gap", "type_col", "attrs_item_col"):
             if getattr(self, name) is not None:
                 out[name] = getattr(self, name)
         for name in ("type_map", "type_cols"):
@@ -162,6 +172,8 @@ class InputSpec:
                 out[name] = [list(pair) for pair in getattr(self, name)]
         if self.tokenize != "none":
             out["tokenize"] = self.tokenize
+        if self.attrs is not None:
+            out["attrs"] = str(Path(self.attrs).expanduser().resolve())
         return out
 
     def typemap(self) -> dict[str, str] | None:

@@ -12,16 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from ..auto import resolve_sample
-from ..completion import attach_completion
 from ..config import config_with, min_count_for
 from ..customers import CustomerTable, customer_table
 from ..embeddings import Embeddings
 from ..errors import InputError
-from ..train import run_notes, train_tables
-from ..vocab import Vocab
-from .log import OrderLog, log_codes, parse_duration, read_order_log
-from .side import read_item_attributes
+from .log import OrderLog, parse_duration
 from .typed import parse_type_map
 
 
@@ -180,64 +175,29 @@ def train_from_log(
     Embeddings
         With ``emb.customers`` set when ``user_col`` is given; ``meta["retail"]`` records the options.
     """
-    t0 = time.perf_counter()
-    if item_attrs is None:
-        return _train_streamed(
-            paths,
-            config,
-            basket_col=basket_col,
-            item_col=item_col,
-            user_col=user_col,
-            time_col=time_col,
-            quantity_col=quantity_col,
-            sessions=sessions,
-            typing={"type_col": type_col, "type_map": parse_type_map(type_map), "type_cols": type_cols},
-            typed_negatives=typed_negatives,
-            format=format,
-            delimiter=delimiter,
-            half_life_days=half_life_days,
-            popularity_power=popularity_power,
-            progress=progress,
-            cache_dir=cache_dir,
-            checkpoint_dir=checkpoint_dir,
-            checkpoint_every=checkpoint_every,
-            resume=resume,
-            overrides=overrides,
-        )
-    if checkpoint_dir is not None or resume:
-        raise InputError(
-            "checkpoint_dir / resume work for every order log but one with item_attrs: that one is read "
-            "in memory and not checkpointed"
-        )
-    log = read_order_log(
+    return _train_streamed(
         paths,
+        config,
         basket_col=basket_col,
         item_col=item_col,
         user_col=user_col,
         time_col=time_col,
         quantity_col=quantity_col,
+        sessions=sessions,
+        typing={"type_col": type_col, "type_map": parse_type_map(type_map), "type_cols": type_cols},
+        attrs=(item_attrs, attrs_item_col),
+        typed_negatives=typed_negatives,
         format=format,
         delimiter=delimiter,
-        type_col=type_col,
-        type_map=parse_type_map(type_map),
-        type_cols=type_cols,
-    )
-    attributes = None
-    if item_attrs is not None:
-        attributes = read_item_attributes(item_attrs, attrs_item_col or _attrs_key(item_attrs, item_col))
-    emb = fit_order_log(
-        log,
-        config,
-        sessions=sessions,
         half_life_days=half_life_days,
         popularity_power=popularity_power,
         progress=progress,
-        attributes=attributes,
-        typed_negatives=typed_negatives,
-        **overrides,
+        cache_dir=cache_dir,
+        checkpoint_dir=checkpoint_dir,
+        checkpoint_every=checkpoint_every,
+        resume=resume,
+        overrides=overrides,
     )
-    emb.meta["read_seconds"] = time.perf_counter() - t0 - emb.meta["train_seconds"]
-    return emb
 
 
 def _train_streamed(
@@ -251,6 +211,7 @@ def _train_streamed(
     quantity_col: str | None,
     sessions: str | int | None,
     typing: dict[str, Any],
+    attrs: tuple[Any, str | None],
     typed_negatives: bool,
     format: str,
     delimiter: str | None,
@@ -267,7 +228,7 @@ def _train_streamed(
     import tempfile
 
     from ..corpus import build_corpus
-    from ..readers import InputSpec, is_table, write_table
+    from ..readers import InputSpec, as_arrow_table, is_table, write_table
     from ..train import train
 
     t0 = time.perf_counter()
@@ -299,6 +260,13 @@ def _train_streamed(
             named = list(dict.fromkeys(c for c in [*cols.values(), *kinds] if c))
             paths, format, delimiter = write_table(paths, Path(tmp) / "log.parquet", named), "parquet", None
             cache_dir = Path(tmp) / "cache"  # no file to key a cache on: compile it once, here
+        item_attrs, attrs_item_col = attrs
+        if item_attrs is not None:
+            attrs_item_col = attrs_item_col or _attrs_key(item_attrs, item_col)
+            if is_table(item_attrs):
+                table = as_arrow_table(item_attrs)
+                item_attrs = write_table(table, Path(tmp) / "attrs.parquet", table.column_names)
+                cache_dir = Path(tmp) / "cache"
         plist = (paths,) if isinstance(paths, str | os.PathLike) else tuple(paths)
         spec = InputSpec(
             paths=tuple(os.fspath(p) for p in plist),
@@ -307,6 +275,8 @@ def _train_streamed(
             session_gap=None if sessions is None else parse_duration(sessions),
             **cols,
             **typing,
+            attrs=None if item_attrs is None else os.fspath(item_attrs),
+            attrs_item_col=attrs_item_col,
         )
         show = sys.stderr.isatty() if progress is None else progress
         corpus = build_corpus(
@@ -328,6 +298,8 @@ def _train_streamed(
         if emb is None:  # a rank other than 0 under torchrun: rank 0 holds the space
             return None  # type: ignore[return-value]
         emb.meta["mode_reason"] = mode_reason
+        if item_attrs is not None:  # how the table became tokens: a new product is tokenised the same way
+            emb.meta["attributes"] = corpus.manifest["input"]["attributes"]
         t1 = time.perf_counter()
         if user_col is not None:
             emb.attach_customers(
@@ -370,87 +342,48 @@ def fit_order_log(
     typed_negatives: bool = False,
     **overrides: Any,
 ) -> Embeddings:
-    """Train product vectors (and the context table) on an :class:`OrderLog`; attach customer vectors.
+    """Train on an :class:`OrderLog` already in memory (a split of one, say), through the same path.
 
-    Parameters are those of :func:`train_from_log`. With the default ``mode="auto"`` orders train as
-    baskets and ``sessions`` as sequences; ``meta["mode_reason"]`` says which was used. A typed log, or
-    ``attributes`` (:class:`~likewise.retail.side.ItemAttributes`), gives a typed space
-    (:mod:`likewise.retail.side`); ``typed_negatives`` then draws each pair's negatives from the type
-    of the item it predicts.
+    The log is written to a temporary Parquet file (order, product, customer and time columns; a typed
+    log's keys split into type and item) and trained by :func:`train_from_log`, so a log in memory and
+    the file it came from train alike. Parameters are those of :func:`train_from_log`; ``attributes``
+    is its ``item_attrs`` (a path or table).
     """
-    config = config_with(config, overrides)
-    config = dataclasses.replace(config, typed_negatives=bool(typed_negatives or config.typed_negatives))
-    mode_reason = "set by the caller"
-    if config.mode == "auto":
-        # Sessions chain a customer's orders in time: their order is the signal. A single order's
-        # lines carry no order worth learning, whatever the time column says.
-        mode = "sequence" if sessions is not None else "basket"
-        mode_reason = (
-            f"customer sessions (--sessions {sessions}) are ordered in time"
-            if sessions is not None
-            else f"one basket per {log.columns.get('basket_col') or 'order'}; line order is not used"
-        )
-        config = dataclasses.replace(config, mode=mode)
-    config = dataclasses.replace(config, min_count=min_count_for(config))
-    typed = bool(log.columns.get("type_col") or log.columns.get("type_cols"))
-    types = None
-    t0 = time.perf_counter()
-    if typed or attributes is not None:
-        from .side import typed_corpus
+    import tempfile
 
-        vocab, ids, offsets, types = typed_corpus(
-            log,
-            min_count=config.min_count,
-            max_items=config.max_items,
-            basket=config.mode == "basket",
-            sessions=sessions,
-            seed=config.seed,
-            attributes=attributes,
-        )
-    else:
-        counts = np.bincount(log.item, minlength=len(log.item_keys))
-        vocab = Vocab.from_counts(
-            dict(zip(log.item_keys, counts.tolist(), strict=True)),
-            min_count=config.min_count,
-            max_items=config.max_items,
-            what="product",
-        )
-    if len(vocab) == 0:
-        raise InputError(f"no product occurs at least min_count={config.min_count} times")
-    if config.typed_negatives and types is None:
-        raise InputError(
-            "typed_negatives needs item types: a typed event log (type_col= / type_cols=) or item attributes"
-        )
-    if types is None:
-        lut = np.array([vocab.index.get(k, -1) for k in log.item_keys], dtype=np.int64)
-        ids, offsets = log_codes(log, lut, sessions=sessions, seed=config.seed)
-    sample, sample_reason = resolve_sample(vocab.counts, config.sample, config.mode)
-    config = dataclasses.replace(config, sample=sample)
-    notes: dict[str, Any] = {}
-    show = sys.stderr.isatty() if progress is None else progress
-    neg_types = types.codes if config.typed_negatives and types is not None else None
-    W, C, history = train_tables(
-        ids, offsets, vocab.counts, config, notes=notes, progress=show, neg_types=neg_types
-    )
-    config = dataclasses.replace(config, epochs=notes.pop("epochs"))
-    meta = {
-        **run_notes(history, mode_reason, sample_reason, vocab),
-        **notes,
-        "backend": "cpu",
-        "history": history,
-        "train_seconds": time.perf_counter() - t0,
-        "corpus": {"n_sequences": len(offsets) - 1, "n_tokens": len(ids)},
-        "retail": {**log.columns, "sessions": sessions, "lines": len(log)},
-    }
-    if attributes is not None:
-        meta["attributes"] = attributes.spec
-    emb = Embeddings(W, vocab, config=config.to_dict(), meta=meta)
-    emb.attach_context(C)
-    if types is not None:
-        emb.attach_types(types)
-    attach_completion(emb, ids, offsets, config, show)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    config = config_with(config, overrides)  # bad settings fail before the log is written
+    keys = np.asarray(log.item_keys, dtype=object)[log.item]
+    typed = bool(log.columns.get("type_col") or log.columns.get("type_cols"))
+    columns: dict[str, Any] = {"order_id": pa.array(log.basket), "product_id": pa.array(keys, pa.string())}
+    if typed:  # "type:item" keys back to a type column and an item column
+        parts = pa.compute.split_pattern(columns["product_id"], ":", max_splits=1)
+        columns["type"] = pa.compute.list_element(parts, 0)
+        columns["product_id"] = pa.compute.list_element(parts, 1)
     if log.user is not None:
-        emb.attach_customers(
-            build_customer_vectors(emb, log, half_life_days=half_life_days, popularity_power=popularity_power)
+        columns["customer_id"] = pa.array(np.asarray(log.user_keys, dtype=object)[log.user], pa.string())
+    if log.time is not None:
+        columns["timestamp"] = pa.array(log.time, pa.int64())
+    with tempfile.TemporaryDirectory(prefix="likewise-log-") as tmp:
+        path = Path(tmp) / "log.parquet"
+        pq.write_table(pa.table(columns), path)
+        emb = train_from_log(
+            path,
+            config,
+            basket_col="order_id",
+            item_col="product_id",
+            user_col="customer_id" if log.user is not None else None,
+            time_col="timestamp" if log.time is not None else None,
+            sessions=sessions,
+            half_life_days=half_life_days,
+            popularity_power=popularity_power,
+            progress=progress,
+            type_col="type" if typed else None,
+            item_attrs=attributes,
+            typed_negatives=typed_negatives,
+            cache_dir=Path(tmp) / "cache",
         )
+    emb.meta["retail"] |= {k: log.columns.get(k) for k in ("basket_col", "item_col", "user_col", "time_col")}
     return emb
