@@ -36,10 +36,8 @@ import numpy as np
 from ._check import first_nonfinite_row
 from ._lineage import child_meta
 from .config import min_count_for
-from .customers import CustomerTable
 from .embeddings import Embeddings
 from .errors import InputError
-from .retail import build_customer_vectors, log_codes, read_order_log
 from .store import check_target
 from .train import TrainConfig, train_tables
 from .vocab import Vocab
@@ -98,6 +96,7 @@ def update(
     epochs: int | None = None,
     lr_scale: float = 0.5,
     overwrite: bool = False,
+    cache_dir: str | os.PathLike | None = None,
 ) -> Embeddings:
     """Continue a retail space with a log of new orders; the result is a new space.
 
@@ -116,6 +115,9 @@ def update(
         The learning rate of the update as a share of the model's, in ``(0, 1]``.
     overwrite : bool
         Replace an existing saved space at ``output`` (never the parent).
+    cache_dir : path, optional
+        Where the new log is compiled (:func:`likewise.corpus.build_corpus`): read by the one log reader,
+        with the columns, sessions and types the parent was trained with.
 
     Returns
     -------
@@ -156,33 +158,20 @@ def update(
     if epochs is not None:
         config = dataclasses.replace(config, epochs=epochs)
     config.validate()
-    log = read_order_log(
-        new_log,
-        basket_col=info["basket_col"],
-        item_col=info["item_col"],
-        user_col=info.get("user_col"),
-        time_col=info.get("time_col"),
-        type_col=info.get("type_col"),
-        type_map=info.get("type_map"),
-        type_cols=info.get("type_cols"),
-    )
+    corpus = _new_corpus(new_log, info, cache_dir)
     t0 = time.perf_counter()
     # vocabulary: old products keep their ids; new ones (by count, min_count applied) are appended
-    new_counts = np.bincount(log.item, minlength=len(log.item_keys))
+    new_keys, new_counts = corpus.vocab.keys, np.asarray(corpus.vocab.counts, dtype=np.int64)
     old_index = parent.vocab.index
-    in_old = np.array([k in old_index for k in log.item_keys], dtype=bool)
-    fresh = {
-        k: int(c)
-        for k, c, o in zip(log.item_keys, new_counts.tolist(), in_old.tolist(), strict=True)
-        if not o
-    }
+    fresh = {k: int(c) for k, c in zip(new_keys, new_counts.tolist(), strict=True) if k not in old_index}
     fresh_vocab = Vocab.from_counts(fresh, min_count=min_count_for(config)) if fresh else Vocab([])
     keys = parent.keys + fresh_vocab.keys
     vocab_index = {k: i for i, k in enumerate(keys)}
-    lut = np.array([vocab_index.get(k, -1) for k in log.item_keys], dtype=np.int64)
+    lut = np.array([vocab_index.get(k, -1) for k in new_keys], dtype=np.int64)
     counts = np.concatenate([np.asarray(parent.counts, np.int64), np.zeros(len(fresh_vocab), np.int64)])
     np.add.at(counts, lut[lut >= 0], new_counts[lut >= 0])
-    ids, offsets = log_codes(log, lut, sessions=info.get("sessions"), seed=config.seed)
+    line_ids = lut[np.asarray(corpus.ids)]  # each line of the new log: its id in the new space, or -1
+    ids, offsets = _kept(line_ids, np.asarray(corpus.offsets))
     n_old = len(parent)
     new_rows = np.arange(n_old, len(keys))
     known = np.zeros(len(keys), dtype=bool)
@@ -199,7 +188,7 @@ def update(
     W, C, history = train_tables(ids, offsets, counts, config, W=W0, C=C0)
     seconds = time.perf_counter() - t0
     record = {
-        "lines": len(log),
+        "lines": len(line_ids),
         "new_products": len(fresh_vocab),
         "lr_scale": lr_scale,
         "epochs": config.epochs,
@@ -228,10 +217,10 @@ def update(
         )
     if parent.types is not None:  # a typed space: new items of a typed log say their type in their key
         emb.attach_types(parent.types.extend(_new_types(parent.types, fresh_vocab.keys, info)))
-    if log.user is not None or parent.customers is not None:
-        emb.attach_customers(
-            _merged_customers(emb, parent.customers, log, CustomerTable, build_customer_vectors)
-        )
+    users = corpus.side.get("user") if corpus.user_keys is not None else None
+    if users is not None or parent.customers is not None:
+        new_lines = None if users is None else (corpus.user_keys, np.asarray(users), line_ids)
+        emb.attach_customers(_merged_customers(emb, parent.customers, new_lines))
     if output is not None:
         emb.save(output, overwrite=overwrite)
     return emb
@@ -247,19 +236,66 @@ def _new_types(types: Any, keys: list[str], info: dict) -> list[str]:
     return [visible[0] if visible else types.names[0]] * len(keys)
 
 
-def _merged_customers(emb: Embeddings, old: Any, log: Any, table_cls: Any, build: Any) -> Any:
-    """Customer vectors from each customer's old purchases (one line per product bought) plus new lines."""
-    cust: list[np.ndarray] = []
-    items: list[np.ndarray] = []
-    keys = np.asarray(emb.keys, dtype=object)
+def _merged_customers(emb: Embeddings, old: Any, new_lines: Any) -> Any:
+    """Customer vectors from each customer's old purchases (one line per product bought) plus new lines.
+
+    ``new_lines`` is ``(customer keys, customer code per line, id per line)`` of the new log, or None.
+    """
+    from .customers import customer_table
+
+    index: dict[str, int] = {}
+    codes: list[np.ndarray] = []
+    ids: list[np.ndarray] = []
     if old is not None:
         per = np.diff(old.bought_indptr)
-        cust.append(np.repeat(np.asarray(old.keys, dtype=object), per))
-        items.append(keys[np.asarray(old.bought_ids, dtype=np.int64)])
-    if log.user is not None:
-        cust.append(np.asarray(log.user_keys, dtype=object)[log.user])
-        items.append(np.asarray(log.item_keys, dtype=object)[log.item])
+        own = np.fromiter((index.setdefault(k, len(index)) for k in old.keys), np.int64, len(old.keys))
+        codes.append(np.repeat(own, per))
+        ids.append(np.asarray(old.bought_ids, dtype=np.int64))
+    if new_lines is not None:
+        keys, users, line_ids = new_lines
+        remap = np.fromiter((index.setdefault(k, len(index)) for k in keys), np.int64, len(keys))
+        codes.append(remap[users])
+        ids.append(line_ids)
     cfg = dict(old.config) if old is not None else {}
-    return build(
-        emb, np.concatenate(cust), np.concatenate(items), popularity_power=cfg.get("popularity_power", 0.0)
+    return customer_table(
+        emb.vectors,
+        emb.counts,
+        emb.fingerprint,
+        list(index),
+        np.concatenate(codes),
+        np.concatenate(ids),
+        popularity_power=cfg.get("popularity_power", 0.0),
     )
+
+
+def _new_corpus(new_log: Any, info: dict[str, Any], cache_dir: Any) -> Any:
+    """The new log compiled as the parent's was read (its columns, sessions and types), every item kept."""
+    from .corpus import build_corpus
+    from .readers import InputSpec
+    from .retail import parse_duration
+
+    paths = (new_log,) if isinstance(new_log, str | os.PathLike) else tuple(new_log)
+    spec = InputSpec(
+        paths=tuple(os.fspath(p) for p in paths),
+        basket_col=info["basket_col"],
+        item_col=None if info.get("type_cols") else info["item_col"],
+        user_col=info.get("user_col"),
+        time_col=info.get("time_col"),
+        session_gap=None if info.get("sessions") is None else parse_duration(info["sessions"]),
+        type_col=info.get("type_col"),
+        type_map=info.get("type_map"),
+        type_cols=info.get("type_cols"),
+    )
+    return build_corpus(spec, min_count=1, cache_dir=cache_dir, what="item")
+
+
+def _kept(line_ids: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Packed sequences without the lines of ids -1 (products below ``min_count``); empty ones go."""
+    kept = line_ids >= 0
+    csum = np.zeros(len(line_ids) + 1, dtype=np.int64)
+    np.cumsum(kept, out=csum[1:])
+    lengths = csum[offsets[1:]] - csum[offsets[:-1]]
+    lengths = lengths[lengths > 0]
+    new_offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new_offsets[1:])
+    return line_ids[kept].astype(np.int32), new_offsets
