@@ -260,10 +260,11 @@ def infer_mode(data: Any) -> tuple[str, str]:
     else:
         return "sequence", "in-memory lists keep their order (pass sets, or mode='basket', for baskets)"
     if desc.get("basket_col") and desc.get("format") != "text":
-        if desc.get("session_gap"):
-            return "sequence", f"customer sessions of {desc.get('user_col')!r}, ordered in time"
+        if desc.get("session_gap"):  # a customer's orders chained in time: their order is the signal
+            return "sequence", f"customer sessions of {desc.get('user_col')!r} are ordered in time"
         if desc.get("order_col"):
             return "sequence", f"a log ordered by {desc['order_col']!r} inside each basket"
+        # one order's lines carry no order worth learning, whatever a time column says
         return "basket", f"a log grouped by {desc['basket_col']!r} with no ordering column"
     return "sequence", "text input: one ordered sequence per line"
 

@@ -2,11 +2,12 @@
 
 The flow::
 
-    order log (CSV / Parquet / JSONL: order, customer, product[, time, quantity])
-      -> read_order_log            one validated, dictionary-encoded table in memory
-      -> log_sequences             one sequence per order, or per customer session (--sessions 30m)
-      -> likewise.train            product vectors (basket or sequence mode)
-      -> build_customer_vectors    a weighted mean of each customer's products: a second table
+    order log (CSV / Parquet / JSONL: order, customer, product[, time, quantity, type])
+      -> likewise.readers          the one log reader: checked, grouped into orders or customer
+                                   sessions (--sessions 30m), typed, attribute tokens added, streamed
+      -> likewise.corpus           compiled once into the corpus cache, customers and times beside
+      -> likewise.train            product vectors (basket or sequence mode), checkpoints, resume
+      -> customer_table            a weighted mean of each customer's products, one bounded pass
       -> queries                   also_bought, complete_basket, for_customer, similar_customers, lookalike
 
 Customer vectors are means of unit product vectors, so they live in the product space: a customer can
@@ -14,9 +15,9 @@ be compared with a product (``for_customer``) and with other customers (``simila
 ``lookalike``). The customer table carries the product space's fingerprint and each customer's bought
 products (``indptr`` + product ids), and is saved in the same folder as the product vectors.
 
-The log is read whole into Arrow memory (about 40 bytes a line: 25 M lines take ~1 GB); the streaming
-reader of :mod:`likewise.readers` is the path for logs larger than memory when no customer table is
-needed.
+:func:`train_from_log` is that path; memory stays bounded by the reader's partitions and the customer
+step's ranges (docs/speed.md section 7). :func:`read_order_log` reads a log through the same reader and
+checks into memory, for analyses such as :func:`split_last_order` (:mod:`likewise.retail.evidence`).
 """
 
 from __future__ import annotations

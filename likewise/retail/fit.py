@@ -141,12 +141,11 @@ def train_from_log(
 ) -> Embeddings:
     """Train product vectors from an order log and attach customer vectors built from the same log.
 
-    Every log but a typed one (types or ``item_attrs``) streams through :func:`likewise.train.train`
-    like any log: compiled once into the corpus cache with the customer and time of each line beside
-    its product (customer sessions cut by the reader), trained with checkpoints if asked, and the
-    customer vectors built in one bounded pass over the compiled corpus. A table in memory is written
-    to a temporary Parquet file and read the same way. A typed log is read into memory
-    (:func:`read_order_log`) and not checkpointed.
+    Every log streams through :func:`likewise.train.train` like any other input: compiled once into the
+    corpus cache by the one log reader (the customer and time of each line beside its product, customer
+    sessions cut, a typed log's keys typed and item attributes added as tokens as it is read), trained
+    with checkpoints if asked, and the customer vectors built in one bounded pass over the compiled
+    corpus. A table in memory is written to a temporary Parquet file and read the same way.
 
     Parameters
     ----------
@@ -227,6 +226,7 @@ def _train_streamed(
     """:func:`train_from_log` for a log the streaming reader compiles (see there)."""
     import tempfile
 
+    from ..auto import infer_mode
     from ..corpus import build_corpus
     from ..readers import InputSpec, as_arrow_table, is_table, write_table
     from ..train import train
@@ -235,18 +235,6 @@ def _train_streamed(
     config = config_with(config, overrides)
     config = dataclasses.replace(config, typed_negatives=bool(typed_negatives or config.typed_negatives))
     typed = bool(typing["type_col"] or typing["type_cols"])
-    mode_reason = "set by the caller"
-    if config.mode == "auto":
-        # Sessions chain a customer's orders in time: their order is the signal. A single order's
-        # lines carry no order worth learning, whatever the time column says.
-        mode = "sequence" if sessions is not None else "basket"
-        mode_reason = (
-            f"customer sessions (--sessions {sessions}) are ordered in time"
-            if sessions is not None
-            else f"one basket per {basket_col}; line order is not used"
-        )
-        config = dataclasses.replace(config, mode=mode)
-    config = dataclasses.replace(config, min_count=min_count_for(config))
     cols = {
         "basket_col": basket_col,
         "item_col": item_col,
@@ -278,6 +266,11 @@ def _train_streamed(
             attrs=None if item_attrs is None else os.fspath(item_attrs),
             attrs_item_col=attrs_item_col,
         )
+        mode_reason = "set by the caller"
+        if config.mode == "auto":  # the one inference: orders are baskets, sessions are sequences
+            mode, mode_reason = infer_mode(spec)
+            config = dataclasses.replace(config, mode=mode)
+        config = dataclasses.replace(config, min_count=min_count_for(config))
         show = sys.stderr.isatty() if progress is None else progress
         corpus = build_corpus(
             spec,
