@@ -1,6 +1,6 @@
 """The one progress reporter: a tqdm bar (``tqdm.auto``, so notebooks get a widget) when tqdm is there.
 
-tqdm is an optional extra (``pip install 'likewise[progress]'``). Without it a shown bar degrades to
+tqdm is an optional extra (``pip install '.[progress]'``). Without it a shown bar degrades to
 one line per finished task on stderr, so a run asked to report progress still does.
 """
 

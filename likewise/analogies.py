@@ -132,6 +132,7 @@ class WordQueries:
         topn: int = 10,
         *,
         restrict: Restrict = None,
+        restrict_vocab: Restrict = None,
     ) -> list[tuple[str, float]]:
         """gensim's ``KeyedVectors.most_similar``: the items nearest to ``mean(positive) - mean(negative)``.
 
@@ -153,6 +154,8 @@ class WordQueries:
             score array, has no equivalent: use :meth:`similar_to_vector` or :attr:`normed`.)
         restrict : None, int or collection of keys
             As in :meth:`similar`; an int ``N`` is gensim's ``restrict_vocab=N``.
+        restrict_vocab : None, int or collection of keys
+            gensim's name for ``restrict``, accepted so gensim code runs unchanged; give one of the two.
 
         Returns
         -------
@@ -166,6 +169,13 @@ class WordQueries:
         InputError
             No term at all, or a malformed term or ``topn``.
         """
+        if restrict_vocab is not None:
+            if restrict is not None:
+                raise InputError(
+                    f"restrict={restrict!r} and restrict_vocab={restrict_vocab!r}: give one "
+                    "(restrict_vocab is gensim's name for restrict)"
+                )
+            restrict = restrict_vocab
         terms = [(t, 1.0) for t in self._terms(positive, "positive")]
         terms += [(t, -1.0) for t in self._terms(negative, "negative")]
         if not terms:

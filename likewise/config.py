@@ -147,7 +147,7 @@ class TrainConfig:
         updates shared rows without locks (hogwild) and is not reproducible bit for bit.
     backend : {"auto", "cpu", "torch"}
         Where to train (:func:`select_backend`). ``cpu``: the numba kernels. ``torch``: minibatch SGNS
-        in PyTorch (``pip install 'likewise[torch]'``), on a GPU or the CPU, and the only backend that
+        in PyTorch (``pip install '.[torch]'``), on a GPU or the CPU, and the only backend that
         runs under ``torchrun`` on several processes. ``auto`` (default): torch when it is installed
         and a CUDA GPU is present or the run has several processes, else the numba kernel.
     device : str

@@ -149,7 +149,8 @@ class MissingDependencyError(LikewiseError, ImportError):
         self.package = package
         self.extra = extra
         why = f" for {purpose}" if purpose else ""
-        install = f"pip install 'likewise[{extra}]'" if extra else f"pip install {package}"
+        # likewise installs from its clone (it is not on PyPI): the extra is named on the folder
+        install = f"pip install '.[{extra}]' in the likewise clone" if extra else f"pip install {package}"
         super().__init__(f"{package} is needed{why}: {install}")
 
 

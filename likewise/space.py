@@ -160,8 +160,10 @@ class Neighbours:
         return self.keys[i], float(self.scores[i])
 
     def __repr__(self) -> str:
-        if self.batched:
-            return f"Neighbours({len(self)} queries × {self.ids.shape[1]} neighbours)"
+        if self.batched:  # the first rows' answers, not just the shape: print() is how results are read
+            rows = "; ".join(repr(self[i])[len("Neighbours(") : -1] for i in range(min(len(self), 3)))
+            more = "; ..." if len(self) > 3 else ""
+            return f"Neighbours({len(self)} queries × {self.ids.shape[1]} neighbours: {rows}{more})"
         pairs = ", ".join(f"{k!r}: {s:.3f}" for k, s in list(self)[:5])
         more = ", ..." if len(self) > 5 else ""
         return f"Neighbours({{{pairs}{more}}})"

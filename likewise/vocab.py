@@ -19,7 +19,23 @@ from .errors import InputError, ItemIndexError, UnknownItemError
 #: Characters of an unknown key that "did you mean" compares (keeps the error path's work bounded).
 MAX_SUGGEST_CHARS = 200
 
-__all__ = ["Dropped", "Vocab", "ranked_vocab"]
+__all__ = ["Dropped", "KeyList", "Vocab", "ranked_vocab"]
+
+
+class KeyList(list[str]):
+    """A vocabulary's keys: a list that refuses to change, so a caller holding ``emb.keys`` (or gensim's
+    ``index_to_key``) cannot move the keys away from their ids. ``list(keys)`` is a copy to edit; ``+``
+    and slices give plain lists."""
+
+    def _refuse(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("the keys of a vocabulary are read-only: edit a copy, list(emb.keys)")
+
+    def __reduce__(self) -> tuple[type, tuple[list[str]]]:  # pickle builds it whole, not by append
+        return (KeyList, (list(self),))
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse  # type: ignore[assignment]
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse  # type: ignore[assignment]
+
 
 OnUnknown = Literal["raise", "skip"]
 
@@ -38,7 +54,7 @@ class Vocab:
     """
 
     def __init__(self, keys: Sequence[str], counts: Iterable[int] | None = None, what: str = "item") -> None:
-        self.keys: list[str] = [str(k) for k in keys]
+        self.keys: list[str] = KeyList(str(k) for k in keys)
         self.what = what
         self.index: dict[str, int] = {k: i for i, k in enumerate(self.keys)}
         if len(self.index) != len(self.keys):

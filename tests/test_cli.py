@@ -178,3 +178,94 @@ def test_query_commands_do_not_load_the_trainer(model):
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip().splitlines()[-1] == "LOADED="
+
+
+def test_an_option_of_another_tool_gets_ours_suggested(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["train", "x.csv", "-o", "m", "--basket-col", "o", "--item-col", "p", "--customer-col", "c"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --customer-col c" in err and "did you mean --user-col?" in err
+
+
+@pytest.mark.parametrize(
+    "command,option,default",
+    [
+        (["similar"], "-k K", "default: 10"),
+        (["lookalike"], "-k K", "default: 100"),
+        (["serve"], "--port PORT", "default: 8000"),
+        (["train"], "--cache-dir CACHE_DIR", "default: $LIKEWISE_CACHE"),
+        (["train"], "--half-life-days HALF_LIFE_DAYS", "default: none"),
+    ],
+)
+def test_help_shows_the_defaults(capsys, command, option, default):
+    with pytest.raises(SystemExit):
+        main([*command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    after = text.split(f" {option} ", 1)[1]
+    assert default in after[:200], after[:200]
+
+
+def test_serve_on_a_busy_port_says_so_in_one_line(model, capsys):
+    import socket
+
+    pytest.importorskip("uvicorn")
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        assert main(["serve", str(model), "--port", str(port)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"likewise: error: cannot listen on 127.0.0.1:{port}") and "--port" in err
+    assert err.count("\n") == 1
+
+
+def test_split_of_a_log_with_spaces_in_names_writes_a_split_train_reads(tmp_path, capsys):
+    log = tmp_path / "orders.csv"
+    rows = [
+        (o, p)
+        for o in range(40)
+        for p in (("red tent", "sleeping bag") if o % 2 else ("kettle", "coffee mug"))
+    ]
+    log.write_text("order_id,product\n" + "".join(f"{o},{p}\n" for o, p in rows))
+    out = tmp_path / "split"
+    argv = [
+        "split",
+        str(log),
+        "--basket-col",
+        "order_id",
+        "--item-col",
+        "product",
+        "-o",
+        str(out),
+        "--seed",
+        "0",
+    ]
+    assert main(argv) == 0
+    hint = capsys.readouterr().out.strip().splitlines()[-1]
+    assert hint.endswith("--delimiter ','")
+    assert {"red tent,sleeping bag", "kettle,coffee mug"} >= set(
+        out.joinpath("train.txt").read_text().split("\n")[:-1]
+    )
+    assert (
+        main(
+            [
+                "train",
+                str(out / "train.txt"),
+                "--mode",
+                "basket",
+                "--delimiter",
+                ",",
+                "--min-count",
+                "1",
+                "--quiet",
+                "-o",
+                str(tmp_path / "m"),
+                "--cache-dir",
+                str(tmp_path / "c"),
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    assert main(["eval", str(tmp_path / "m"), "--holdout", str(out), "--baselines", ""]) == 0

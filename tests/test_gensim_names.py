@@ -4,6 +4,8 @@ the same vectors; ``save_word2vec_format`` byte for byte; gensim's ``Word2Vec`` 
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -328,3 +330,36 @@ def test_gensim_names_given_to_the_retail_fit_get_the_same_hint() -> None:
 
     with pytest.raises(InputError, match=r"^vector_size is gensim's name: use dim=8$"):
         fit_order_log(None, vector_size=8)  # type: ignore[arg-type]
+
+
+def test_most_similar_takes_gensims_restrict_vocab(emb: Embeddings, kv) -> None:
+    ours = emb.most_similar(positive=["w001"], topn=5, restrict_vocab=40)
+    assert ours == emb.most_similar(positive=["w001"], topn=5, restrict=40)
+    theirs = kv.most_similar(positive=["w001"], topn=5, restrict_vocab=40)
+    assert [k for k, _ in ours] == [k for k, _ in theirs]
+    with pytest.raises(InputError, match="restrict_vocab is gensim's name"):
+        emb.most_similar(positive=["w001"], restrict=10, restrict_vocab=40)
+
+
+def test_keys_and_index_to_key_cannot_be_changed_by_a_caller(emb: Embeddings) -> None:
+    before = list(emb.keys)
+    for change in (
+        lambda k: k.__setitem__(0, "x"),
+        lambda k: k.append("x"),
+        lambda k: k.sort(reverse=True),
+        lambda k: k.__delitem__(0),
+    ):
+        with pytest.raises(TypeError, match="read-only"):
+            change(emb.index_to_key)
+    assert emb.keys == before and emb.id_of(before[0]) == 0
+    mine = list(emb.keys)  # a copy is the caller's to edit; + gives a plain list
+    mine[0] = "x"
+    assert isinstance(emb.keys + ["y"], list) and emb.keys[0] == before[0]
+    assert pickle.loads(pickle.dumps(emb.keys)) == before
+
+
+def test_print_of_a_batch_shows_its_answers(emb: Embeddings) -> None:
+    batch = emb.similar(["w001", "w002", "w003", "w004"], k=2)
+    text = repr(batch)
+    assert text.startswith("Neighbours(4 queries × 2 neighbours: {")
+    assert repr(batch[0].keys[0]) in text and text.endswith("; ...)")

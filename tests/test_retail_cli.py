@@ -186,3 +186,26 @@ def test_seeds_file_with_header_columns_skip_unknown_and_min_score(shop, capsys,
     tsv.write_text("customer_id\tx\nC000001\t1\n")
     got = _json(capsys, ["lookalike", str(model), "--seeds-file", str(tsv), "-k", "5"])
     assert len(got["results"]) == 5
+
+
+def test_lookalike_says_why_it_wrote_fewer_than_k(shop, capsys, tmp_path):
+    model = shop[1]
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("C000001\nC000002\nC000003\n")
+    out = tmp_path / "aud.csv"
+    argv = [
+        "lookalike",
+        str(model),
+        "--seeds-file",
+        str(seeds),
+        "-k",
+        "200",
+        "--method",
+        "knn",
+        "-o",
+        str(out),
+    ]
+    assert main(argv) == 0
+    line = capsys.readouterr().out
+    assert "wrote 150 customers" in line and len(out.read_text().splitlines()) == 151
+    assert "fewer than -k 200: with --method knn each of the 3 seeds votes for its 50 nearest" in line

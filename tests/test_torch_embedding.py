@@ -90,7 +90,7 @@ def test_missing_torch_gives_the_install_line():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.startswith(MissingDependencyError.__name__)
-    assert "pip install 'likewise[torch]'" in out
+    assert "pip install '.[torch]' in the likewise clone" in out
 
 
 @pytest.mark.parametrize("argv", [["sample", "nowhere"], ["train-next", "nowhere.txt", "-o", "m"]])
@@ -101,4 +101,4 @@ def test_cli_without_torch_prints_the_install_line(argv):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 1
     assert proc.stderr.startswith("likewise: error: torch is needed")
-    assert "pip install 'likewise[torch]'" in proc.stderr and "Traceback" not in proc.stderr
+    assert "pip install '.[torch]' in the likewise clone" in proc.stderr and "Traceback" not in proc.stderr

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from likewise.errors import LikewiseError
 
 from . import datasets, demo, evaluation, nn, query, retail, serve, train, tune, typed
-from ._common import Commands
+from ._common import Commands, unknown_options_hint
 
 __all__ = ["build_parser", "main"]
 
@@ -57,7 +57,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         The exit status: 0, 1 for bad input (one line on stderr), 130 when interrupted.
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    args, extra = parser.parse_known_args(words)
+    if extra:  # argparse's message, with the option meant when we can tell
+        parser.error(f"unrecognized arguments: {' '.join(extra)}{unknown_options_hint(parser, words, extra)}")
     try:
         args.func(args)
     except BrokenPipeError:

@@ -39,6 +39,56 @@ __all__ = [
 # --- the parser --------------------------------------------------------------------------------------
 
 
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """``--help`` shows each option's default, so nobody has to read the code to learn ``-k`` is 10."""
+
+    @staticmethod
+    def _shows_default(action: argparse.Action) -> bool:
+        d = action.default
+        return (
+            bool(action.option_strings)
+            and d is not None
+            and d is not argparse.SUPPRESS
+            and not isinstance(d, bool)
+        )
+
+    def add_argument(self, action: argparse.Action) -> None:
+        if action.help is None and self._shows_default(action):
+            action.help = "default: %(default)s"
+        super().add_argument(action)
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if not self._shows_default(action) or "default" in text:
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+# what users of other tools type, and the option likewise calls it
+OTHER_NAMES = {"--customer-col": "--user-col", "--product-col": "--item-col", "--topn": "-k", "--top-k": "-k"}
+
+
+def unknown_options_hint(parser: argparse.ArgumentParser, argv: Sequence[str], extra: Sequence[str]) -> str:
+    """A ``(did you mean ...)`` for unrecognized options, from the chosen command's own options."""
+    import difflib
+
+    node = parser
+    for word in argv:  # down to the (sub)command the words chose
+        subs = [a for a in node._actions if isinstance(a, argparse._SubParsersAction)]
+        if subs and word in subs[0].choices:
+            node = subs[0].choices[word]
+    known = [o for a in node._actions for o in a.option_strings]
+    hints = []
+    for word in extra:
+        name = word.split("=", 1)[0]
+        if not name.startswith("-"):
+            continue
+        near = OTHER_NAMES.get(name) or next(iter(difflib.get_close_matches(name, known, 1, 0.6)), None)
+        if near and near in known:
+            hints.append(f"{name}: did you mean {near}?")
+    return f" ({'; '.join(hints)})" if hints else ""
+
+
 class Commands:
     """The subcommands of one parser, each made with the shared ``--json`` and ``--debug`` options.
 
@@ -82,7 +132,13 @@ class Commands:
         argparse.ArgumentParser
             The subcommand's parser, for its own arguments.
         """
-        p = self.sub.add_parser(name, parents=[self.common], help=help, description=description)
+        p = self.sub.add_parser(
+            name,
+            parents=[self.common],
+            help=help,
+            description=description,
+            formatter_class=DefaultsHelpFormatter,
+        )
         p.set_defaults(func=func)
         return p
 
@@ -94,7 +150,7 @@ class Commands:
         Commands
             Where the group's subcommands are added; ``args.<dest>`` names the one chosen.
         """
-        p = self.sub.add_parser(name, parents=[self.common], help=help)
+        p = self.sub.add_parser(name, parents=[self.common], help=help, formatter_class=DefaultsHelpFormatter)
         return Commands(p.add_subparsers(dest=dest, required=True, metavar=metavar), self.common)
 
 
@@ -179,7 +235,11 @@ def input_group(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
 
 def add_cache_dir(g: argparse._ActionsContainer) -> None:
     """``--cache-dir``, last in the input group of every command that compiles a corpus."""
-    g.add_argument("--cache-dir", default=None, help="where compiled corpora are cached")
+    g.add_argument(
+        "--cache-dir",
+        default=None,
+        help="where compiled corpora are cached (default: $LIKEWISE_CACHE, else ~/.cache/likewise/corpora)",
+    )
 
 
 def input_spec(args: argparse.Namespace) -> InputSpec:

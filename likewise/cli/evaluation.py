@@ -159,7 +159,7 @@ def cmd_split(args: argparse.Namespace) -> None:
     from pathlib import Path
 
     from likewise.errors import InputError
-    from likewise.evaluate import save_split, split_sequences
+    from likewise.evaluate import delimiter_for, save_split, split_sequences
 
     out = Path(args.output)
     if out.exists() and not args.overwrite:
@@ -167,8 +167,9 @@ def cmd_split(args: argparse.Namespace) -> None:
     seqs, desc = _read_sequences(args)
     split = split_sequences(seqs, mode=args.mode, test_fraction=args.test_fraction, seed=args.seed)
     split.input = desc
-    # text read with a delimiter keeps it (keys may hold spaces); logs and plain text use spaces
-    split.delimiter = args.delimiter if desc["format"] == "text" and args.delimiter else None
+    # text read with a delimiter keeps it; keys with spaces (from a log) get a separator they lack
+    given = args.delimiter if desc["format"] == "text" and args.delimiter else None
+    split.delimiter = delimiter_for(split.train, given)
     save_split(split, out, overwrite=args.overwrite)
     info = {
         "split": str(out),

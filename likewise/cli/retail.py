@@ -150,6 +150,7 @@ def cmd_lookalike(args: argparse.Namespace) -> None:
     title = f"lookalike audience of {len(seeds)} seed customers ({args.method})"
     if args.output:
         n = write_audience(res, args.output, min_score=args.min_score)
+        why = _fewer_than_k(n, len(res), args, len(set(seeds)), len(emb.customers or ()))
         payload = {
             "audience": args.output,
             "customers": n,
@@ -157,12 +158,27 @@ def cmd_lookalike(args: argparse.Namespace) -> None:
             "unknown_seeds": unknown,
             "method": args.method,
         }
-        emit(args, payload, f"{title}: wrote {n} customers to {args.output}")
+        emit(args, payload, f"{title}: wrote {n} customers to {args.output}{why}")
         return
     rows = [(k, s) for k, s in res if args.min_score is None or s >= args.min_score]
     if args.min_score is not None:
         title += f", score >= {args.min_score:g}"
     _show(args, rows, title, "customer", unknown_seeds=unknown)
+
+
+def _fewer_than_k(n: int, found: int, args: argparse.Namespace, n_seeds: int, n_customers: int) -> str:
+    """Why an audience has fewer than ``-k`` customers, for the line that says how many were written."""
+    if n >= args.k:
+        return ""
+    if n < found:
+        return f" (fewer than -k {args.k}: {found - n} scored below --min-score {args.min_score:g})"
+    if found >= n_customers - n_seeds:
+        return f" (fewer than -k {args.k}: only {n_customers - n_seeds} customers are not seeds)"
+    # knn: each seed votes for its 50 nearest customers; only those with a vote are in the audience
+    return (
+        f" (fewer than -k {args.k}: with --method knn each of the {n_seeds} seeds votes for its 50 nearest "
+        "customers, and only customers with a vote are kept; more seeds or --method centroid give more)"
+    )
 
 
 def cmd_update(args: argparse.Namespace) -> None:

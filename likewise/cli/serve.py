@@ -87,6 +87,7 @@ def cmd_serve(args: argparse.Namespace) -> None:
     os.environ["LIKEWISE_SERVE_CONFIG"] = json.dumps(config)
     if token:
         os.environ["LIKEWISE_TOKEN"] = token
+    check_port_free(args.host, args.port)  # before loading models: uvicorn's own message is a log line
     where = f"http://{args.host}:{args.port}/"
     names = ", ".join(s.name for s in specs)
     if args.workers > 1:
@@ -111,6 +112,30 @@ def cmd_serve(args: argparse.Namespace) -> None:
         app = app_from_env()  # loads the models now: a bad model fails here, before the port is bound
         print(f"likewise: serving {names} on {where}", flush=True)
         uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=args.access_log)
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Raise :class:`~likewise.errors.InputError` when ``host:port`` cannot be bound (in use, or not ours).
+
+    Binds and closes a socket the way uvicorn will (``SO_REUSEADDR``), so what passes here binds there
+    barring a race with another program.
+    """
+    import socket
+
+    from likewise.errors import InputError
+
+    if not 0 <= port <= 65535:
+        raise InputError(f"--port {port} is not a port: must be 0..65535")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as e:
+            raise InputError(
+                f"cannot listen on {host}:{port}: {e.strerror or e} (another server holds the port? "
+                "stop it, or choose another with --port)"
+            ) from None
 
 
 def read_token(args: argparse.Namespace) -> str | None:

@@ -258,7 +258,13 @@ def register(commands: Commands) -> None:
         metavar="GAP",
         help="train on each customer's sessions (a new one after GAP, e.g. 30m) in time order",
     )
-    o.add_argument("--half-life-days", type=float, default=None, help="customer vectors: recency decay")
+    o.add_argument(
+        "--half-life-days",
+        type=float,
+        default=None,
+        help="customer vectors: recency decay, a purchase's weight halving every N days "
+        "(default: none, every purchase weighs the same)",
+    )
     y = t.add_argument_group("typed items and side information (likewise.retail.typed, .side)")
     y.add_argument("--type-col", default=None, help="column giving each row's type (or event kind)")
     y.add_argument(

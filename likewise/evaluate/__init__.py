@@ -28,7 +28,7 @@ from .holdout import (
     winners,
 )
 from .labels import evaluate_labels, label_purity, read_labels
-from .split import SPLIT_FORMAT, SPLIT_VERSION, Split, load_split, save_split, split_sequences
+from .split import SPLIT_FORMAT, SPLIT_VERSION, Split, delimiter_for, load_split, save_split, split_sequences
 from .words import evaluate_analogies, evaluate_pairs
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "holdout_cases",
     "holdout_report",
     "label_purity",
+    "delimiter_for",
     "load_split",
     "ranking_metrics",
     "read_labels",

@@ -134,6 +134,21 @@ def split_sequences(
     return Split(train, contexts, targets, mode, seed, test_fraction, len(seqs) - len(eligible))
 
 
+def delimiter_for(sequences: Sequence[Sequence[str]], given: str | None = None) -> str | None:
+    """The separator a split's files need so every key reads back: ``given`` if set, else None (one
+    space) while no key holds whitespace, else the first of ``,`` ``;`` ``|`` that no key holds (keys such
+    as ``red tent`` from a log then survive, and ``likewise train --delimiter`` reads them)."""
+    if given:
+        return given
+    keys = {k for seq in sequences for k in seq}
+    if not any(ch.isspace() for k in keys for ch in k):
+        return None
+    for sep in (",", ";", "|"):
+        if not any(sep in k for k in keys):
+            return sep
+    raise InputError("item keys hold whitespace and each of ',', ';' and '|': no separator can write them")
+
+
 def _key_checker(delimiter: str | None):
     def check(key: str) -> str:
         if delimiter is None:

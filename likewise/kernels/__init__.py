@@ -4,7 +4,7 @@ The numba kernels (:mod:`.sgns`, :mod:`.batched`) train blocks of sequences one 
 torch kernel (:mod:`.minibatch`, with its counter-based draws in :mod:`.draws`) trains a step of
 sequences at once on any torch device. The tables (:mod:`.tables`) are plain NumPy and import without
 numba, so query code can use them; the kernels load numba on first use (``from likewise.kernels import
-train_sgns_batched_block``), and :mod:`.minibatch` imports torch (``pip install 'likewise[torch]'``).
+train_sgns_batched_block``), and :mod:`.minibatch` imports torch (``pip install '.[torch]'``).
 ``import likewise`` imports none of this.
 """
 

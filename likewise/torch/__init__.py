@@ -1,4 +1,4 @@
-"""PyTorch side of likewise (``pip install 'likewise[torch]'``): the embedding table as a network layer.
+"""PyTorch side of likewise (``pip install '.[torch]'``): the embedding table as a network layer.
 
 * :class:`EmbeddingTable` -- ``nn.Embedding`` that checks ids before the lookup (a clear
   :class:`~likewise.errors.ItemIndexError` instead of "index out of range in self" or a CUDA
