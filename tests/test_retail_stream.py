@@ -331,3 +331,17 @@ def test_customer_sums_in_ranges_give_the_same_table(monkeypatch):
     assert many.keys == one.keys and "c25" not in many.keys
     assert many.vectors.tobytes() == one.vectors.tobytes()
     assert np.array_equal(many.bought_ids, one.bought_ids) and many.config == one.config
+
+
+def test_an_item_named_like_an_attribute_token_is_refused(tmp_path):
+    """With item attributes, ``attr:`` keys are tokens: a log item named so would merge with one."""
+    (tmp_path / "log.csv").write_text("order_id,product_id\n1,tent\n1,attr:category=outdoor\n2,tent\n")
+    (tmp_path / "items.csv").write_text("product_id,category\ntent,outdoor\n")
+    with pytest.raises(InputError, match=r"item 'attr:category=outdoor' of the log starts with 'attr:'"):
+        retail.train_from_log(
+            tmp_path / "log.csv", user_col=None, item_attrs=tmp_path / "items.csv", epochs=1, progress=False
+        )
+    with pytest.raises(InputError, match=r"item attributes file '.*nothere.csv' does not exist"):
+        retail.train_from_log(
+            tmp_path / "log.csv", user_col=None, item_attrs=tmp_path / "nothere.csv", epochs=1, progress=False
+        )
