@@ -321,3 +321,42 @@ def test_a_placed_version_records_the_place_not_the_parents_update(shop, tmp_pat
     again = update(tmp_path / "p", tmp_path / "new.csv", epochs=1)
     assert "place" not in again.meta and again.meta["update"]["lines"] == 399
     assert again.meta["parent"]["fingerprint"] == placed.fingerprint and "launch" in again.meta["placed"]
+
+
+def test_attribute_tables_of_every_arrow_type_read_or_say_why(tmp_path):
+    """Parquet tags (list<string>) give a token per tag, UTF-8 bytes are text, an empty column gives no
+    token; structs and bytes that are not text are one clear error naming the column and its type."""
+    import pyarrow.parquet as pq
+
+    t = pa.table(
+        {
+            "item": ["a", "b", "c"],
+            "tags": [["Red", "big"], None, ["small"]],
+            "raw": pa.array([b"x", b"y", None]),
+            "empty": pa.array([None, None, None], pa.string()),
+            "nan": [float("nan")] * 3,
+        }
+    )
+    pq.write_table(t, tmp_path / "attrs.parquet")
+    got = read_item_attributes(tmp_path / "attrs.parquet")
+    assert got.spec["columns"] == {"tags": "list", "raw": "value"}
+    assert got.tokens == [
+        ["attr:tags=red", "attr:tags=big", "attr:raw=x"],
+        ["attr:raw=y"],
+        ["attr:tags=small"],
+    ]
+    assert tokenise(got.spec, {"tags": "Blue, green"}) == ["attr:tags=blue", "attr:tags=green"]
+    bad = {
+        "struct<x: int64>": pa.array([{"x": 1}]),
+        "binary": pa.array([b"\xff"]),
+        "list<item: struct<x: int64>>": pa.array([[{"x": 1}]]),
+    }
+    for kind, column in bad.items():
+        pq.write_table(pa.table({"item": ["a"], "col": column}), tmp_path / "bad.parquet")
+        with pytest.raises(
+            InputError, match=re.escape("attribute column 'col' of") + f".* holds {re.escape(kind)};"
+        ):
+            read_item_attributes(tmp_path / "bad.parquet")
+    pq.write_table(pa.table({"item": ["a"], "n": pa.array([None], pa.string())}), tmp_path / "none.parquet")
+    with pytest.raises(InputError, match=r"no attribute column holds a value \('n'\)"):
+        read_item_attributes(tmp_path / "none.parquet")

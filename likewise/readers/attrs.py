@@ -109,6 +109,11 @@ def tokenise(spec: Mapping[str, Any], attrs: Mapping[str, Any]) -> list[str]:
             out.append(side_key(name, _band(number, spec["bands"][name])))
         elif kind == "words":
             out += [side_key(name, w) for w in _WORD.findall(str(value).casefold())]
+        elif kind == "list":  # tags; given as text (``place --attrs tags=a,b``) they are split at commas
+            parts = value.split(",") if isinstance(value, str) else value
+            out += [
+                side_key(name, str(v).strip().casefold()) for v in parts if v is not None and str(v).strip()
+            ]
         else:
             out.append(side_key(name, str(value).strip().casefold()))
     return list(dict.fromkeys(out))
@@ -190,7 +195,7 @@ def read_item_attributes(
     attr_cols = [c for c in names if c != item_col]
     if not attr_cols:
         raise InputError(f"item attributes {where!r} have no attribute column besides {item_col!r}")
-    keys_col = pc.cast(table.column(item_col).combine_chunks(), pa.string())
+    keys_col = _as_text(table.column(item_col).combine_chunks(), item_col, where)
     keys = keys_col.to_pylist()
     for row, k in enumerate(keys):
         if k is None or not k.strip():
@@ -220,13 +225,43 @@ def read_item_attributes(
             bands[c] = np.unique(qs).tolist()
             values[c] = [None if not np.isfinite(v) else float(v) for v in x.tolist()]
             continue
-        text = pc.cast(col, pa.string())
+        if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):  # tags: a token per element
+            kinds[c] = "list"
+            values[c] = _as_text(col.flatten(), c, where, shown=col.type) and col.to_pylist()
+            continue
+        if col.null_count == len(col):
+            continue  # nothing to tokenise
+        text = _as_text(col, c, where)
         spaced = pc.any(pc.match_substring_regex(text, r"\s\S")).as_py()
         kinds[c] = "words" if spaced else "value"
         values[c] = text.to_pylist()
+    if not kinds:
+        raise InputError(
+            f"item attributes {where!r}: no attribute column holds a value ({', '.join(attr_cols)})"
+        )
     spec = {"item_col": item_col, "columns": kinds, "bands": bands}
     tokens = [tokenise(spec, {c: values[c][row] for c in kinds}) for row in range(len(keys))]
     return ItemAttributes(keys, tokens, spec)
+
+
+def _as_text(col: Any, name: str, where: str, shown: Any = None) -> Any:
+    """A column's values as text; one that is not text, numbers or a list of them is a clear error."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t = col.type
+    if pa.types.is_dictionary(t):
+        col, t = col.dictionary_decode(), t.value_type
+    nested = pa.types.is_nested(t) or pa.types.is_map(t)
+    try:
+        if nested:
+            raise pa.ArrowNotImplementedError("nested")
+        return pc.cast(col, pa.string())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        raise InputError(
+            f"attribute column {name!r} of {where!r} holds {shown or t}; expected text, numbers, dates or a "
+            "list of them (bytes must be UTF-8 text)"
+        ) from None
 
 
 def expand_with_tokens(

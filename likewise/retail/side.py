@@ -22,8 +22,13 @@ new item is tokenised the same way):
 ``words``
     A text column where some value holds a space (a title): one token per word, case-folded, words
     being runs of letters and digits.
+``list``
+    A list column (Parquet ``list<string>``, tags): one token per element, case-folded; given as text
+    (``place --attrs tags=a,b``) the elements are split at commas.
 ``value``
-    Any other column: one token for the whole value, case-folded (``category=outdoor``).
+    Any other column (text, dates, UTF-8 bytes): one token for the whole value, case-folded
+    (``category=outdoor``). A column of structs or maps, or bytes that are not UTF-8, is an error naming
+    the column and its type; a column with no value at all gives no token.
 
 Nulls give no token. In basket mode a basket's tokens are de-duplicated (four outdoor products add one
 ``category=outdoor``); in sequence mode each item's tokens follow it.
