@@ -349,7 +349,7 @@ def test_attribute_tables_of_every_arrow_type_read_or_say_why(tmp_path):
     bad = {
         "struct<x: int64>": pa.array([{"x": 1}]),
         "binary": pa.array([b"\xff"]),
-        "list<item: struct<x: int64>>": pa.array([[{"x": 1}]]),
+        "list<element: struct<x: int64>>": pa.array([[{"x": 1}]]),
     }
     for kind, column in bad.items():
         pq.write_table(pa.table({"item": ["a"], "col": column}), tmp_path / "bad.parquet")
