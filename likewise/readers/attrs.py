@@ -237,7 +237,7 @@ def read_item_attributes(
         values[c] = text.to_pylist()
     if not kinds:
         raise InputError(
-            f"item attributes {where!r}: no attribute column holds a value ({', '.join(attr_cols)})"
+            f"item attributes {where!r}: no attribute column holds a value ({', '.join(map(repr, attr_cols))})"
         )
     spec = {"item_col": item_col, "columns": kinds, "bands": bands}
     tokens = [tokenise(spec, {c: values[c][row] for c in kinds}) for row in range(len(keys))]
