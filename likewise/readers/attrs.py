@@ -236,9 +236,8 @@ def read_item_attributes(
         kinds[c] = "words" if spaced else "value"
         values[c] = text.to_pylist()
     if not kinds:
-        raise InputError(
-            f"item attributes {where!r}: no attribute column holds a value ({', '.join(map(repr, attr_cols))})"
-        )
+        named = ", ".join(map(repr, attr_cols))
+        raise InputError(f"item attributes {where!r}: no attribute column holds a value ({named})")
     spec = {"item_col": item_col, "columns": kinds, "bands": bands}
     tokens = [tokenise(spec, {c: values[c][row] for c in kinds}) for row in range(len(keys))]
     return ItemAttributes(keys, tokens, spec)
