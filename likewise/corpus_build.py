@@ -439,9 +439,12 @@ def _compile_with_attrs(
         writer.close()
     arrays = {name: np.load(work / f"{name}.npy", mmap_mode="r") for name in ["ids", "offsets", *side]}
 
+    # lines per chunk such that the expanded chunk stays near _EXPAND_TOKENS, however many tokens an item has
+    step = max(1, _EXPAND_TOKENS // (1 + int(np.diff(indptr).max(initial=0))))
+
     def expanded():
         ids, offsets = arrays["ids"], arrays["offsets"]
-        cuts = np.searchsorted(offsets, np.arange(0, int(offsets[-1]), _EXPAND_TOKENS))
+        cuts = np.searchsorted(offsets, np.arange(0, int(offsets[-1]), step))
         for lo, hi in zip(cuts, [*cuts[1:], len(offsets) - 1], strict=True):
             if hi > lo:
                 a, b = int(offsets[lo]), int(offsets[hi])

@@ -345,3 +345,36 @@ def test_an_item_named_like_an_attribute_token_is_refused(tmp_path):
         retail.train_from_log(
             tmp_path / "log.csv", user_col=None, item_attrs=tmp_path / "nothere.csv", epochs=1, progress=False
         )
+
+
+def test_attribute_tokens_are_capped_per_item_and_in_length(tmp_path):
+    """Issue 34's case: 200 items with 5,000-word titles (a ~6 MB table) and a 100 k-character value add
+    at most MAX_ITEM_TOKENS tokens per item, each key cut at MAX_VALUE_CHARS, and say how many were cut."""
+    from likewise.readers.attrs import MAX_ITEM_TOKENS, MAX_VALUE_CHARS
+
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(20_000)]
+    rows = ["product_id,title,note"]
+    for i in range(200):
+        rows.append(
+            f"p{i}," + " ".join(rng.choice(words, 5_000)) + "," + ("x" * 100_000 if i == 0 else "short")
+        )
+    (tmp_path / "items.csv").write_text("\n".join(rows) + "\n")
+    lines = ["order_id,product_id"] + [
+        f"{o},p{p}" for o in range(2_000) for p in rng.choice(200, 3, replace=False)
+    ]
+    (tmp_path / "log.csv").write_text("\n".join(lines) + "\n")
+    emb = retail.train_from_log(
+        tmp_path / "log.csv",
+        user_col=None,
+        item_attrs=tmp_path / "items.csv",
+        dim=8,
+        epochs=1,
+        progress=False,
+    )
+    spec = emb.meta["attributes"]
+    assert spec["max_tokens"] == MAX_ITEM_TOKENS and spec["items_at_max_tokens"] == 200
+    tokens = [k for k in emb.keys if k.startswith("attr:")]
+    assert max(map(len, tokens)) <= len("attr:note=") + MAX_VALUE_CHARS
+    corpus = Corpus.open(next((tmp_path / "cache").iterdir()))
+    assert corpus.n_tokens <= 2_000 * 3 * (1 + MAX_ITEM_TOKENS)  # each item and at most its capped tokens

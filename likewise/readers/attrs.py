@@ -31,6 +31,11 @@ __all__ = [
 
 #: Quantile bands of a numeric attribute.
 N_BANDS = 5
+#: Tokens an item keeps (the first ones, in column order): a 5,000-word title must not add 5,000 tokens
+#: to every basket holding the item. Recorded in the attribute spec, so ``place`` keeps as many.
+MAX_ITEM_TOKENS = 64
+#: Characters of an attribute value kept in its token's key (longer values are cut): keys are served.
+MAX_VALUE_CHARS = 200
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
@@ -65,8 +70,8 @@ class ItemAttributes:
 
 
 def side_key(column: str, value: str) -> str:
-    """The key of one attribute token: ``attr:column=value``."""
-    return f"{SIDE_TYPE}{TYPE_SEP}{column}={value}"
+    """The key of one attribute token: ``attr:column=value``, the value cut at :data:`MAX_VALUE_CHARS`."""
+    return f"{SIDE_TYPE}{TYPE_SEP}{column}={value[:MAX_VALUE_CHARS]}"
 
 
 def _band(value: float, edges: Sequence[float]) -> str:
@@ -116,7 +121,7 @@ def tokenise(spec: Mapping[str, Any], attrs: Mapping[str, Any]) -> list[str]:
             ]
         else:
             out.append(side_key(name, str(value).strip().casefold()))
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(out))[: int(spec.get("max_tokens", MAX_ITEM_TOKENS))]
 
 
 def _read(source: Any, format: str, delimiter: str | None) -> tuple[Any, str]:
@@ -238,8 +243,9 @@ def read_item_attributes(
     if not kinds:
         named = ", ".join(map(repr, attr_cols))
         raise InputError(f"item attributes {where!r}: no attribute column holds a value ({named})")
-    spec = {"item_col": item_col, "columns": kinds, "bands": bands}
+    spec = {"item_col": item_col, "columns": kinds, "bands": bands, "max_tokens": MAX_ITEM_TOKENS}
     tokens = [tokenise(spec, {c: values[c][row] for c in kinds}) for row in range(len(keys))]
+    spec["items_at_max_tokens"] = sum(len(t) == MAX_ITEM_TOKENS for t in tokens)  # some may have been cut
     return ItemAttributes(keys, tokens, spec)
 
 
