@@ -51,6 +51,8 @@ from ..errors import (
 from .bodies import Limits, as_sent, error_responses, make_bodies, validation_message
 from .guard import LOOPBACK_NAMES, Guard
 from .models import ModelSpec, Registry, Served
+from .projection import PROJECTIONS, check_projection
+from .projection import available as projections_available
 from .typed_routes import add_typed_routes
 
 __all__ = ["Limits", "create_app", "watch_models"]
@@ -97,8 +99,13 @@ def _info(s: Served) -> dict:
         "loaded_at": s.loaded_at,
         "config": emb.config,
         "index": None if idx is None else {"library": idx.library, "params": idx.params.__dict__, **idx.info},
-        "labels": bool(s.labels),
+        "labels": s.attrs is not None,
+        "attributes": None if s.attrs is None else s.attrs.summary(),
+        "projections": projections_available(),
+        "completion": emb.completion,
+        "basket_rule": emb.basket_rule,
         "customers": getattr(emb, "customers", None) is not None,
+        "customer_examples": [] if getattr(emb, "customers", None) is None else emb.customers.keys[:3],
         "types": None
         if emb.types is None
         else {"counts": emb.types.counts(), "hidden": sorted(emb.types.hidden)},
@@ -438,7 +445,10 @@ def create_app(
 
         return await answer(run)
 
-    @app.get("/models/{name}/search", summary="Items whose key starts with a prefix, most frequent first")
+    @app.get(
+        "/models/{name}/search",
+        summary="Items whose key starts with a prefix, then items whose name holds it; most frequent first",
+    )
     async def search(
         name: str,
         prefix: Annotated[str, Query(max_length=lim.max_key)] = "",
@@ -447,38 +457,69 @@ def create_app(
         s = registry.get(name)
 
         def run() -> dict:
-            ids = s.search_prefix(prefix, limit)
+            found = s.search(prefix, limit)
             keys, counts = s.emb.keys, s.emb.counts
+            names = s.attrs is not None and s.attrs.name_column is not None
             return {
                 "prefix": prefix,
-                "items": [{"item": keys[i], "id": i, "count": int(counts[i])} for i in ids],
+                "items": [
+                    {
+                        "item": keys[i],
+                        "id": i,
+                        "count": int(counts[i]),
+                        **({"name": s.attrs.name_of(i), "match": how} if names else {}),  # type: ignore[union-attr]
+                    }
+                    for i, how in found
+                ],
             }
 
         return await answer(run)
 
-    @app.get("/models/{name}/map", summary="2-D PCA coordinates of the most frequent items")
+    Projection = Annotated[
+        str,
+        Query(
+            description="pca (computed at load), or tsne (computed once in the background: 202 with its "
+            "progress until ready; the explore extra)",
+            json_schema_extra={"enum": list(PROJECTIONS)},
+        ),
+    ]
+
+    @app.get(
+        "/models/{name}/map",
+        summary="2-D coordinates of the most frequent items (PCA, or t-SNE: 202 with progress until ready)",
+    )
     async def item_map(
         name: str,
         sample: Annotated[int | None, Query(ge=2, le=lim.max_map, description="items on the map")] = None,
+        projection: Projection = "pca",
     ):
         s = registry.get(name)
         n = registry.map_sample if sample is None else sample
-        return await answer(lambda: s.map(n))
+        check_projection(projection)
+
+        def run() -> Response:
+            payload, ready = s.projected_map(n, projection)
+            if not ready and payload["status"] == "failed":
+                return _json({"error": f"the {projection} map failed: {payload['error']}", **payload}, 500)
+            return _json(payload, 200 if ready else 202)
+
+        return await run_in_threadpool(run)
 
     @app.post("/models/{name}/coords", summary="Map coordinates of any items, on the axes of the map")
     async def coords(name: str, body: bodies.coords):  # type: ignore[valid-type]
         s = registry.get(name)
         n = registry.map_sample if body.sample is None else body.sample
+        check_projection(body.projection)
 
         def run() -> dict:
             ids, _ = s.emb.ids_of([item_of(i) for i in body.items])
-            xy = s.project(ids, n)
+            xy = s.project(ids, n, body.projection)
             keys = s.emb.keys
             return {
                 "items": [keys[i] for i in ids.tolist()],
                 "x": [round(float(v), 5) for v in xy[:, 0]],
                 "y": [round(float(v), 5) for v in xy[:, 1]],
-                "labels": [s.labels.get(keys[i]) for i in ids.tolist()] if s.labels else None,
+                **s.describe(ids.tolist()),
             }
 
         return await answer(run)
