@@ -121,8 +121,8 @@ def test_explorer_search_click_basket_screenshot(served, tmp_path):
 
             # the basket builder: add two neighbours, recommendations are the library's
             first, second = shown(page, "#neighbours li")[:2]
-            page.click(f"#neighbours li[data-item='{first}'] button")
-            page.click(f"#neighbours li[data-item='{second}'] button")
+            page.click(f"#neighbours li[data-item='{first}'] button.add")
+            page.click(f"#neighbours li[data-item='{second}'] button.add")
             expected = emb.recommend([first, second], k=10).keys
             page.wait_for_function(
                 "(want) => JSON.stringify([...document.querySelectorAll('#recommendations li')]"

@@ -11,7 +11,7 @@ How the columns are found (each decided here, once):
 * the **item column**: the column named like the model's items (``item``, ``item_id``, ``key``, ``id``,
   ``product_id``, ``<item_name>_id`` of the manifest, the item column recorded by ``train --item-attrs``),
   case-insensitive; if none is so named, the column whose values match the most model keys;
-* the **name column**: ``name``, ``title``, ``label``, ``display_name`` or ``product_name``; shown in
+* the **name column**: ``name``, ``title``, ``display_name`` or ``product_name``; shown in
   place of the key and searched;
 * the **colour column** (the default the page offers; any column can be picked): the first text column
   with 2 to :data:`MAX_GROUPS` distinct values, else the first column that is not the name.
@@ -36,7 +36,7 @@ __all__ = ["ITEM_COLUMN_NAMES", "MAX_GROUPS", "NAME_COLUMN_NAMES", "ItemAttrs", 
 #: Column names taken for the item column, in this order (compared case-insensitively).
 ITEM_COLUMN_NAMES = ("item", "item_id", "key", "id", "product_id", "product", "sku", "word", "token")
 #: Column names taken for the display name, in this order.
-NAME_COLUMN_NAMES = ("name", "title", "label", "display_name", "product_name")
+NAME_COLUMN_NAMES = ("name", "title", "display_name", "product_name")
 #: Most distinct values a column may have to colour the map by value (more: quintile bands or grey).
 MAX_GROUPS = 24
 _BANDS = 5

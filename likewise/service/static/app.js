@@ -15,7 +15,7 @@ const PROJECTION_NAMES = { pca: "PCA", tsne: "t-SNE" };
 const fresh = (model) => ({
   model, info: null, gen: 0, map: null, view: null, extra: new Map(), details: new Map(),
   selected: null, neighbours: [], basket: [], projection: "pca", colour: null, types: "",
-  labelBoxes: [], recommendations: [],
+  labelBoxes: [], marks: [], recommendations: [],
 });
 let state = fresh(null);
 let models = null;
@@ -208,10 +208,10 @@ async function select(item, { push = true } = {}) {
     $("neighbours-title").textContent = `Neighbours of ${display(item)}`;
     $("item-details").textContent = detailsText(item);
     $("neighbours").replaceChildren(...data.neighbours.map((n) => row(n, true)));
-  } catch (e) {
+  } catch (e) { // an unknown item: say so, offer close keys, keep showing what was shown
     if (!current(g) || seq !== selectSeq) return;
     message(e.message, e.data && e.data.suggestions);
-    clearSelection();
+    return;
   }
   if (push) record();
   draw();
@@ -410,7 +410,7 @@ function recolour() {
   mp.colour = groups ? groups.map((l) => (l == null ? "#999" : colourOf.get(l))) : null;
   const legend = values.slice(0, PALETTE.length).map((v) => legendItem(colourOf.get(v), v));
   if (values.length > PALETTE.length) legend.push(legendItem("#999", `… ${values.length - PALETTE.length} more`));
-  if (mp.placedSet.size) legend.push(legendItem(null, "placed from attributes", "placed"));
+  if (mp.placedSet.size) legend.push(legendItem(null, "placed, not trained", "placed"));
   legend.push(legendItem(MARK.selected, "selected", "ring"), legendItem(MARK.neighbour, "neighbours", "ring"),
     legendItem(MARK.basket, "basket", "square"));
   $("legend").replaceChildren(...legend);
@@ -503,10 +503,12 @@ function draw() {
     ctx.beginPath(); ctx.arc(sx, sy, r, 0, 2 * Math.PI); ctx.fill();
   }
   ctx.globalAlpha = 1;
+  state.marks = []; // what is marked where (the browser tests read it)
   const mark = (key, colour, shape) => {
     const xy = position(key);
     if (xy === undefined) return;
     const [sx, sy] = toScreen(xy[0], xy[1]);
+    state.marks.push({ key, shape, x: sx, y: sy });
     if (!mp.index.has(key)) { ctx.fillStyle = "#222"; ctx.beginPath(); ctx.arc(sx, sy, r, 0, 2 * Math.PI); ctx.fill(); }
     ctx.strokeStyle = colour; ctx.lineWidth = shape === "selected" ? 3 : 2;
     ctx.beginPath();
@@ -514,7 +516,7 @@ function draw() {
     else ctx.arc(sx, sy, r + (shape === "selected" ? 5 : 4), 0, 2 * Math.PI);
     ctx.stroke();
   };
-  state.neighbours.forEach((k) => mark(k, MARK.neighbour, "ring"));
+  state.neighbours.forEach((k) => mark(k, MARK.neighbour, "neighbour"));
   state.basket.forEach((k) => mark(k, MARK.basket, "square"));
   if (state.selected) mark(state.selected, MARK.selected, "selected");
   state.labelBoxes = placeLabels(w, h);
