@@ -105,8 +105,12 @@ def test_explorer_search_click_basket_screenshot(served, tmp_path):
             )
             page.mouse.move(box[0] + sx, box[1] + sy)
             page.wait_for_selector("#tip:not([hidden])")
+            # (the unknown item left the rare item selected, which is not on the map)
             page.mouse.click(box[0] + sx, box[1] + sy)
-            page.wait_for_function("() => state.selected && state.neighbours.length === 10")
+            page.wait_for_function(
+                "(prev) => state.selected && state.selected !== prev && state.neighbours.length === 10",
+                arg=rare,
+            )
             picked = page.evaluate("() => state.selected")
             px, py = page.evaluate(
                 f"() => {{ const i = state.map.index.get('{picked}'); "

@@ -17,14 +17,11 @@ from likewise.service import create_app  # noqa: E402
 from likewise.service.attrs import read_item_attrs  # noqa: E402
 from likewise.service.models import ModelSpec, Registry  # noqa: E402
 
-PRODUCTS = (
-    '"product_id","name","department","aisle","popularity"\n'
-    + "".join(
-        f'"g{g}_i{i}","{["Alder", "Birch", "Cedar", "Delta"][i % 4]} {["tent", "kettle", "lamp", "mug"][g % 4]} '
-        f'{i}","dept{g}","aisle{g}-{i % 2}",{(g * 10 + i) / 100}\n'
-        for g in range(8)
-        for i in range(10)
-    )
+BRANDS, KINDS = ["Alder", "Birch", "Cedar", "Delta"], ["tent", "kettle", "lamp", "mug"]
+PRODUCTS = '"product_id","name","department","aisle","popularity"\n' + "".join(
+    f'"g{g}_i{i}","{BRANDS[i % 4]} {KINDS[g % 4]} {i}","dept{g}","aisle{g}-{i % 2}",{(g * 10 + i) / 100}\n'
+    for g in range(8)
+    for i in range(10)
 )
 
 
@@ -117,17 +114,19 @@ def test_name_search_map_attributes_and_coords(shop):
     assert c["attributes"]["department"] == [f"dept{off[1]}"] and c["labels"] == [f"dept{off[1]}"]
 
 
-def test_tsne_map_answers_202_with_progress_then_the_map(shop):
+def test_tsne_map_answers_its_progress_then_the_map(shop):
     pytest.importorskip("openTSNE")
     d, emb = shop
     registry = Registry([ModelSpec("shop", d / "shop", d / "products.csv")], map_sample=60)
     http = Client(create_app(registry))
     assert http.get("/models/shop").json()["projections"] == ["pca", "tsne"]
     first = http.get("/models/shop/map", params={"projection": "tsne"})
-    if first.status_code == 202:  # computing: its progress (how far it got is up to the scheduler)
-        body = first.json()
-        assert body["status"] == "computing" and body["items"] == 60 and body["total"] == 750
-        assert 0 <= body["done"] <= 750
+    assert first.status_code == 200
+    body = first.json()
+    if body["status"] == "computing":  # its progress (how far it got is up to the scheduler)
+        assert body["items"] == 60 and body["total"] == 750 and 0 <= body["done"] <= 750
+    else:
+        assert body["status"] == "ready" and body["projection"] == "tsne"
     served = registry.get("shop")
     job = served.projection_job(60, "tsne")
     assert job.wait(timeout=300) and job.error is None
@@ -136,6 +135,7 @@ def test_tsne_map_answers_202_with_progress_then_the_map(shop):
     assert mp.status_code == 200
     mp = mp.json()
     pca = http.get("/models/shop/map").json()
+    assert mp["status"] == pca["status"] == "ready"
     assert mp["projection"] == "tsne" and mp["items"] == pca["items"] and mp["x"] != pca["x"]
     assert mp["attributes"] == pca["attributes"]
     # an item on the map keeps its place; one outside it sits among its neighbours' places
@@ -146,5 +146,9 @@ def test_tsne_map_answers_202_with_progress_then_the_map(shop):
     xs = [mp["x"][i] for i in near]
     assert min(xs) - 1e-6 <= c["x"][1] <= max(xs) + 1e-6
     bad = http.get("/models/shop/map", params={"projection": "umap"})
-    assert bad.status_code == 422 and "projection == 'umap', must be one of 'pca', 'tsne'" in bad.json()["error"]
+    assert bad.status_code == 422
+    assert "projection == 'umap', must be one of 'pca', 'tsne'" in bad.json()["error"]
+    # one t-SNE job per model version: at the server's map size only
+    other = http.get("/models/shop/map", params={"projection": "tsne", "sample": 30})
+    assert other.status_code == 422 and "--map-sample (60 items) only" in other.json()["error"]
     assert json.loads(json.dumps(mp))  # plain JSON

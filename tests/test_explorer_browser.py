@@ -35,7 +35,7 @@ WAIT = 60_000  # ms: an upper bound for a slow shared machine, never a pause
 
 
 @pytest.fixture(scope="module")
-def shots(tmp_path_factory, request):
+def shots(tmp_path_factory):
     d = Path(os.environ.get("LIKEWISE_ARTEFACTS") or tmp_path_factory.mktemp("explorer-screenshots"))
     d.mkdir(parents=True, exist_ok=True)
     yield d
@@ -53,10 +53,10 @@ def save(page, shots: Path, name: str, *, full_page: bool = False) -> Path:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    """The generated shop (200 products, 8 departments, 400 customers) with its products.csv as it is, and
+    """The generated shop (600 products, 8 departments, 1000 customers) with its products.csv as it is, and
     the seed demo (15 products) with its departments as item<TAB>label lines."""
     d = tmp_path_factory.mktemp("explorer")
-    write_retail(retail_orders(400, 200, seed=0), d / "data", formats=("parquet",))
+    write_retail(retail_orders(1000, 600, seed=0), d / "data", formats=("parquet",))
     import pyarrow.parquet as pq
 
     shop = likewise.train(
@@ -64,7 +64,7 @@ def served(tmp_path_factory):
         basket_col="order_id",
         item_col="product_id",
         user_col="customer_id",
-        dim=16,
+        dim=32,
         epochs=5,
         seed=0,
         progress=False,
@@ -85,7 +85,7 @@ def served(tmp_path_factory):
         "--item-attrs",
         f"demo={d / 'demo.tsv'}",
         "--map-sample",
-        "150",
+        "500",
     ]
     with live_server(args) as (base, _):
         yield base, Embeddings.load(d / "shop"), Embeddings.load(d / "demo"), products
@@ -122,12 +122,17 @@ def keys_shown(page, selector: str) -> list[str]:
 
 
 def wait_selected(page, key: str) -> None:
-    page.wait_for_function("(k) => state.selected === k && state.neighbours.length > 0", arg=key, timeout=WAIT)
+    page.wait_for_function(
+        "(k) => state.selected === k && state.neighbours.length > 0", arg=key, timeout=WAIT
+    )
 
 
 def no_overlap(boxes: list[dict]) -> bool:
     return not any(
-        a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"] and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]
+        a["x"] < b["x"] + b["w"]
+        and b["x"] < a["x"] + a["w"]
+        and a["y"] < b["y"] + b["h"]
+        and b["y"] < a["y"] + a["h"]
         for i, a in enumerate(boxes)
         for b in boxes[i + 1 :]
     )
@@ -204,14 +209,16 @@ def test_colour_by_any_column_and_a_second_projection(page, served, shots):
     page.select_option("#colour", "aisle")
     page.wait_for_function("() => location.search.includes('colour=aisle')", timeout=WAIT)
     legend = page.inner_text("#legend")
-    assert all(a in legend for a in {products[k]["aisle"] for k in shop.keys[:150]})
+    assert all(a in legend for a in {products[k]["aisle"] for k in shop.keys[:500]})
 
     assert page.eval_on_selector_all("#projection option", "els => els.map(e => e.value)") == ["pca", "tsne"]
     pca_x = page.evaluate("() => state.map.x")
     page.select_option("#projection", "tsne")
-    page.wait_for_function("() => state.projection === 'tsne' && state.map.projection === 'tsne'", timeout=WAIT)
+    page.wait_for_function(
+        "() => state.projection === 'tsne' && state.map.projection === 'tsne'", timeout=WAIT
+    )
     assert page.evaluate("() => state.map.x") != pca_x
-    assert "t-SNE: 150 of 200 items" in page.inner_text("#map-info")
+    assert f"t-SNE: 500 of {len(shop)} items" in page.inner_text("#map-info")
     assert "view=tsne" in page.evaluate("location.search")
 
     # the basket is marked on the map; labels never overlap
@@ -242,7 +249,8 @@ def test_recommendations_have_a_heading_and_their_score_explained(page, served):
     assert page.is_visible("#recommendations-title")
     assert page.inner_text("#recommendations-title") == "Recommended with the basket"
     explain = page.inner_text("#recommendations-explain")
-    assert {"itemitem": "item-item model", "affinity": "log-odds", "cosine": "cosine"}[shop.completion] in explain
+    meaning = {"itemitem": "item-item model", "affinity": "log-odds", "cosine": "cosine"}
+    assert meaning[shop.completion] in explain
     assert products[a]["name"] in page.inner_text("#basket")
 
 
@@ -289,7 +297,9 @@ def test_back_and_forward_and_a_model_switch_clears_the_old_model(page, served):
     page.wait_for_function("() => document.querySelector('#message').textContent.includes('unknown')")
     assert page.evaluate("() => state.selected") == b and f"item={b}" in page.evaluate("location.search")
     page.select_option("#model", "demo")
-    page.wait_for_function("() => state.model === 'demo' && document.body.dataset.ready === '1'", timeout=WAIT)
+    page.wait_for_function(
+        "() => state.model === 'demo' && document.body.dataset.ready === '1'", timeout=WAIT
+    )
     assert page.inner_text("#neighbours-title") == "Neighbours"
     assert page.inner_text("#message") == "" and keys_shown(page, "#neighbours li") == []
     assert page.input_value("#search") == "" and keys_shown(page, "#basket li") == []
@@ -320,8 +330,8 @@ def test_analogy_and_customer_panels(page, served, shots):
     page.click("#analogy-form button")
     want = shop.analogy(a, b, c, k=5).keys
     page.wait_for_function(
-        "(want) => JSON.stringify([...document.querySelectorAll('#analogy-results li')].map(e => e.dataset.item))"
-        " === want",
+        "(want) => JSON.stringify([...document.querySelectorAll('#analogy-results li')]"
+        ".map(e => e.dataset.item)) === want",
         arg=json.dumps(want, separators=(",", ":")),
         timeout=WAIT,
     )
@@ -345,7 +355,8 @@ def test_analogy_and_customer_panels(page, served, shots):
     panel = page.inner_text("#customers-panel")
     assert "cosine similarity of the two customers' vectors" in panel and "mean of the seeds'" in panel
     assert "b − a + c" in page.inner_text("#left")
-    save(page, shots, "explorer-panels.png", full_page=True)
+    page.eval_on_selector("#lookalike", "e => e.scrollIntoView({block: 'end'})")
+    save(page, shots, "explorer-panels.png")
 
 
 # ---- 5. a 400 px screen, the keyboard alone, axe-core ---------------------------------------------------

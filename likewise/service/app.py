@@ -49,9 +49,9 @@ from ..errors import (
     shown,
 )
 from .bodies import Limits, as_sent, error_responses, make_bodies, validation_message
+from .explorer_routes import add_explorer_routes
 from .guard import LOOPBACK_NAMES, Guard
 from .models import ModelSpec, Registry, Served
-from .projection import PROJECTIONS, check_projection
 from .projection import available as projections_available
 from .typed_routes import add_typed_routes
 
@@ -445,85 +445,6 @@ def create_app(
 
         return await answer(run)
 
-    @app.get(
-        "/models/{name}/search",
-        summary="Items whose key starts with a prefix, then items whose name holds it; most frequent first",
-    )
-    async def search(
-        name: str,
-        prefix: Annotated[str, Query(max_length=lim.max_key)] = "",
-        limit: Annotated[int, Query(ge=1, le=lim.max_prefix_results)] = 10,
-    ):
-        s = registry.get(name)
-
-        def run() -> dict:
-            found = s.search(prefix, limit)
-            keys, counts = s.emb.keys, s.emb.counts
-            names = s.attrs is not None and s.attrs.name_column is not None
-            return {
-                "prefix": prefix,
-                "items": [
-                    {
-                        "item": keys[i],
-                        "id": i,
-                        "count": int(counts[i]),
-                        **({"name": s.attrs.name_of(i), "match": how} if names else {}),  # type: ignore[union-attr]
-                    }
-                    for i, how in found
-                ],
-            }
-
-        return await answer(run)
-
-    Projection = Annotated[
-        str,
-        Query(
-            description="pca (computed at load), or tsne (computed once in the background: 202 with its "
-            "progress until ready; the explore extra)",
-            json_schema_extra={"enum": list(PROJECTIONS)},
-        ),
-    ]
-
-    @app.get(
-        "/models/{name}/map",
-        summary="2-D coordinates of the most frequent items (PCA, or t-SNE: 202 with progress until ready)",
-    )
-    async def item_map(
-        name: str,
-        sample: Annotated[int | None, Query(ge=2, le=lim.max_map, description="items on the map")] = None,
-        projection: Projection = "pca",
-    ):
-        s = registry.get(name)
-        n = registry.map_sample if sample is None else sample
-        check_projection(projection)
-
-        def run() -> Response:
-            payload, ready = s.projected_map(n, projection)
-            if not ready and payload["status"] == "failed":
-                return _json({"error": f"the {projection} map failed: {payload['error']}", **payload}, 500)
-            return _json(payload, 200 if ready else 202)
-
-        return await run_in_threadpool(run)
-
-    @app.post("/models/{name}/coords", summary="Map coordinates of any items, on the axes of the map")
-    async def coords(name: str, body: bodies.coords):  # type: ignore[valid-type]
-        s = registry.get(name)
-        n = registry.map_sample if body.sample is None else body.sample
-        check_projection(body.projection)
-
-        def run() -> dict:
-            ids, _ = s.emb.ids_of([item_of(i) for i in body.items])
-            xy = s.project(ids, n, body.projection)
-            keys = s.emb.keys
-            return {
-                "items": [keys[i] for i in ids.tolist()],
-                "x": [round(float(v), 5) for v in xy[:, 0]],
-                "y": [round(float(v), 5) for v in xy[:, 1]],
-                **s.describe(ids.tolist()),
-            }
-
-        return await answer(run)
-
     # ---- customers (when the space has a customer table) ------------------------------------------------
 
     def retail_of(name: str):
@@ -590,6 +511,7 @@ def create_app(
 
         return await answer(run)
 
+    add_explorer_routes(app, registry, bodies, lim, answer=answer, item_of=item_of, respond=_json)
     add_typed_routes(app, registry, bodies, answer=answer, item_of=item_of, neighbours=_neighbours)
     return app
 

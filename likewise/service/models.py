@@ -170,6 +170,7 @@ class Served:
             all_keys = self.emb.keys
             keys = [all_keys[i] for i in ids.tolist()]
             payload = {
+                "status": "ready",
                 "projection": "pca",
                 "items": keys,
                 "x": np.round(xy[:, 0], 5).tolist(),
@@ -239,6 +240,8 @@ class Served:
                 self._jobs.move_to_end(sample)
                 return job
             ids = self.map_ids(sample)
+            if len(ids) < 4:
+                raise InputError(f"a {projection} map needs at least 4 items, this map has {len(ids)}")
             x = np.asarray(self.emb.normed[ids], dtype=np.float64)
             seed = int((self.emb.config or {}).get("seed") or 0)
             job = proj.Job(projection, len(ids), total=proj.TSNE_EARLY + proj.TSNE_MAIN)
@@ -249,8 +252,9 @@ class Served:
             return job
 
     def projected_map(self, sample: int, projection: str) -> tuple[dict, bool]:
-        """The map of ``sample`` items in ``projection``, and whether it is ready: for a t-SNE map still
-        computing (or failed), its job's :meth:`~likewise.service.projection.Job.status` instead."""
+        """The map of ``sample`` items in ``projection`` (``"status": "ready"``), and whether it is ready: for
+        a t-SNE map still computing (or failed), its job's :meth:`~likewise.service.projection.Job.status`
+        instead (``"status": "computing"`` or ``"failed"``)."""
         if projection == "pca":
             return self.map(sample), True
         job = self.projection_job(sample, projection)
@@ -260,6 +264,7 @@ class Served:
         xy = job.result
         return {
             **base,
+            "status": "ready",
             "projection": projection,
             "x": np.round(xy[:, 0], 5).tolist(),
             "y": np.round(xy[:, 1], 5).tolist(),

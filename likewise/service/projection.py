@@ -4,7 +4,8 @@ PCA is exact and cheap (one SVD of the sampled items), fitted when a model is lo
 placed on its axes. t-SNE (openTSNE, the ``explore`` extra) shows clusters that PCA's two axes fold onto
 each other -- on the generated shop's 598 products PCA puts four of eight departments in one blob while
 every neighbour list stays inside its department -- at the cost of a few seconds per model: it runs once
-per model version and map size, in a background thread that reports its iterations, and is cached.
+per model version (at the server's map size), in a background thread that reports its iterations, and
+is cached.
 An item outside a t-SNE map has no exact place on it; it is put at the similarity-weighted mean of its
 :data:`PLACE_NEIGHBOURS` nearest items on the map, and the page says "placed near its neighbours".
 
@@ -175,7 +176,7 @@ class Job:
         return self.result is not None or self.error is not None
 
     def status(self) -> dict:
-        """What ``GET /models/{name}/map`` answers while the job runs (202) or after it failed."""
+        """What ``GET /models/{name}/map`` answers while the job runs, or says after it failed."""
         return {
             "projection": self.name,
             "status": "failed" if self.error else ("done" if self.result is not None else "computing"),

@@ -40,7 +40,6 @@ async function api(path, body) {
   }
   const data = await r.json().catch(() => ({ error: r.statusText }));
   if (!r.ok) { const e = new Error(data.error || r.statusText); e.data = data; throw e; }
-  data._status = r.status;
   return data;
 }
 const m = (path) => `/models/${encodeURIComponent(state.model)}${path}`;
@@ -359,7 +358,7 @@ async function loadMap(projection) {
   const g = state.gen;
   $("projection").value = projection;
   let mp = await api(m(`/map?projection=${projection}`));
-  while (mp._status === 202) { // a second projection computing on the server: show its progress, ask again
+  while (mp.status === "computing") { // a second projection computing on the server: show its progress, ask again
     if (!current(g) || $("projection").value !== projection) return;
     const bar = $("map-progress");
     bar.hidden = false; bar.max = mp.total; bar.value = mp.done;
