@@ -86,15 +86,6 @@ class Served:
     # second projections (t-SNE) by sample size: computed once, in the background, then kept
     _jobs: OrderedDict[int, proj.Job] = field(default_factory=OrderedDict, repr=False)
 
-    @property
-    def labels(self) -> dict[str, str]:
-        """Item key -> its colour group in the default colour column (empty without an item table)."""
-        a = self.attrs
-        if a is None or a.colour_column is None:
-            return {}
-        keys = self.emb.keys
-        return {keys[i]: g for i, g in enumerate(a.groups[a.colour_column]) if g is not None}
-
     def search(self, query: str, limit: int) -> list[tuple[int, str]]:
         """Up to ``limit`` items for the search box: keys that start with ``query`` first, then items whose
         name holds it (:meth:`ItemAttrs.search_names`); each as ``(id, "key" | "name")``."""
