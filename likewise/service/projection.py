@@ -10,8 +10,8 @@ An item outside a t-SNE map has no exact place on it; it is put at the similarit
 :data:`PLACE_NEIGHBOURS` nearest items on the map, and the page says "placed near its neighbours".
 
 openTSNE was measured against scikit-learn's ``TSNE`` and umap-learn on the generated shop (600 × 100,
-one core, ``bench`` note in docs/serve.md): 1.5 s, 3.8-7.7 s and 7.7 s (with numba's cache warm), and
-only openTSNE reports progress while it runs (``callbacks``).
+``bench/explorer_projection.py``, docs/serve.md): the fastest of the three in each run, and the only one
+that reports progress while it runs (``callbacks``).
 """
 
 from __future__ import annotations
