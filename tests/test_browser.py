@@ -105,8 +105,12 @@ def test_explorer_search_click_basket_screenshot(served, tmp_path):
             )
             page.mouse.move(box[0] + sx, box[1] + sy)
             page.wait_for_selector("#tip:not([hidden])")
+            # (the unknown item left the rare item selected, which is not on the map)
             page.mouse.click(box[0] + sx, box[1] + sy)
-            page.wait_for_function("() => state.selected && state.neighbours.length === 10")
+            page.wait_for_function(
+                "(prev) => state.selected && state.selected !== prev && state.neighbours.length === 10",
+                arg=rare,
+            )
             picked = page.evaluate("() => state.selected")
             px, py = page.evaluate(
                 f"() => {{ const i = state.map.index.get('{picked}'); "
@@ -121,8 +125,8 @@ def test_explorer_search_click_basket_screenshot(served, tmp_path):
 
             # the basket builder: add two neighbours, recommendations are the library's
             first, second = shown(page, "#neighbours li")[:2]
-            page.click(f"#neighbours li[data-item='{first}'] button")
-            page.click(f"#neighbours li[data-item='{second}'] button")
+            page.click(f"#neighbours li[data-item='{first}'] button.add")
+            page.click(f"#neighbours li[data-item='{second}'] button.add")
             expected = emb.recommend([first, second], k=10).keys
             page.wait_for_function(
                 "(want) => JSON.stringify([...document.querySelectorAll('#recommendations li')]"

@@ -71,7 +71,7 @@ def cmd_serve(args: argparse.Namespace) -> None:
         labels[name] = path
     unknown = sorted(set(labels) - {s.name for s in specs})
     if unknown:
-        raise InputError(f"--labels names model {unknown[0]!r}, which is not served")
+        raise InputError(f"--item-attrs names model {unknown[0]!r}, which is not served")
     config = {
         "models": [{"name": s.name, "path": str(s.path), "labels": labels.get(s.name)} for s in specs],
         "map_sample": args.map_sample,
@@ -210,12 +210,26 @@ def register(commands: Commands) -> None:
         help="a Host name to answer besides the bound address and localhost (repeatable; '*' for any); "
         "other Host headers get 400, which stops DNS-rebinding pages",
     )
-    s.add_argument("--labels", action="append", metavar="[NAME=]FILE", help="item<TAB>label file for the map")
+    s.add_argument(
+        "--item-attrs",
+        "--labels",
+        dest="labels",
+        action="append",
+        metavar="[NAME=]FILE",
+        help="the items' names and attributes for the explorer: CSV/TSV with a header or Parquet, one row "
+        "per item (the item column found by name), or item<TAB>label lines; an unreadable file, or one "
+        "naming none of the model's items, is an error",
+    )
     s.add_argument("--workers", type=positive_int, default=1, help="server processes (each loads the models)")
     s.add_argument(
         "--watch", type=float, default=2.0, help="seconds between checks for a new model version (0: off)"
     )
-    s.add_argument("--map-sample", type=positive_int, default=3000, help="items on the map (most frequent)")
+    s.add_argument(
+        "--map-sample",
+        type=positive_int,
+        default=3000,
+        help="items on the map (most frequent); also bounds the t-SNE map's work",
+    )
     s.add_argument("--max-k", type=positive_int, default=1000)
     s.add_argument("--max-batch", type=positive_int, default=1000)
     s.add_argument("--max-body", type=positive_int, default=1 << 20, help="request body limit in bytes")

@@ -49,8 +49,10 @@ from ..errors import (
     shown,
 )
 from .bodies import Limits, as_sent, error_responses, make_bodies, validation_message
+from .explorer_routes import add_explorer_routes
 from .guard import LOOPBACK_NAMES, Guard
 from .models import ModelSpec, Registry, Served
+from .projection import available as projections_available
 from .typed_routes import add_typed_routes
 
 __all__ = ["Limits", "create_app", "watch_models"]
@@ -97,8 +99,13 @@ def _info(s: Served) -> dict:
         "loaded_at": s.loaded_at,
         "config": emb.config,
         "index": None if idx is None else {"library": idx.library, "params": idx.params.__dict__, **idx.info},
-        "labels": bool(s.labels),
+        "labels": s.attrs is not None,
+        "attributes": None if s.attrs is None else s.attrs.summary(),
+        "projections": projections_available(),
+        "completion": emb.completion,
+        "basket_rule": emb.basket_rule,
         "customers": getattr(emb, "customers", None) is not None,
+        "customer_examples": [] if getattr(emb, "customers", None) is None else emb.customers.keys[:3],
         "types": None
         if emb.types is None
         else {"counts": emb.types.counts(), "hidden": sorted(emb.types.hidden)},
@@ -438,51 +445,6 @@ def create_app(
 
         return await answer(run)
 
-    @app.get("/models/{name}/search", summary="Items whose key starts with a prefix, most frequent first")
-    async def search(
-        name: str,
-        prefix: Annotated[str, Query(max_length=lim.max_key)] = "",
-        limit: Annotated[int, Query(ge=1, le=lim.max_prefix_results)] = 10,
-    ):
-        s = registry.get(name)
-
-        def run() -> dict:
-            ids = s.search_prefix(prefix, limit)
-            keys, counts = s.emb.keys, s.emb.counts
-            return {
-                "prefix": prefix,
-                "items": [{"item": keys[i], "id": i, "count": int(counts[i])} for i in ids],
-            }
-
-        return await answer(run)
-
-    @app.get("/models/{name}/map", summary="2-D PCA coordinates of the most frequent items")
-    async def item_map(
-        name: str,
-        sample: Annotated[int | None, Query(ge=2, le=lim.max_map, description="items on the map")] = None,
-    ):
-        s = registry.get(name)
-        n = registry.map_sample if sample is None else sample
-        return await answer(lambda: s.map(n))
-
-    @app.post("/models/{name}/coords", summary="Map coordinates of any items, on the axes of the map")
-    async def coords(name: str, body: bodies.coords):  # type: ignore[valid-type]
-        s = registry.get(name)
-        n = registry.map_sample if body.sample is None else body.sample
-
-        def run() -> dict:
-            ids, _ = s.emb.ids_of([item_of(i) for i in body.items])
-            xy = s.project(ids, n)
-            keys = s.emb.keys
-            return {
-                "items": [keys[i] for i in ids.tolist()],
-                "x": [round(float(v), 5) for v in xy[:, 0]],
-                "y": [round(float(v), 5) for v in xy[:, 1]],
-                "labels": [s.labels.get(keys[i]) for i in ids.tolist()] if s.labels else None,
-            }
-
-        return await answer(run)
-
     # ---- customers (when the space has a customer table) ------------------------------------------------
 
     def retail_of(name: str):
@@ -549,6 +511,7 @@ def create_app(
 
         return await answer(run)
 
+    add_explorer_routes(app, registry, bodies, lim, answer=answer, item_of=item_of, respond=_json)
     add_typed_routes(app, registry, bodies, answer=answer, item_of=item_of, neighbours=_neighbours)
     return app
 

@@ -171,6 +171,9 @@ def make_bodies(lim: Limits) -> Bodies:
     class CoordsBody(BaseModel):
         items: Items
         sample: Sample | None = Field(None, description="the map whose axes to use (default: the server's)")
+        projection: Literal["pca", "tsne"] = Field(
+            "pca", description="the map's projection (tsne: that map must be ready; see GET .../map)"
+        )
 
     class CustomerBody(BaseModel):
         customer: Key

@@ -1,7 +1,8 @@
 """The models a server holds, by name, and their atomic replacement while serving.
 
 A :class:`Served` bundles one loaded space with what the HTTP layer precomputes for it (the sorted keys
-for prefix search, the 2-D map, the labels). :class:`Registry` maps names to ``Served`` objects. A reload
+for prefix search, the 2-D map, the item attributes of :mod:`likewise.service.attrs`).
+:class:`Registry` maps names to ``Served`` objects. A reload
 builds a complete new ``Served`` off to the side -- loading, normalising, reading the index graph,
 computing the map -- and only then replaces the dict entry in one assignment, so a request that already
 holds the old object finishes on it and the next one sees the new one: no request ever sees a half-loaded
@@ -11,7 +12,6 @@ model. No framework import here: this module is plain Python and NumPy.
 from __future__ import annotations
 
 import bisect
-import os
 import re
 import threading
 import time
@@ -23,8 +23,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, UnknownItemError
+from . import projection as proj
+from .attrs import ItemAttrs, read_item_attrs
 
-__all__ = ["NAME_PATTERN", "ModelSpec", "Registry", "Served", "parse_model_arg", "read_labels"]
+__all__ = ["NAME_PATTERN", "ModelSpec", "Registry", "Served", "parse_model_arg"]
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -37,7 +39,8 @@ PREFIX_TRIES = 64
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """A model to serve: its URL name, its folder, and optional item labels (to colour the map)."""
+    """A model to serve: its URL name, its folder, and an optional item table (names and attributes to show,
+    search and colour the map by: :func:`~likewise.service.attrs.read_item_attrs`)."""
 
     name: str
     path: Path
@@ -63,22 +66,6 @@ def parse_model_arg(arg: str) -> ModelSpec:
     return ModelSpec(name, Path(path))
 
 
-def read_labels(path: str | os.PathLike) -> dict[str, str]:
-    """Item labels from a two-column file ``item<TAB or ,>label`` (one per line; a header is allowed)."""
-    labels: dict[str, str] = {}
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            line = line.rstrip("\r\n")
-            if not line:
-                continue
-            sep = "\t" if "\t" in line else ","
-            parts = line.split(sep)
-            if len(parts) != 2:
-                raise InputError(f"{str(path)!r} line {n}: expected 'item<TAB>label', got {line[:80]!r}")
-            labels[parts[0]] = parts[1]
-    return labels
-
-
 @dataclass
 class Served:
     """One loaded model and its precomputed lookups."""
@@ -88,7 +75,7 @@ class Served:
     version: int
     loaded_at: float
     stamp: tuple
-    labels: dict[str, str] = field(default_factory=dict)
+    attrs: ItemAttrs | None = None
     _sorted_keys: list[str] = field(default_factory=list, repr=False)
     _sorted_ids: np.ndarray | None = field(default=None, repr=False)
     # maps by sample size, least recently used first: a stream of distinct sizes keeps at most MAP_CACHE
@@ -96,6 +83,34 @@ class Served:
         default_factory=OrderedDict, repr=False
     )
     _map_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # second projections (t-SNE) by sample size: computed once, in the background, then kept
+    _jobs: OrderedDict[int, proj.Job] = field(default_factory=OrderedDict, repr=False)
+
+    def search(self, query: str, limit: int) -> list[tuple[int, str]]:
+        """Up to ``limit`` items for the search box: keys that start with ``query`` first, then items whose
+        name holds it (:meth:`ItemAttrs.search_names`); each as ``(id, "key" | "name")``."""
+        out = [(i, "key") for i in self.search_prefix(query, limit)]
+        if len(out) < limit and self.attrs is not None and query.strip():
+            seen = {i for i, _ in out}
+            out += [(i, "name") for i in self.attrs.search_names(query, limit) if i not in seen]
+        return out[:limit]
+
+    def describe(self, ids: list[int]) -> dict:
+        """The attribute fields of an answer about items ``ids`` (nothing without an item table)."""
+        a = self.attrs
+        if a is None:
+            return {"labels": None}
+        return {
+            "labels": [a.groups[a.colour_column][i] for i in ids] if a.colour_column else None,
+            "attributes": a.of(ids),
+            # colour groups only where they differ from the values (numeric columns cut into bands)
+            "groups": {
+                c: [a.groups[c][i] for i in ids] for c in a.colourable if a.groups[c] is not a.values[c]
+            },
+            "colourable": a.colourable,
+            "name_column": a.name_column,
+            "colour_column": a.colour_column,
+        }
 
     def search_prefix(self, prefix: str, limit: int) -> list[int]:
         """Ids of up to ``limit`` items whose key starts with ``prefix`` (case-insensitive), most frequent
@@ -142,21 +157,16 @@ class Served:
             ids = self.map_ids(sample)
             n = len(ids)
             x = np.asarray(self.emb.normed[ids], dtype=np.float64)
-            mean = x.mean(axis=0)
-            _, _, vt = np.linalg.svd(x - mean, full_matrices=False)
-            axes = vt[:2]
-            # the sign of each axis is fixed (largest loading positive) so maps are stable
-            axes = axes * np.sign(axes[np.arange(len(axes)), np.abs(axes).argmax(axis=1)])[:, None]
-            if len(axes) < 2:  # a 1-D space: the second axis is zero
-                axes = np.vstack([axes, np.zeros((2 - len(axes), x.shape[1]))])
-            xy = (x - mean) @ axes.T
+            xy, mean, axes = proj.pca(x)
             all_keys = self.emb.keys
             keys = [all_keys[i] for i in ids.tolist()]
             payload = {
+                "status": "ready",
+                "projection": "pca",
                 "items": keys,
                 "x": np.round(xy[:, 0], 5).tolist(),
                 "y": np.round(xy[:, 1], 5).tolist(),
-                "labels": [self.labels.get(k) for k in keys] if self.labels else None,
+                **self.describe(ids.tolist()),
                 "sampled": n < len(self.emb),
                 "total": len(self.emb),
                 **self.typed_fields(ids),
@@ -189,10 +199,68 @@ class Served:
             "placed": [keys[i] for i in ids.tolist() if keys[i] in placed],
         }
 
-    def project(self, ids: np.ndarray, sample: int) -> np.ndarray:
-        """Coordinates [n, 2] of items ``ids`` on the axes of the map of ``sample`` items."""
-        _, mean, axes = self._map(sample)
-        return (np.asarray(self.emb.normed[ids], dtype=np.float64) - mean) @ axes.T
+    def project(self, ids: np.ndarray, sample: int, projection: str = "pca") -> np.ndarray:
+        """Coordinates [n, 2] of items ``ids`` on the map of ``sample`` items: on PCA's axes, or on a
+        finished t-SNE map near their nearest items there (:func:`~likewise.service.projection.place_near`).
+        """
+        x = np.asarray(self.emb.normed[ids], dtype=np.float64)
+        if projection == "pca":
+            _, mean, axes = self._map(sample)
+            return (x - mean) @ axes.T
+        job = self.projection_job(sample, projection)
+        if job.result is None:
+            raise InputError(
+                f"the {projection} map of {sample} items is not ready yet: ask GET .../map first"
+            )
+        map_ids = self.map_ids(sample)
+        xy = job.result.copy()
+        out = proj.place_near(self.emb.normed[map_ids], xy, x)
+        # an item on the map keeps its own place
+        where = {int(i): r for r, i in enumerate(map_ids.tolist())}
+        for row, i in enumerate(np.asarray(ids).tolist()):
+            if i in where:
+                out[row] = xy[where[i]]
+        return out
+
+    def projection_job(self, sample: int, projection: str) -> proj.Job:
+        """The background job computing the ``projection`` map of ``sample`` items (started on the first
+        call, then the same job: each model version computes it once per sample size)."""
+        with self._map_lock:
+            job = self._jobs.get(sample)
+            if job is not None:
+                self._jobs.move_to_end(sample)
+                return job
+            ids = self.map_ids(sample)
+            if len(ids) < 4:
+                raise InputError(f"a {projection} map needs at least 4 items, this map has {len(ids)}")
+            x = np.asarray(self.emb.normed[ids], dtype=np.float64)
+            seed = int((self.emb.config or {}).get("seed") or 0)
+            job = proj.Job(projection, len(ids), total=proj.TSNE_EARLY + proj.TSNE_MAIN)
+            job.start(lambda report: proj.tsne(x, seed=seed, progress=report))
+            self._jobs[sample] = job
+            while len(self._jobs) > MAP_CACHE:
+                self._jobs.popitem(last=False)
+            return job
+
+    def projected_map(self, sample: int, projection: str) -> tuple[dict, bool]:
+        """The map of ``sample`` items in ``projection`` (``"status": "ready"``), and whether it is ready: for
+        a t-SNE map still computing (or failed), its job's :meth:`~likewise.service.projection.Job.status`
+        instead (``"status": "computing"`` or ``"failed"``)."""
+        if projection == "pca":
+            return self.map(sample), True
+        job = self.projection_job(sample, projection)
+        if job.result is None:
+            return job.status(), False
+        base = self.map(sample)
+        xy = job.result
+        return {
+            **base,
+            "status": "ready",
+            "projection": projection,
+            "x": np.round(xy[:, 0], 5).tolist(),
+            "y": np.round(xy[:, 1], 5).tolist(),
+            "seconds": job.seconds,
+        }, True
 
 
 def _stamp(path: Path) -> tuple:
@@ -214,8 +282,6 @@ class Registry:
     ----------
     specs : sequence of ModelSpec
         Models to serve (names must be distinct).
-    labels : dict, optional
-        Labels per model name (overrides each spec's ``labels_path``).
     map_sample : int
         Items on the default map.
     """
@@ -253,7 +319,12 @@ class Registry:
         emb.normed  # noqa: B018 -- pay the one-off normalisation now, not in the first request
         if emb.index is not None:
             emb.index.warm()  # read the graph now too
-        labels = read_labels(spec.labels_path) if spec.labels_path else {}
+        attrs = None
+        if spec.labels_path:
+            hints = [str((emb.meta or {}).get("attributes", {}).get("item_col") or "")]
+            hints += [f"{getattr(emb, 'item_name', None) or 'item'}_id"]
+            hints = [h for h in hints if h]
+            attrs = read_item_attrs(spec.labels_path, emb.keys, hints=hints, model=spec.name)
         folded = [k.casefold() for k in emb.keys]
         order = sorted(range(len(folded)), key=folded.__getitem__)
         served = Served(
@@ -262,7 +333,7 @@ class Registry:
             version=version,
             loaded_at=time.time(),
             stamp=stamp,
-            labels=labels,
+            attrs=attrs,
             _sorted_keys=[folded[i] for i in order],
             _sorted_ids=np.asarray(order, dtype=np.int64),
         )

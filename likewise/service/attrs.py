@@ -1,0 +1,341 @@
+"""What the explorer knows of a model's items besides their vectors: names and attribute columns.
+
+``likewise serve MODEL --item-attrs FILE`` (``--labels FILE`` is the same option) reads a CSV / TSV /
+Parquet table with a header, one row per item -- ``products.csv`` of ``likewise datasets retail`` as it
+is -- or, as before, headerless ``item<TAB>label`` lines. The table is matched against the model's keys
+once, at load, so a file that cannot be read, has no data rows, or names none of the model's items is an
+error naming the file and what it holds; the map is never silently grey.
+
+How the columns are found (each decided here, once):
+
+* the **item column**: the column named like the model's items (``item``, ``item_id``, ``key``, ``id``,
+  ``product_id``, ``<item_name>_id`` of the manifest, the item column recorded by ``train --item-attrs``),
+  case-insensitive; if none is so named, the column whose values match the most model keys;
+* the **name column**: ``name``, ``title``, ``display_name`` or ``product_name``; shown in
+  place of the key and searched;
+* the **colour column** (the default the page offers; any column can be picked): the first text column
+  with 2 to :data:`MAX_GROUPS` distinct values, else the first column that is not the name.
+
+A numeric column with more than :data:`MAX_GROUPS` distinct values is coloured by quintile band
+(``3.1 – 4.7``), as ``train --item-attrs`` tokenises it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+
+__all__ = ["ITEM_COLUMN_NAMES", "MAX_GROUPS", "NAME_COLUMN_NAMES", "ItemAttrs", "read_item_attrs"]
+
+#: Column names taken for the item column, in this order (compared case-insensitively).
+ITEM_COLUMN_NAMES = ("item", "item_id", "key", "id", "product_id", "product", "sku", "word", "token")
+#: Column names taken for the display name, in this order.
+NAME_COLUMN_NAMES = ("name", "title", "display_name", "product_name")
+#: Most distinct values a column may have to colour the map by value (more: quintile bands or grey).
+MAX_GROUPS = 24
+_BANDS = 5
+
+
+@dataclass(frozen=True)
+class ItemAttrs:
+    """Attribute columns of a model's items, aligned with the model's ids.
+
+    Attributes
+    ----------
+    source : str
+        The file they came from.
+    item_column : str
+        The file's column of item keys.
+    columns : list of str
+        The attribute columns, in file order (the item column excluded).
+    values : dict of str to list
+        Per column, one display string (or None) per model id.
+    groups : dict of str to list
+        Per column, the value the map colours by, one per model id: the value itself, or a quintile band
+        of a numeric column with many values, or None.
+    colourable : list of str
+        The columns the map can colour by (those with at least one group).
+    name_column : str or None
+        The column shown in place of keys and searched.
+    colour_column : str or None
+        The column the page colours by first.
+    matched : int
+        Model items that have a row.
+    rows : int
+        Data rows in the file.
+    """
+
+    source: str
+    item_column: str
+    columns: list[str]
+    values: dict[str, list[str | None]]
+    groups: dict[str, list[str | None]]
+    colourable: list[str]
+    name_column: str | None
+    colour_column: str | None
+    matched: int
+    rows: int
+    _folded_names: list[str] = field(default_factory=list, repr=False)
+
+    def name_of(self, item_id: int) -> str | None:
+        """The display name of model id ``item_id`` (None without a name column or a row)."""
+        return None if self.name_column is None else self.values[self.name_column][item_id]
+
+    def of(self, ids: list[int]) -> dict[str, list[str | None]]:
+        """Every column's values for model ids ``ids``."""
+        return {c: [v[i] for i in ids] for c, v in self.values.items()}
+
+    def groups_of(self, ids: list[int]) -> dict[str, list[str | None]]:
+        """Every column's colour groups for model ids ``ids``."""
+        return {c: [v[i] for i in ids] for c, v in self.groups.items()}
+
+    def search_names(self, query: str, limit: int) -> list[int]:
+        """Ids of up to ``limit`` items whose name holds ``query`` (case-insensitive): names that start
+        with it first, then names with a word that starts with it, then any other; each group most
+        frequent first (ids are ordered by descending count)."""
+        q = query.casefold().strip()
+        if not q or not self._folded_names:
+            return []
+        starts, words, inside = [], [], []
+        word_q = " " + q
+        for i, name in enumerate(self._folded_names):
+            if q not in name:
+                continue
+            if name.startswith(q):
+                starts.append(i)
+                if len(starts) >= limit:
+                    break
+            elif word_q in name:
+                words.append(i)
+            else:
+                inside.append(i)
+        return (starts + words + inside)[:limit]
+
+    def summary(self) -> dict[str, Any]:
+        """What ``GET /models/{name}`` says of the table."""
+        return {
+            "source": self.source,
+            "item_column": self.item_column,
+            "columns": self.columns,
+            "colourable": self.colourable,
+            "name_column": self.name_column,
+            "colour_column": self.colour_column,
+            "matched": self.matched,
+            "rows": self.rows,
+        }
+
+
+def _read_table(path: Path) -> Any:
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    where = str(path)
+    if not path.is_file():
+        raise InputError(f"item attributes file {where!r} does not exist (or is not a file)")
+    if path.stat().st_size == 0:
+        raise InputError(f"item attributes file {where!r} is empty (0 bytes)")
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".parquet", ".pq"):
+            return pq.read_table(where), False
+        with open(path, "rb") as f:
+            head = f.read(65536)
+        if b"\0" in head:
+            raise InputError(
+                f"item attributes file {where!r} is not text: give CSV/TSV (with a header, or item<TAB>label "
+                "lines) or Parquet (.parquet)"
+            )
+        first = head.decode("utf-8", errors="replace").splitlines()[0] if head.strip() else ""
+        sep = "\t" if "\t" in first else ","
+        parse = pcsv.ParseOptions(delimiter=sep)
+        conv = pcsv.ConvertOptions(strings_can_be_null=True, null_values=[""])
+        table = pcsv.read_csv(where, parse_options=parse, convert_options=conv)
+        return table, True
+    except pa.ArrowInvalid as e:
+        msg = str(e).splitlines()[0]
+        raise InputError(f"cannot read item attributes {where!r}: {msg}") from None
+    except OSError as e:
+        raise InputError(f"cannot read item attributes {where!r}: {e}") from None
+
+
+def _headerless(path: Path, width: int) -> Any:
+    """Re-read a text table whose first line is data (``item<TAB>label``): columns item, label, ..."""
+    import pyarrow.csv as pcsv
+
+    with open(path, encoding="utf-8", errors="replace") as f:
+        first = f.readline()
+    sep = "\t" if "\t" in first else ","
+    names = ["item", "label"] + [f"column {i + 1}" for i in range(2, width)]
+    return pcsv.read_csv(
+        str(path),
+        read_options=pcsv.ReadOptions(column_names=names[:width]),
+        parse_options=pcsv.ParseOptions(delimiter=sep),
+        convert_options=pcsv.ConvertOptions(strings_can_be_null=True, null_values=[""]),
+    )
+
+
+def _as_text(col: Any) -> tuple[list[str | None], np.ndarray | None]:
+    """Display strings of an Arrow column, and its float values when it is numeric."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = col.combine_chunks() if hasattr(col, "combine_chunks") else col
+    if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+        x = np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
+        if pa.types.is_integer(col.type):
+            text = [None if v is None else str(v) for v in col.to_pylist()]
+        else:
+            text = [None if not np.isfinite(v) else f"{v:.4g}" for v in x.tolist()]
+        return text, x
+    if pa.types.is_boolean(col.type):
+        return [None if v is None else ("yes" if v else "no") for v in col.to_pylist()], None
+    return pc.cast(col, pa.string()).to_pylist(), None
+
+
+def _bands(x: np.ndarray) -> list[str | None]:
+    finite = x[np.isfinite(x)]
+    edges = np.unique(np.quantile(finite, np.linspace(0, 1, _BANDS + 1)))
+    out: list[str | None] = []
+    for v in x.tolist():
+        if not np.isfinite(v):
+            out.append(None)
+            continue
+        b = min(int(np.searchsorted(edges, v, side="right")) - 1, len(edges) - 2)
+        out.append(f"{edges[b]:.3g} – {edges[b + 1]:.3g}")
+    return out
+
+
+def _find_item_column(names: list[str], keycols: dict[str, list[str | None]], keys: Any, hints: list[str]):
+    """The item column by name (``hints`` first), else the one whose values match the most keys."""
+    lower = {n.casefold(): n for n in names}
+    for h in [*hints, *ITEM_COLUMN_NAMES]:
+        n = lower.get(h.casefold())
+        if n is not None and sum(1 for v in keycols[n][:1000] if v in keys) > 0:
+            return n
+    hits = {n: sum(1 for v in keycols[n] if v is not None and v in keys) for n in names}
+    best = max(names, key=lambda n: hits[n])
+    return best if hits[best] > 0 else None
+
+
+def read_item_attrs(
+    path: str | os.PathLike,
+    keys: list[str],
+    *,
+    hints: list[str] | None = None,
+    model: str = "the model",
+) -> ItemAttrs:
+    """Read an item table and align it with a model's keys (see the module docstring).
+
+    Parameters
+    ----------
+    path : path
+        CSV / TSV with a header, headerless ``item<TAB>label`` lines, or Parquet.
+    keys : list of str
+        The model's keys, by id.
+    hints : list of str, optional
+        Column names to try first for the item column (the item column ``train --item-attrs`` recorded,
+        ``<item_name>_id``).
+    model : str
+        The model's name, for messages.
+
+    Returns
+    -------
+    ItemAttrs
+
+    Raises
+    ------
+    InputError
+        The file is missing, empty, not a table, has no data rows or no column besides the items, repeats
+        an item, or names none of the model's items (the message shows its values beside the model's keys).
+    """
+    p = Path(os.fspath(path))
+    where = str(p)
+    table, text = _read_table(p)
+    index = {k: i for i, k in enumerate(keys)}
+    # a typed space keys items "product:tent": a row keyed "tent" is that item
+    for i, k in enumerate(keys):
+        if ":" in k:
+            index.setdefault(k.split(":", 1)[1], i)
+    names = list(table.column_names)
+    if text and names and names[0] in index:  # the first line is data: item<TAB>label lines
+        table = _headerless(p, len(names))
+        names = list(table.column_names)
+    if table.num_rows == 0:
+        raise InputError(f"item attributes {where!r} have a header ({', '.join(names)}) but no data rows")
+    if len(names) < 2:
+        raise InputError(
+            f"item attributes {where!r} have one column ({names[0]!r}): give the item column and at least "
+            "one attribute (a name, a department, ...)"
+        )
+    text_cols: dict[str, list[str | None]] = {}
+    numeric: dict[str, np.ndarray] = {}
+    for n in names:
+        text_cols[n], x = _as_text(table.column(n))
+        if x is not None:
+            numeric[n] = x
+    item_col = _find_item_column(names, text_cols, index, list(hints or ()))
+    if item_col is None:
+        sample = ", ".join(repr(v) for v in text_cols[names[0]][:3])
+        raise InputError(
+            f"item attributes {where!r} name none of the {len(keys)} items of {model}: no column holds "
+            f"its keys (its first column {names[0]!r} holds {sample}; {model}'s keys look like "
+            f"{', '.join(repr(k) for k in keys[:3])})"
+        )
+    rows = [-1] * len(keys)
+    seen: dict[str, int] = {}
+    for r, k in enumerate(text_cols[item_col]):
+        if k is None:
+            continue
+        if k in seen:
+            raise InputError(
+                f"item {k!r} appears twice in column {item_col!r} of {where!r} (data rows {seen[k] + 1} and "
+                f"{r + 1}); give one row per item"
+            )
+        seen[k] = r
+        i = index.get(k)
+        if i is not None and rows[i] < 0:
+            rows[i] = r
+    matched = sum(1 for r in rows if r >= 0)
+    columns = [n for n in names if n != item_col]
+    values: dict[str, list[str | None]] = {}
+    groups: dict[str, list[str | None]] = {}
+    for c in columns:
+        col = text_cols[c]
+        values[c] = [col[r] if r >= 0 else None for r in rows]
+        distinct = {v for v in values[c] if v is not None}
+        if c in numeric and len(distinct) > MAX_GROUPS:
+            banded = _bands(numeric[c])
+            groups[c] = [banded[r] if r >= 0 else None for r in rows]
+        else:
+            groups[c] = values[c] if len(distinct) <= MAX_GROUPS else [None] * len(keys)
+    lower = {c.casefold(): c for c in columns}
+    name_col = next((lower[n] for n in NAME_COLUMN_NAMES if n in lower), None)
+    colour = next(
+        (
+            c
+            for c in columns
+            if c != name_col and c not in numeric and 2 <= len({v for v in groups[c] if v}) <= MAX_GROUPS
+        ),
+        next((c for c in columns if c != name_col), columns[0]),
+    )
+    folded = [(v or "").casefold() for v in values[name_col]] if name_col else []
+    return ItemAttrs(
+        source=where,
+        item_column=item_col,
+        columns=columns,
+        values=values,
+        groups=groups,
+        colourable=[c for c in columns if any(g is not None for g in groups[c])],
+        name_column=name_col,
+        colour_column=colour,
+        matched=matched,
+        rows=table.num_rows,
+        _folded_names=folded,
+    )

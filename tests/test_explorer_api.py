@@ -1,0 +1,154 @@
+"""The explorer's server side, without a browser: item tables, name search, the t-SNE map and its progress."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("fastapi")
+httpx = pytest.importorskip("httpx")
+
+from test_service import Client, planted  # noqa: E402
+
+from likewise.cli import main  # noqa: E402
+from likewise.errors import InputError  # noqa: E402
+from likewise.service import create_app  # noqa: E402
+from likewise.service.attrs import read_item_attrs  # noqa: E402
+from likewise.service.models import ModelSpec, Registry  # noqa: E402
+
+BRANDS, KINDS = ["Alder", "Birch", "Cedar", "Delta"], ["tent", "kettle", "lamp", "mug"]
+PRODUCTS = '"product_id","name","department","aisle","popularity"\n' + "".join(
+    f'"g{g}_i{i}","{BRANDS[i % 4]} {KINDS[g % 4]} {i}","dept{g}","aisle{g}-{i % 2}",{(g * 10 + i) / 100}\n'
+    for g in range(8)
+    for i in range(10)
+)
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory):
+    d = tmp_path_factory.mktemp("explorer-api")
+    emb, _ = planted(0)
+    emb.save(d / "shop")
+    (d / "products.csv").write_text(PRODUCTS)
+    return d, emb
+
+
+def test_products_csv_as_it_is_names_and_columns(shop):
+    d, emb = shop
+    a = read_item_attrs(d / "products.csv", emb.keys)
+    assert a.item_column == "product_id" and a.name_column == "name" and a.colour_column == "department"
+    assert a.columns == ["name", "department", "aisle", "popularity"] and a.matched == 80 == a.rows
+    i = emb.keys.index("g3_i5")
+    assert a.name_of(i) == "Birch mug 5" and a.values["department"][i] == "dept3"
+    # a numeric column with many values is coloured by quintile band, shown as written
+    assert a.values["popularity"][i] == "0.35" and "–" in a.groups["popularity"][i]
+    assert a.colourable == ["department", "aisle", "popularity"]
+
+
+def test_item_column_found_by_name_or_by_values(shop, tmp_path):
+    d, emb = shop
+    # no column named like an item column: the one whose values are the model's keys
+    (tmp_path / "odd.tsv").write_text("title\tcode\tshelf\nBig tent\tg0_i1\tA\nSmall tent\tg0_i2\tB\n")
+    a = read_item_attrs(tmp_path / "odd.tsv", emb.keys)
+    assert (a.item_column, a.name_column, a.matched) == ("code", "title", 2)
+    # the quoted two-column CSV that loaded as an all-grey map: no header, item then label
+    (tmp_path / "quoted.csv").write_text('"g0_i1","outdoor"\n"g0_i2","kitchen"\n')
+    a = read_item_attrs(tmp_path / "quoted.csv", emb.keys)
+    assert (a.item_column, a.matched, a.colour_column) == ("item", 2, "label")
+    assert a.groups["label"][emb.keys.index("g0_i2")] == "kitchen"
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("product_id,name\nzz1,Tent\nzz2,Mug\n", "name none of the 80 items of shop"),
+        ("product_id,name\n", "no data rows"),
+        ("product_id\ng0_i1\n", "one column"),
+        (b"PAR1\x00\x01\x02", "not text"),
+        ("product_id,name\ng0_i1,a\ng0_i1,b\n", "'g0_i1' appears twice"),
+        ("", "is empty"),
+    ],
+)
+def test_an_item_table_that_cannot_be_used_is_an_error(shop, tmp_path, content, expected):
+    d, emb = shop
+    f = tmp_path / "bad.csv"
+    f.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(InputError, match=expected) as e:
+        read_item_attrs(f, emb.keys, model="shop")
+    assert str(f) in str(e.value)
+
+
+def test_serve_refuses_a_file_that_names_no_item(shop, tmp_path, capsys):
+    d, _ = shop
+    (tmp_path / "other.csv").write_text("sku,name\nx1,Tent\n")
+    rc = main(["serve", f"shop={d / 'shop'}", "--item-attrs", str(tmp_path / "other.csv"), "--port", "1"])
+    err = capsys.readouterr().err
+    assert rc == 1 and "name none of the 80 items of shop" in err and "'g" in err
+
+
+def test_name_search_map_attributes_and_coords(shop):
+    d, emb = shop
+    app = create_app(Registry([ModelSpec("shop", d / "shop", d / "products.csv")], map_sample=50))
+    http = Client(app)
+    info = http.get("/models/shop").json()
+    assert info["attributes"]["name_column"] == "name" and info["attributes"]["matched"] == 80
+    assert "pca" in info["projections"]
+    # typing a name finds the item (keys first, then names that start with it, then word matches)
+    found = http.get("/models/shop/search", params={"prefix": "Birch mug 5"}).json()["items"]
+    assert found[0] == {
+        "item": "g3_i5",
+        "id": emb.keys.index("g3_i5"),
+        "count": int(emb.counts[emb.keys.index("g3_i5")]),
+        "name": "Birch mug 5",
+        "match": "name",
+    }
+    words = http.get("/models/shop/search", params={"prefix": "mug", "limit": 100}).json()["items"]
+    assert {x["item"] for x in words} == {f"g{g}_i{i}" for g in (3, 7) for i in range(10)}
+    mp = http.get("/models/shop/map").json()
+    assert mp["projection"] == "pca" and mp["colour_column"] == "department"
+    assert mp["labels"] == mp["attributes"]["department"] and set(mp["groups"]) == {"popularity"}
+    assert mp["attributes"]["name"][0] == read_item_attrs(d / "products.csv", emb.keys).name_of(0)
+    off = emb.keys[70]  # outside the sample of 50
+    c = http.post("/models/shop/coords", json={"items": [off]}).json()
+    assert c["attributes"]["department"] == [f"dept{off[1]}"] and c["labels"] == [f"dept{off[1]}"]
+
+
+def test_tsne_map_answers_its_progress_then_the_map(shop):
+    pytest.importorskip("openTSNE")
+    d, emb = shop
+    registry = Registry([ModelSpec("shop", d / "shop", d / "products.csv")], map_sample=60)
+    http = Client(create_app(registry))
+    assert http.get("/models/shop").json()["projections"] == ["pca", "tsne"]
+    first = http.get("/models/shop/map", params={"projection": "tsne"})
+    assert first.status_code == 200
+    body = first.json()
+    if body["status"] == "computing":  # its progress (how far it got is up to the scheduler)
+        assert body["items"] == 60 and body["total"] == 750 and 0 <= body["done"] <= 750
+    else:
+        assert body["status"] == "ready" and body["projection"] == "tsne"
+    served = registry.get("shop")
+    job = served.projection_job(60, "tsne")
+    assert job.wait(timeout=300) and job.error is None
+    assert served.projection_job(60, "tsne") is job  # computed once per model version and map size
+    mp = http.get("/models/shop/map", params={"projection": "tsne"})
+    assert mp.status_code == 200
+    mp = mp.json()
+    pca = http.get("/models/shop/map").json()
+    assert mp["status"] == pca["status"] == "ready"
+    assert mp["projection"] == "tsne" and mp["items"] == pca["items"] and mp["x"] != pca["x"]
+    assert mp["attributes"] == pca["attributes"]
+    # an item on the map keeps its place; one outside it sits among its neighbours' places
+    inside, outside = mp["items"][3], emb.keys[75]
+    c = http.post("/models/shop/coords", json={"items": [inside, outside], "projection": "tsne"}).json()
+    assert (c["x"][0], c["y"][0]) == (mp["x"][3], mp["y"][3])
+    near = [mp["items"].index(k) for k in emb.similar(outside, k=10).keys if k in mp["items"]]
+    xs = [mp["x"][i] for i in near]
+    assert min(xs) - 1e-6 <= c["x"][1] <= max(xs) + 1e-6
+    bad = http.get("/models/shop/map", params={"projection": "umap"})
+    assert bad.status_code == 422
+    assert "projection == 'umap', must be one of 'pca', 'tsne'" in bad.json()["error"]
+    # one t-SNE job per model version: at the server's map size only
+    other = http.get("/models/shop/map", params={"projection": "tsne", "sample": 30})
+    assert other.status_code == 422 and "--map-sample (60 items) only" in other.json()["error"]
+    assert json.loads(json.dumps(mp))  # plain JSON
