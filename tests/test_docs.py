@@ -308,7 +308,7 @@ def test_install_lines_work_from_a_clone() -> None:
     from likewise.errors import MissingDependencyError
 
     extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
-    texts = {p.name: p.read_text(encoding="utf-8") for p in DOCS if p.name != "serve.md"}
+    texts = {p.name: p.read_text(encoding="utf-8") for p in DOCS}
     texts["MissingDependencyError"] = str(MissingDependencyError("torch", "torch", "the torch backend"))
     for where, text in texts.items():
         assert "install 'likewise[" not in text and "install likewise" not in text, where
