@@ -25,6 +25,7 @@ __all__ = [
     "expand_tokens",
     "expand_with_tokens",
     "read_item_attributes",
+    "read_table_file",
     "side_key",
     "tokenise",
 ]
@@ -124,7 +125,32 @@ def tokenise(spec: Mapping[str, Any], attrs: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys(out))[: int(spec.get("max_tokens", MAX_ITEM_TOKENS))]
 
 
-def _read(source: Any, format: str, delimiter: str | None) -> tuple[Any, str]:
+def read_table_file(source: Any, format: str = "auto", delimiter: str | None = None) -> tuple[Any, str, str]:
+    """Read a table keyed by item (attributes, names, new products): the one reader such tables have.
+
+    Parameters
+    ----------
+    source : path, or a pyarrow Table / pandas / polars DataFrame
+        Parquet, or CSV / TSV with a header (optionally compressed; any other text suffix is read as
+        CSV, its separator a tab when the first line holds one).
+    format : {"auto", "csv", "parquet"}
+        ``"auto"`` decides by the suffix.
+    delimiter : str, optional
+        The CSV separator.
+
+    Returns
+    -------
+    table : pyarrow.Table
+    where : str
+        How messages name it (the path, or "the attribute table").
+    fmt : str
+        ``"table"``, ``"parquet"`` or ``"csv"``.
+
+    Raises
+    ------
+    InputError
+        The file is missing, empty, not text (and not Parquet), or not readable as its format.
+    """
     import pyarrow as pa
     import pyarrow.csv as pcsv
     import pyarrow.parquet as pq
@@ -133,7 +159,7 @@ def _read(source: Any, format: str, delimiter: str | None) -> tuple[Any, str]:
     from .table import as_arrow_table, is_table
 
     if is_table(source):
-        return as_arrow_table(source), "the attribute table"
+        return as_arrow_table(source), "the attribute table", "table"
     path = Path(os.fspath(source))
     where = str(path)
     if not path.is_file():
@@ -141,19 +167,26 @@ def _read(source: Any, format: str, delimiter: str | None) -> tuple[Any, str]:
     if path.stat().st_size == 0:
         raise InputError(f"item attributes file {where!r} is empty (0 bytes)")
     fmt = detect_format(path, format)
+    if fmt not in ("parquet", "csv", "text"):
+        raise InputError(f"item attributes {where!r} must be CSV/TSV or Parquet, not {fmt}")
     try:
         if fmt == "parquet":
-            return pq.read_table(str(path)), where
-        if fmt == "csv":
-            sep = delimiter or ("\t" if ".tsv" in [s.lower() for s in path.suffixes] else ",")
-            opts = pcsv.ConvertOptions(strings_can_be_null=True, null_values=[""])
-            with pa.input_stream(str(path), compression=compression(path)) as s:
-                return pcsv.read_csv(
-                    s, parse_options=pcsv.ParseOptions(delimiter=sep), convert_options=opts
-                ), where
+            return pq.read_table(str(path)), where, "parquet"
+        with pa.input_stream(str(path), compression=compression(path)) as s:
+            head = s.read(65536)
+        if b"\0" in head:
+            raise InputError(
+                f"item attributes file {where!r} is not text: give CSV/TSV with a header, or Parquet"
+            )
+        first = head.decode("utf-8", errors="replace").split("\n", 1)[0]
+        tsv = ".tsv" in [x.lower() for x in path.suffixes] or "\t" in first
+        sep = delimiter or ("\t" if tsv else ",")
+        opts = pcsv.ConvertOptions(strings_can_be_null=True, null_values=[""])
+        with pa.input_stream(str(path), compression=compression(path)) as s:
+            table = pcsv.read_csv(s, parse_options=pcsv.ParseOptions(delimiter=sep), convert_options=opts)
+        return table, where, "csv"
     except (pa.ArrowInvalid, OSError) as e:
         raise InputError(f"cannot read item attributes {where!r} as {fmt}: {first_line(e)}") from None
-    raise InputError(f"item attributes {where!r} must be CSV/TSV or Parquet, not {fmt}")
 
 
 def read_item_attributes(
@@ -187,7 +220,7 @@ def read_item_attributes(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    table, where = _read(source, format, delimiter)
+    table, where, _ = read_table_file(source, format, delimiter)
     names = table.column_names
     if table.num_rows == 0:
         raise InputError(f"item attributes {where!r} have no data rows")

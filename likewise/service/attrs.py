@@ -132,37 +132,11 @@ class ItemAttrs:
 
 
 def _read_table(path: Path) -> Any:
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-    import pyarrow.parquet as pq
+    """The table (through the reader every item table has) and whether it is text."""
+    from ..readers.attrs import read_table_file
 
-    where = str(path)
-    if not path.is_file():
-        raise InputError(f"item attributes file {where!r} does not exist (or is not a file)")
-    if path.stat().st_size == 0:
-        raise InputError(f"item attributes file {where!r} is empty (0 bytes)")
-    suffix = path.suffix.lower()
-    try:
-        if suffix in (".parquet", ".pq"):
-            return pq.read_table(where), False
-        with open(path, "rb") as f:
-            head = f.read(65536)
-        if b"\0" in head:
-            raise InputError(
-                f"item attributes file {where!r} is not text: give CSV/TSV (with a header, or item<TAB>label "
-                "lines) or Parquet (.parquet)"
-            )
-        first = head.decode("utf-8", errors="replace").splitlines()[0] if head.strip() else ""
-        sep = "\t" if "\t" in first else ","
-        parse = pcsv.ParseOptions(delimiter=sep)
-        conv = pcsv.ConvertOptions(strings_can_be_null=True, null_values=[""])
-        table = pcsv.read_csv(where, parse_options=parse, convert_options=conv)
-        return table, True
-    except pa.ArrowInvalid as e:
-        msg = str(e).splitlines()[0]
-        raise InputError(f"cannot read item attributes {where!r}: {msg}") from None
-    except OSError as e:
-        raise InputError(f"cannot read item attributes {where!r}: {e}") from None
+    table, _, fmt = read_table_file(path)
+    return table, fmt == "csv"
 
 
 def _headerless(path: Path, width: int) -> Any:
