@@ -199,3 +199,12 @@ def test_import_likewise_does_not_import_scipy() -> None:
     code = "import sys, likewise, likewise.readers; print('scipy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_an_empty_dataframe_is_named_as_a_table_not_a_temporary_file():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"order_id": pd.Series([], dtype="int64"), "product": pd.Series([], dtype="str")})
+    for extra in ({}, {"user_col": "customer"}):
+        frame = df.assign(customer=pd.Series([], dtype="str")) if extra else df
+        with pytest.raises(InputError, match=r"^the table is empty: it has no rows \(columns 'order_id'"):
+            likewise.train(frame, basket_col="order_id", item_col="product", **extra)

@@ -96,7 +96,8 @@ def write_table(obj: object, path: str | Path, columns: list[str]) -> Path:
     Raises
     ------
     InputError
-        ``obj`` is not a table, or a column is not in it (the message names it and the columns there).
+        ``obj`` is not a table, a column is not in it (the message names it and the columns there), or
+        it has no rows.
     """
     import pyarrow.parquet as pq
 
@@ -107,6 +108,8 @@ def write_table(obj: object, path: str | Path, columns: list[str]) -> Path:
             f"column {missing[0]!r} is not in the table; "
             f"its columns are {', '.join(map(repr, table.column_names))}"
         )
+    if table.num_rows == 0:  # said of the table: the temporary file it would be written to is ours
+        raise InputError(f"the table is empty: it has no rows (columns {', '.join(map(repr, columns))})")
     path = Path(path)
     pq.write_table(table.select(columns), path)
     return path
