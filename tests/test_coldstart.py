@@ -360,3 +360,12 @@ def test_attribute_tables_of_every_arrow_type_read_or_say_why(tmp_path):
     pq.write_table(pa.table({"item": ["a"], "n": pa.array([None], pa.string())}), tmp_path / "none.parquet")
     with pytest.raises(InputError, match=r"no attribute column holds a value \('n'\)"):
         read_item_attributes(tmp_path / "none.parquet")
+
+
+def test_info_counts_items_not_attribute_tokens(shop, capsys):
+    _, _, _, d, emb = shop
+    assert main(["info", str(d / "m"), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    tokens = sum(k.startswith("attr:") for k in emb.keys)
+    assert tokens > 0 and info["rows"] == len(emb) and info["items"] == len(emb) - tokens
+    assert not any(k.startswith("attr:") for k in info["most_frequent"])

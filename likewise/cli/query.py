@@ -63,13 +63,18 @@ def cmd_analogy(args: argparse.Namespace) -> None:
 
 def cmd_info(args: argparse.Namespace) -> None:
     """Print the size, dimensions, index and training config of a saved space."""
+    import numpy as np
+
     from .nn import table_size  # the same arithmetic as `likewise size`
 
     emb = load_space(args.model)
     cfg = emb.config or {}
+    # hidden types (attribute tokens) are rows of the table but not items a query answers with
+    shown = np.flatnonzero(emb.types.mask()) if emb.types is not None else np.arange(len(emb))
     info = {
         "model": args.model,
-        "items": len(emb),
+        "items": len(shown),
+        **({"rows": len(emb)} if len(shown) != len(emb) else {}),
         "dim": emb.dim,
         "dtype": str(emb.vectors.dtype),
         "weights": table_size(len(emb), emb.dim)["weights"],
@@ -86,7 +91,7 @@ def cmd_info(args: argparse.Namespace) -> None:
             else "none (exact search)"
         ),
         "config": cfg,
-        "most_frequent": emb.keys[:5],
+        "most_frequent": [emb.keys[i] for i in shown[:5].tolist()],
     }
     rows: list[tuple[str, Any]] = [
         (k, ", ".join(f"{t} {n:,}" for t, n in v.items()) if k == "types" else v)
