@@ -269,3 +269,17 @@ def test_split_of_a_log_with_spaces_in_names_writes_a_split_train_reads(tmp_path
     )
     capsys.readouterr()
     assert main(["eval", str(tmp_path / "m"), "--holdout", str(out), "--baselines", ""]) == 0
+
+
+def test_recommend_and_complete_say_what_they_are(model, capsys):
+    """The same ranking, each titled by its basket; each --help names the other."""
+    assert main(["recommend", str(model), "tent", "headlamp", "-k", "3"]) == 0
+    rec = capsys.readouterr().out
+    assert main(["complete", str(model), "tent", "headlamp", "-k", "3"]) == 0
+    com = capsys.readouterr().out
+    assert rec.splitlines()[0] == com.splitlines()[0] == "to add to tent, headlamp:"
+    assert [ln.split()[1] for ln in rec.splitlines()[3:]] == [ln.split()[1] for ln in com.splitlines()[3:]]
+    for cmd, other in (("recommend", "complete"), ("complete", "recommend")):
+        with pytest.raises(SystemExit):
+            main(["--help"])
+        assert f"`{other}`" in capsys.readouterr().out.split(f"\n    {cmd} ")[1].split("\n    ")[0]

@@ -49,7 +49,7 @@ def cmd_recommend(args: argparse.Namespace) -> None:
         on_unknown="skip" if args.skip_unknown else "raise",
         types=types_of(args),
     )
-    emit(args, neighbour_payload(res), neighbour_table(res))
+    emit(args, neighbour_payload(res), f"to add to {', '.join(args.items)}:\n" + neighbour_table(res))
 
 
 def cmd_analogy(args: argparse.Namespace) -> None:
@@ -112,7 +112,11 @@ def register(commands: Commands) -> None:
     s.add_argument("--restrict", type=positive_int, default=None, help="search only the N most frequent")
     type_option(s)
 
-    c = commands.add("recommend", cmd_recommend, help="items to add to a basket of ITEMs")
+    c = commands.add(
+        "recommend",
+        cmd_recommend,
+        help="items to add to a basket of ITEMs, any space (`complete` gives the same answer, of products)",
+    )
     c.add_argument("model", metavar="MODEL")
     c.add_argument("items", nargs="+", metavar="ITEM")
     c.add_argument("-k", type=positive_int, default=10)

@@ -216,7 +216,11 @@ def register(commands: Commands) -> None:
     p.add_argument("-k", type=positive_int, default=10)
     type_option(p)
 
-    p = commands.add("complete", cmd_complete, help="products to add to a basket")
+    p = commands.add(
+        "complete",
+        cmd_complete,
+        help="products to add to a basket (`recommend`'s answer, with --type for a typed space)",
+    )
     p.add_argument("model", metavar="MODEL")
     p.add_argument("products", nargs="+", metavar="PRODUCT")
     p.add_argument("-k", type=positive_int, default=10)
