@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ._fileio import atomic_file
+from ._fileio import atomic_file, check_output_file
 from .errors import InputError
 
 __all__ = ["clean_keys", "write_word2vec"]
@@ -54,6 +54,7 @@ def write_word2vec(
     *,
     binary: bool = False,
     replace_space: str | None = None,
+    overwrite: bool = False,
 ) -> Path:
     """Write ``emb`` in word2vec text or binary format (byte-identical to gensim's writer).
 
@@ -66,12 +67,16 @@ def write_word2vec(
     binary : bool
     replace_space : str, optional
         Replace each whitespace character inside a key with this; default: refuse such keys.
+    overwrite : bool
+        Replace an existing file at ``path`` (refused otherwise, as ``--overwrite`` is on the command
+        line; gensim's ``save_word2vec_format`` name replaces it, as gensim does).
 
     Returns
     -------
     Path
         The file written.
     """
+    check_output_file(path, overwrite=overwrite, flag="overwrite=True")
     keys = clean_keys(emb.keys, replace_space, "the word2vec format")
     order = np.argsort(-np.asarray(emb.counts, dtype=np.int64), kind="stable")
     vecs = emb.vectors

@@ -309,4 +309,4 @@ class GensimNames:
         replace_space : str, optional
             Replace each whitespace character inside a key with this; default: refuse such keys.
         """
-        write_word2vec(self, fname, binary=binary, replace_space=replace_space)
+        write_word2vec(self, fname, binary=binary, replace_space=replace_space, overwrite=True)

@@ -161,3 +161,28 @@ def test_keys_that_are_not_utf8_are_named():
 
     with pytest.raises(CorruptModelError, match="not UTF-8.*--unicode-errors replace"):
         read_word2vec(datapath("pang_lee_polarity_fasttext.vec"))
+
+
+def test_library_writers_refuse_to_replace_a_file_unless_told(tmp_path):
+    """write_word2vec and write_audience replace an existing file only with overwrite=True, as the
+    command line needs --overwrite; gensim's save_word2vec_format name replaces it, as gensim does."""
+    import likewise
+    from likewise.formats import write_word2vec
+    from likewise.retail.queries import write_audience
+    from likewise.space import Neighbours
+
+    emb = likewise.Embeddings(np.eye(3, dtype=np.float32), likewise.Vocab(["a", "b", "c"], [3, 2, 1]))
+    out = tmp_path / "v.txt"
+    out.write_text("keep")
+    with pytest.raises(likewise.InputError, match="overwrite=True"):
+        write_word2vec(emb, out)
+    assert out.read_text() == "keep"
+    write_word2vec(emb, out, overwrite=True)
+    assert out.read_text().startswith("3 3\n")
+    emb.save_word2vec_format(str(out))  # gensim's name, gensim's behaviour
+    res = Neighbours(["c1", "c2"], np.array([0, 1]), np.array([0.9, 0.5], dtype=np.float32))
+    csv = tmp_path / "a.csv"
+    csv.write_text("keep")
+    with pytest.raises(likewise.InputError, match="overwrite=True"):
+        write_audience(res, csv)
+    assert csv.read_text() == "keep" and write_audience(res, csv, overwrite=True) == 2

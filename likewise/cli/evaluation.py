@@ -207,7 +207,11 @@ def cmd_export(args: argparse.Namespace) -> None:
         path = formats.export_projector(emb, args.output, labels=labels)
     else:
         path = formats.write_word2vec(
-            emb, args.output, binary=args.format == "word2vec-binary", replace_space=args.replace_space
+            emb,
+            args.output,
+            binary=args.format == "word2vec-binary",
+            replace_space=args.replace_space,
+            overwrite=args.overwrite,  # checked above, before the model was loaded
         )
     info = {
         "model": args.model,

@@ -149,7 +149,7 @@ def cmd_lookalike(args: argparse.Namespace) -> None:
     res = lookalike(emb, seeds, k=args.k, method=args.method)
     title = f"lookalike audience of {len(seeds)} seed customers ({args.method})"
     if args.output:
-        n = write_audience(res, args.output, min_score=args.min_score)
+        n = write_audience(res, args.output, min_score=args.min_score, overwrite=args.overwrite)
         why = _fewer_than_k(n, len(res), args, len(set(seeds)), len(emb.customers or ()))
         payload = {
             "audience": args.output,

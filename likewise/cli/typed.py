@@ -70,7 +70,7 @@ def cmd_campaign_audience(args: argparse.Namespace) -> None:
     n_resp = len(campaign_responders(emb, campaign, campaign_type=args.campaign_type))
     title = f"lookalike audience of the {n_resp} responders to {args.campaign} ({args.method})"
     if args.output:
-        n = write_audience(res, args.output, min_score=args.min_score)
+        n = write_audience(res, args.output, min_score=args.min_score, overwrite=args.overwrite)
         payload = {"audience": args.output, "customers": n, "responders": n_resp, "method": args.method}
         emit(args, payload, f"{title}: wrote {n} customers to {args.output}")
         return

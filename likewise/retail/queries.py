@@ -219,13 +219,19 @@ def lookalike(
     return _customer_result(table, cand[order], votes[cand[order]])
 
 
-def write_audience(result: Neighbours, path: str | os.PathLike, *, min_score: float | None = None) -> int:
+def write_audience(
+    result: Neighbours, path: str | os.PathLike, *, min_score: float | None = None, overwrite: bool = False
+) -> int:
     """Write a :func:`lookalike` result to CSV (``rank,customer_id,score``); returns the rows written.
 
-    Rows scoring below ``min_score`` are cut. The file is written beside ``path`` and renamed into place.
+    Rows scoring below ``min_score`` are cut. The file is written beside ``path`` and renamed into place;
+    an existing file is replaced only with ``overwrite=True``.
     """
     import csv
 
+    from .._fileio import check_output_file
+
+    check_output_file(path, overwrite=overwrite, flag="overwrite=True")
     n = 0
     with atomic_file(Path(path)) as f:
         w = csv.writer(f)
