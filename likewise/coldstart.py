@@ -359,6 +359,7 @@ def add_placed(
     fresh = {p.key: {"tokens": p.tokens, "prior_count": p.prior_count} for p in placed}
     meta["placed"] = {**dict(meta.get("placed") or {}), **fresh}
     emb = Embeddings(W, vocab, config=parent.config, meta=meta)
+    emb.item_table = parent.item_table  # still names the parent's products (a placed one shows its key)
     if parent.context is not None:
         C = np.stack(
             [p.context if p.context is not None else np.zeros(parent.dim, np.float32) for p in placed]

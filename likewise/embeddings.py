@@ -110,6 +110,8 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ItemTable, SpaceFiles)
         self._bias: np.ndarray | None = None  # cache of affinity_bias
         self._affinity_table: np.ndarray | None = None  # cache of affinity_table
         self._itemitem: Any = None  # the item-item completion model (likewise.itemitem.ItemItem), if fitted
+        # the item attributes trained with (``{"item_col", "columns"}``; train --item-attrs), for display
+        self.item_table: dict[str, Any] | None = None
 
     # ---- properties ------------------------------------------------------------------------------------
 

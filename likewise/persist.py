@@ -79,6 +79,7 @@ class SpaceFiles:
                 raise CorruptModelError(f"the item types in {str(saved.folder)!r}: {e}") from None
         if saved.itemitem is not None:
             emb.attach_itemitem(saved.itemitem)
+        emb.item_table = saved.item_table
         if index:
             from .index import attach_saved_index
 

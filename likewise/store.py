@@ -75,6 +75,8 @@ __all__ = [
 
 FORMAT = "likewise.embeddings"
 MAX_KEYS_BYTES = 1 << 34  # keys.json: a bound far above any real vocabulary (it is read whole)
+ITEM_TABLE = "item_table.json"  # the optional item attributes a space was trained with
+MAX_ITEM_TABLE_BYTES = 1 << 32
 FORMAT_VERSION = 1
 SUPPORTED_VERSIONS = (1,)
 
@@ -147,6 +149,11 @@ def save(emb: Any, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
             write_npy(tmp / entry["file"], np.ascontiguousarray(types.codes, dtype="<i2"))
             files[entry["file"]] = file_entry(tmp / entry["file"])
             manifest["types"] = entry
+        item_table = getattr(emb, "item_table", None)
+        if item_table is not None:  # the optional item attribute table trained with (train --item-attrs)
+            write_text(tmp / ITEM_TABLE, json.dumps(item_table, ensure_ascii=False))
+            files[ITEM_TABLE] = file_entry(tmp / ITEM_TABLE)
+            manifest["item_table"] = ITEM_TABLE
         write_text(tmp / MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return target
 
@@ -173,6 +180,7 @@ class SavedSpace:
     customers: dict[str, Any] | None = None
     types: ItemTypes | None = None
     itemitem: ItemItem | None = None
+    item_table: dict[str, Any] | None = None
 
 
 def read_manifest(path: str | os.PathLike) -> dict[str, Any]:
@@ -333,7 +341,25 @@ def _read_v1(folder: Path, manifest: dict, mmap: bool, verify: bool) -> SavedSpa
         out.types = _read_types(folder, manifest["types"], paths, size)
     if "itemitem" in manifest:
         out.itemitem = _read_itemitem(folder, manifest["itemitem"], paths, size, mmap)
+    if "item_table" in manifest:
+        out.item_table = _read_item_table(folder, paths)
     return out
+
+
+def _read_item_table(folder: Path, paths: dict[str, Path]) -> dict[str, Any]:
+    """The item attribute table (``item_table.json``: the item column and equal-length columns)."""
+    if ITEM_TABLE not in paths:
+        raise CorruptModelError(f"{str(folder / MANIFEST)!r} names an item table but does not list it")
+    table = read_json(paths[ITEM_TABLE], what="a likewise item table", max_bytes=MAX_ITEM_TABLE_BYTES)
+    columns = table.get("columns") if isinstance(table, dict) else None
+    ok = isinstance(columns, dict) and isinstance(table.get("item_col"), str) and table["item_col"] in columns
+    lengths = {len(v) for v in columns.values() if isinstance(v, list)} if ok else set()
+    if not ok or len(lengths) != 1 or not all(isinstance(v, list) for v in columns.values()):
+        raise CorruptModelError(
+            f"{ITEM_TABLE} in {str(folder)!r} must hold an item_col and columns of equal length, one of them "
+            "the item column"
+        )
+    return table
 
 
 def _read_itemitem(folder: Path, entry: Any, paths: dict[str, Path], size: int, mmap: bool) -> ItemItem:

@@ -215,6 +215,7 @@ def update(
             f"{parent.meta.get('completion_reason', 'item-item')}; carried over from the parent by update "
             "(retrain on the whole log to refit it with the new orders)"
         )
+    emb.item_table = parent.item_table  # the parent's item attributes still name its products
     if parent.types is not None:  # a typed space: new items of a typed log say their type in their key
         emb.attach_types(parent.types.extend(_new_types(parent.types, fresh_vocab.keys, info)))
     users = corpus.side.get("user") if corpus.user_keys is not None else None

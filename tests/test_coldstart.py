@@ -369,3 +369,13 @@ def test_info_counts_items_not_attribute_tokens(shop, capsys):
     tokens = sum(k.startswith("attr:") for k in emb.keys)
     assert tokens > 0 and info["rows"] == len(emb) and info["items"] == len(emb) - tokens
     assert not any(k.startswith("attr:") for k in info["most_frequent"])
+
+
+def test_training_with_attributes_keeps_their_rows_and_place_carries_them(shop, tmp_path):
+    data, attrs, held, d, emb = shop
+    table = emb.item_table
+    assert table is not None and set(table["columns"]) == set(attrs)
+    products = set(table["columns"][table["item_col"]])
+    assert products == {k for k in emb.keys if not k.startswith("attr:")}  # held-out products have no row
+    new = add_placed(emb, [place(emb, _attrs_of(attrs, int(held[0])), key="launch-day")])
+    assert new.item_table == table

@@ -152,3 +152,25 @@ def test_tsne_map_answers_its_progress_then_the_map(shop):
     other = http.get("/models/shop/map", params={"projection": "tsne", "sample": 30})
     assert other.status_code == 422 and "--map-sample (60 items) only" in other.json()["error"]
     assert json.loads(json.dumps(mp))  # plain JSON
+
+
+def test_a_model_trained_with_item_attributes_names_its_items_without_a_file(shop, tmp_path):
+    """``train --item-attrs`` saves the rows of its items (item_table.json); serve uses them when no
+    table is given, and an update or a placed version carries them."""
+    from likewise import Embeddings
+    from likewise.readers.attrs import item_table
+
+    d, emb = shop
+    table = item_table(d / "products.csv", None, emb.keys[:60])  # rows of items of the space only
+    assert table["item_col"] == "product_id" and len(table["columns"]["name"]) == 60
+    emb.item_table = table
+    emb.save(tmp_path / "named")
+    assert Embeddings.load(tmp_path / "named").item_table == table
+    http = Client(create_app(Registry([ModelSpec("named", tmp_path / "named", None)], map_sample=50)))
+    info = http.get("/models/named").json()
+    assert info["attributes"]["name_column"] == "name" and info["attributes"]["matched"] == 60
+    found = http.get("/models/named/search", params={"prefix": "Birch mug 5"}).json()["items"]
+    assert found[0]["item"] == "g3_i5" and found[0]["name"] == "Birch mug 5"
+    (tmp_path / "named" / "item_table.json").write_text('{"item_col": "x", "columns": {}}')
+    with pytest.raises(Exception, match="item_table.json"):
+        Embeddings.load(tmp_path / "named", verify=False)

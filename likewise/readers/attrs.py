@@ -25,6 +25,7 @@ __all__ = [
     "expand_tokens",
     "expand_with_tokens",
     "read_item_attributes",
+    "item_table",
     "read_table_file",
     "side_key",
     "tokenise",
@@ -280,6 +281,48 @@ def read_item_attributes(
     tokens = [tokenise(spec, {c: values[c][row] for c in kinds}) for row in range(len(keys))]
     spec["items_at_max_tokens"] = sum(len(t) == MAX_ITEM_TOKENS for t in tokens)  # some may have been cut
     return ItemAttributes(keys, tokens, spec)
+
+
+def item_table(source: Any, item_col: str | None, keys: Sequence[str]) -> dict[str, Any]:
+    """The rows of an attribute table that name items of a space, as plain JSON values, for display.
+
+    Parameters
+    ----------
+    source : path or table
+        As :func:`read_table_file` reads it.
+    item_col : str, optional
+        Its item column (default: its first).
+    keys : sequence of str
+        The space's keys; a typed key ``product:tent`` takes the row keyed ``tent``.
+
+    Returns
+    -------
+    dict
+        ``{"item_col": name, "columns": {column: [value per kept row]}}``: numbers, text, lists and None
+        (NaN becomes None; dates and bytes become text).
+    """
+    import math
+
+    table, where, _ = read_table_file(source)
+    item_col = item_col or table.column_names[0]
+    known = set(keys) | {k.partition(TYPE_SEP)[2] for k in keys if TYPE_SEP in k}
+    rows = [
+        i for i, k in enumerate(_as_text(table.column(item_col), item_col, where).to_pylist()) if k in known
+    ]
+    table = table.take(rows)
+
+    def plain(v: Any) -> Any:
+        if v is None or isinstance(v, bool | int | str):
+            return v
+        if isinstance(v, float):
+            return v if math.isfinite(v) else None
+        if isinstance(v, list):
+            return [plain(x) for x in v]
+        return v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
+
+    columns = {c: [plain(v) for v in table.column(c).to_pylist()] for c in table.column_names}
+    columns[item_col] = [str(v) for v in columns[item_col]]
+    return {"item_col": item_col, "columns": columns}
 
 
 def _as_text(col: Any, name: str, where: str, shown: Any = None) -> Any:

@@ -229,6 +229,7 @@ def _train_streamed(
     from ..auto import infer_mode
     from ..corpus import build_corpus
     from ..readers import InputSpec, as_arrow_table, is_table, write_table
+    from ..readers.attrs import item_table
     from ..train import train
 
     t0 = time.perf_counter()
@@ -293,6 +294,7 @@ def _train_streamed(
         emb.meta["mode_reason"] = mode_reason
         if item_attrs is not None:  # how the table became tokens: a new product is tokenised the same way
             emb.meta["attributes"] = corpus.manifest["input"]["attributes"]
+            emb.item_table = item_table(item_attrs, attrs_item_col, emb.keys)  # names for the explorer
         t1 = time.perf_counter()
         if user_col is not None:
             emb.attach_customers(

@@ -199,7 +199,7 @@ def _find_item_column(names: list[str], keycols: dict[str, list[str | None]], ke
 
 
 def read_item_attrs(
-    path: str | os.PathLike,
+    path: str | os.PathLike | dict,
     keys: list[str],
     *,
     hints: list[str] | None = None,
@@ -209,8 +209,9 @@ def read_item_attrs(
 
     Parameters
     ----------
-    path : path
-        CSV / TSV with a header, headerless ``item<TAB>label`` lines, or Parquet.
+    path : path or dict
+        CSV / TSV with a header, headerless ``item<TAB>label`` lines, or Parquet; or the item table saved
+        with the model (``emb.item_table``: ``{"item_col", "columns"}``).
     keys : list of str
         The model's keys, by id.
     hints : list of str, optional
@@ -229,9 +230,15 @@ def read_item_attrs(
         The file is missing, empty, not a table, has no data rows or no column besides the items, repeats
         an item, or names none of the model's items (the message shows its values beside the model's keys).
     """
-    p = Path(os.fspath(path))
-    where = str(p)
-    table, text = _read_table(p)
+    if isinstance(path, dict):  # the item table saved with the model (train --item-attrs)
+        import pyarrow as pa
+
+        p, where, text = Path("item_table.json"), f"{model}'s item table", False
+        table = pa.table(path["columns"])
+    else:
+        p = Path(os.fspath(path))
+        where = str(p)
+        table, text = _read_table(p)
     index = {k: i for i, k in enumerate(keys)}
     # a typed space keys items "product:tent": a row keyed "tent" is that item
     for i, k in enumerate(keys):

@@ -320,11 +320,12 @@ class Registry:
         if emb.index is not None:
             emb.index.warm()  # read the graph now too
         attrs = None
-        if spec.labels_path:
+        source = spec.labels_path or emb.item_table  # a file given to serve, else the one trained with
+        if source:
             hints = [str((emb.meta or {}).get("attributes", {}).get("item_col") or "")]
             hints += [f"{getattr(emb, 'item_name', None) or 'item'}_id"]
             hints = [h for h in hints if h]
-            attrs = read_item_attrs(spec.labels_path, emb.keys, hints=hints, model=spec.name)
+            attrs = read_item_attrs(source, emb.keys, hints=hints, model=spec.name)
         folded = [k.casefold() for k in emb.keys]
         order = sorted(range(len(folded)), key=folded.__getitem__)
         served = Served(
