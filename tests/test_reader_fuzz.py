@@ -643,3 +643,59 @@ def test_an_index_graph_with_a_neighbour_out_of_range_is_refused(
     )
     assert done.returncode == 0, f"the search died with status {done.returncode}: {done.stderr[-2000:]}"
     assert "is not a valid hnswlib graph" in done.stdout and "neighbour list out of range" in done.stdout
+
+
+# --- attribute tables (issue 34): every Arrow type a Parquet file can hold ---------------------------
+
+_ATTR_KINDS = st.sampled_from(["list", "struct", "binary", "float_nan", "huge", "unicode", "empty", "int"])
+
+
+def _attr_column(kind: str, n: int, draw):
+    import pyarrow as pa
+
+    text = st.text(min_size=0, max_size=40)
+    rows = {"min_size": n, "max_size": n}
+    if kind == "list":
+        return pa.array(draw(st.lists(st.one_of(st.none(), st.lists(text, max_size=5)), **rows)))
+    if kind == "struct":
+        return pa.array([{"x": draw(st.integers(0, 9))} for _ in range(n)])
+    if kind == "binary":
+        return pa.array(draw(st.lists(st.binary(max_size=20), **rows)), pa.binary())
+    if kind == "float_nan":
+        return pa.array(draw(st.lists(st.one_of(st.floats(), st.none()), **rows)), pa.float64())
+    if kind == "huge":
+        return pa.array(["w " * draw(st.integers(0, 30_000)) for _ in range(n)])
+    if kind == "unicode":
+        return pa.array(draw(st.lists(st.one_of(st.none(), text), **rows)), pa.string())
+    if kind == "empty":
+        return pa.array([None] * n, pa.string())
+    return pa.array(draw(st.lists(st.integers(-(2**62), 2**62), **rows)), pa.int64())
+
+
+@fuzz(0.6)
+@given(data=st.data())
+def test_attribute_tables_read_or_fail_clearly(data, tmp_path_factory):
+    """Any attribute table reads into capped tokens, or fails with one InputError; nothing else."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from likewise.errors import InputError
+    from likewise.readers.attrs import MAX_ITEM_TOKENS, MAX_VALUE_CHARS, read_item_attributes
+
+    n = data.draw(st.integers(1, 6))
+    kinds = data.draw(st.lists(_ATTR_KINDS, min_size=1, max_size=4))
+    table = {"item": pa.array([f"i{j}" for j in range(n)])}
+    for c, kind in enumerate(kinds):
+        table[f"c{c}_{kind}"] = _attr_column(kind, n, data.draw)
+    path = tmp_path_factory.mktemp("attrs") / "a.parquet"
+    pq.write_table(pa.table(table), path)
+    with guarded():
+        try:
+            got = read_item_attributes(path)
+        except InputError as e:
+            assert "\n" not in str(e) and str(path) in str(e)
+            return
+    assert len(got.keys) == n
+    for tokens in got.tokens:
+        assert len(tokens) <= MAX_ITEM_TOKENS
+        assert all(len(t.split("=", 1)[1]) <= MAX_VALUE_CHARS for t in tokens)
