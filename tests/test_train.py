@@ -130,7 +130,7 @@ def test_torch_backend_without_torch_says_how_to_install_it(monkeypatch):
     from likewise.errors import MissingDependencyError
 
     monkeypatch.setattr(likewise.config, "_torch_installed", lambda: False)
-    with pytest.raises(MissingDependencyError, match=r"pip install 'likewise\[torch\]'"):
+    with pytest.raises(MissingDependencyError, match=r"pip install '\.\[torch\]' in the likewise clone"):
         train([["a", "b"]], backend="torch", min_count=1)
     assert likewise.config.select_backend("auto") == "cpu"
 
