@@ -153,10 +153,23 @@ def attach_completion(emb: Any, ids: np.ndarray, offsets: np.ndarray, config: An
     def affinity(queries: list[np.ndarray], hidden: np.ndarray) -> np.ndarray:
         W, C = np.asarray(emb.vectors), np.asarray(emb.context)
         rule = emb.basket_rule
-        return validation_completion(W, C, emb.affinity_bias, queries, hidden, rules=(rule,))[rule]
+        bias = np.asarray(emb.affinity_bias, dtype=np.float64)
+        if types is not None and types.hidden:  # as recommend ranks: hidden types (tokens) never proposed
+            bias = np.where(types.mask(), bias, -np.inf)
+        return validation_completion(W, C, bias, queries, hidden, rules=(rule,))[rule]
 
     scorer = affinity if emb.context is not None else None
-    model, notes = fit_completion(ids, offsets, emb.counts, config, rr, progress, scorer)
+    if types is not None and types.hidden:
+        # attribute tokens are context, never a completion: the item-item model (and the held-out
+        # comparison) sees the baskets' items alone, so tokens cost no rows of its m x m matrices
+        visible = types.mask()
+        kept = visible[np.asarray(ids)]
+        csum = np.concatenate([[0], np.cumsum(kept, dtype=np.int64)])
+        offsets = csum[np.asarray(offsets)]
+        ids = np.asarray(ids)[kept]
+        rr = None  # the trials' ranks were taken over baskets with tokens: compare on these instead
+    counts = np.where(types.mask(), emb.counts, 0) if types is not None and types.hidden else emb.counts
+    model, notes = fit_completion(ids, offsets, counts, config, rr, progress, scorer)
     if model is not None and types is not None and emb.context is not None and config.completion == "auto":
         notes["completion_by_type"] = _choose_by_type(emb, model, ids, offsets, types, int(config.seed))
     emb.meta.update(notes)
