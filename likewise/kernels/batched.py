@@ -376,25 +376,39 @@ def _run_chunks(
         stopped = False
         bad_id = 0
         out[3] = 0
-        for s in range(s0, s1):
-            a = offsets[s]
-            b = offsets[s + 1]
-            seen += b - a
-            n, state, bad = subsample(ids, a, b, keep_prob, kept, state)
-            if bad >= 0:
-                stopped = True  # the pending group still trains, below
-                bad_id = ids[bad]
-                break
-            n_kept += n
-            if n < 2:
-                continue
-            lr = lr_at(a, base, words_before, total_words, lr0, min_lr)
-            sampled = mode == 1 and n - 1 > max_context
-            others = np.uint64(n - 1)
+        # The loop runs once more after the chunk's last sequence (or after a bad id) to train the
+        # pending group: one _group call site, because each site inlines all of _group and the compile
+        # time grows with the copies.
+        lr = np.float32(0.0)
+        sampled = False
+        others = np.uint64(0)
+        centre = np.int32(0)
+        for s in range(s0, s1 + 1):
+            flush = s == s1
+            n = 1
+            if not flush:
+                a = offsets[s]
+                b = offsets[s + 1]
+                seen += b - a
+                n, state, bad = subsample(ids, a, b, keep_prob, kept, state)
+                if bad >= 0:
+                    stopped = True
+                    bad_id = ids[bad]
+                    flush = True
+                    n = 1
+                else:
+                    n_kept += n
+                    if n < 2:
+                        continue
+                    lr = lr_at(a, base, words_before, total_words, lr0, min_lr)
+                    sampled = mode == 1 and n - 1 > max_context
+                    others = np.uint64(n - 1)
             for i in range(n):
-                centre = kept[i]
-                m = max_context
-                if not sampled:
+                m = 1  # a flush: one turn, no new group
+                if not flush:
+                    centre = kept[i]
+                    m = max_context
+                if not (flush or sampled):
                     lo = 0
                     hi = n
                     if mode == 0:
@@ -411,31 +425,29 @@ def _run_chunks(
                 while start < m:
                     nb = min(group, m - start)
                     q = 1 - p
-                    for k in range(nb):
-                        if sampled:
-                            state, x = next32(state)
-                            j = np.int64((x * others) >> U32)
-                            cx[q, k] = kept[j + 1 if j >= i else j]
-                        else:
-                            cx[q, k] = ctx_all[start + k]
-                    nt, state = _draw_negatives(
-                        centre, tgs[q], negative, neg_cum, neg_total, guide, shift, state
-                    )
-                    nbs[q] = nb
-                    nts[q] = nt
-                    lrs[q] = lr
-                    _prefetch_group(W, C, cx[q], nb, tgs[q], nt)
+                    if not flush:
+                        for k in range(nb):
+                            if sampled:
+                                state, x = next32(state)
+                                j = np.int64((x * others) >> U32)
+                                cx[q, k] = kept[j + 1 if j >= i else j]
+                            else:
+                                cx[q, k] = ctx_all[start + k]
+                        nt, state = _draw_negatives(
+                            centre, tgs[q], negative, neg_cum, neg_total, guide, shift, state
+                        )
+                        nbs[q] = nb
+                        nts[q] = nt
+                        lrs[q] = lr
+                        _prefetch_group(W, C, cx[q], nb, tgs[q], nt)
                     if pending:
                         loss += _group(cx[p], nbs[p], tgs[p], nts[p], W, C, xb, tb, gm, lrs[p], dim)
                         pairs += nbs[p]
                     p = q
-                    pending = True
+                    pending = not flush
                     start += nb
-        # One call site for the last group, whether the chunk ended or stopped at a bad id: every site
-        # inlines all of _group, and the compile time grows with the copies.
-        if pending:
-            loss += _group(cx[p], nbs[p], tgs[p], nts[p], W, C, xb, tb, gm, lrs[p], dim)
-            pairs += nbs[p]
+            if flush:
+                break
         if stopped:
             stop_chunk(out, seen, n_kept, pairs, bad_id)
         else:

@@ -190,41 +190,32 @@ def _run_chunks(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, 
             if n < 2:
                 continue
             lr = lr_at(a, base, words_before, total_words, lr0, min_lr)
-            if mode == 0:
-                for i in range(n):
+            sampled = mode == 1 and n - 1 > max_context
+            others = np.uint64(n - 1)
+            for i in range(n):
+                # One _pair call site for all three ways of choosing contexts: each site inlines all of
+                # _pair, and the compile time grows with the copies.
+                lo = 0
+                hi = n
+                if mode == 0:
                     state, x = next32(state)
                     reach = window - np.int64((x * uwindow) >> U32)
                     lo = max(0, i - reach)
                     hi = min(n, i + reach + 1)
-                    for j in range(lo, hi):
-                        if j != i:
-                            state, pl = _pair(
-                                kept[i], kept[j], W, C, neg_cum, neg_total, negative, lr, neu1e, state
-                            )
-                            loss += pl
-                            pairs += 1
-            elif n - 1 <= max_context:
-                for i in range(n):
-                    for j in range(n):
-                        if j != i:
-                            state, pl = _pair(
-                                kept[i], kept[j], W, C, neg_cum, neg_total, negative, lr, neu1e, state
-                            )
-                            loss += pl
-                            pairs += 1
-            else:
-                others = np.uint64(n - 1)
-                for i in range(n):
-                    for _ in range(max_context):
+                j = lo - 1
+                for _ in range(max_context if sampled else hi - lo - 1):
+                    if sampled:
                         state, x = next32(state)
                         j = np.int64((x * others) >> U32)
                         if j >= i:
                             j += 1
-                        state, pl = _pair(
-                            kept[i], kept[j], W, C, neg_cum, neg_total, negative, lr, neu1e, state
-                        )
-                        loss += pl
-                        pairs += 1
+                    else:
+                        j += 1
+                        if j == i:
+                            j += 1
+                    state, pl = _pair(kept[i], kept[j], W, C, neg_cum, neg_total, negative, lr, neu1e, state)
+                    loss += pl
+                    pairs += 1
         if not stopped:
             out[0] = seen
             out[1] = n_kept
