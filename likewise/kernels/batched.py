@@ -268,32 +268,26 @@ def _group(ctx, nb, tg, nt, W, C, xb, tb, gm, lr, dim):
     return loss
 
 
-@njit(nogil=True, cache=True)
-def _guide_shift(n_items):
+def _guide_shift(n_items: int) -> int:
     """Shift giving about one guide bucket per item (at least 2, at most 2**22 buckets: 16 MiB)."""
     bits = 1
     while (1 << bits) < n_items and bits < 22:
         bits += 1
-    return np.uint64(32 - bits)
+    return 32 - bits
 
 
-@njit(nogil=True, cache=True)
-def _make_guide(neg_cum, shift):
+def _make_guide(neg_cum: np.ndarray, shift: int) -> np.ndarray:
     """``guide[b]`` = first ``t`` with ``neg_cum[t] > r0(b)``, where ``r0(b)`` is the smallest draw
     ``r = (x * total) >> 32`` of any 32-bit ``x`` with ``x >> shift == b``. A draw in bucket ``b``
     then starts its search at ``guide[b]`` and scans forward: the same answer as a binary search over
-    ``neg_cum``, in O(1) expected steps when there are about as many buckets as items."""
-    n = neg_cum.shape[0]
-    total = np.uint64(neg_cum[n - 1])
-    m = 1 << (32 - shift)
-    guide = np.empty(m, dtype=np.int32)
-    t = 0
-    for b in range(m):
-        r0 = np.int64((np.uint64(b) << np.uint64(shift)) * total >> U32)
-        while neg_cum[t] <= r0:
-            t += 1
-        guide[b] = t
-    return guide
+    ``neg_cum``, in O(1) expected steps when there are about as many buckets as items.
+
+    Plain NumPy (integer work, no compile on a first run): ``(b << shift) < 2**32`` and ``total <
+    2**31``, so the product fits in uint64."""
+    total = np.uint64(neg_cum[-1])
+    buckets = np.arange(1 << (32 - shift), dtype=np.uint64)
+    r0 = ((buckets << np.uint64(shift)) * total) >> np.uint64(32)
+    return np.searchsorted(neg_cum, r0.astype(np.int64), side="right").astype(np.int32)
 
 
 @njit(fastmath=True, nogil=True, cache=True, inline="always")
@@ -457,8 +451,7 @@ def _run_chunks(
         losses[chunk] = loss
 
 
-@njit(nogil=True, cache=True)
-def _guide_table(neg_cum, n_items):
+def _guide_table(neg_cum: np.ndarray, n_items: int) -> tuple[np.ndarray, int]:
     shift = _guide_shift(n_items)
     return _make_guide(neg_cum, shift), shift
 
