@@ -173,3 +173,19 @@ def test_sharing_negatives_costs_no_accuracy(mode):
         scores[group] = _purity(W, group_of)
     assert scores[1] > 0.9, scores
     assert scores[16] >= scores[1] - 0.02, scores
+
+
+@pytest.mark.parametrize("n_items", [1, 2, 3, 17, 1000])
+def test_guide_table_starts_each_bucket_at_its_first_possible_negative(n_items):
+    from likewise.kernels.batched import _guide_shift, _make_guide
+    from likewise.kernels.tables import make_neg_cum
+
+    neg_cum = make_neg_cum(np.random.default_rng(n_items).integers(1, 1000, n_items), 0.75)
+    shift = _guide_shift(n_items)
+    total, t, want = int(neg_cum[-1]), 0, []
+    for b in range(1 << (32 - shift)):  # the loop the table replaces, in plain Python integers
+        floor = ((b << shift) * total) >> 32
+        while neg_cum[t] <= floor:
+            t += 1
+        want.append(t)
+    np.testing.assert_array_equal(_make_guide(neg_cum, shift), want)
