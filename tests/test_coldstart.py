@@ -379,3 +379,27 @@ def test_training_with_attributes_keeps_their_rows_and_place_carries_them(shop, 
     assert products == {k for k in emb.keys if not k.startswith("attr:")}  # held-out products have no row
     new = add_placed(emb, [place(emb, _attrs_of(attrs, int(held[0])), key="launch-day")])
     assert new.item_table == table
+
+
+def _most_frequent(emb, n: int, visible: bool = True) -> set[str]:
+    """The keys of the ``n`` most frequent rows by the space's counts (ties: the lower id), the oracle of
+    ``restrict=n``; with ``visible`` the hidden attribute tokens among them are left out, as queries do."""
+    order = sorted(range(len(emb)), key=lambda i: (-int(emb.counts[i]), i))[:n]
+    return {emb.keys[i] for i in order if not (visible and emb.keys[i].startswith("attr:"))}
+
+
+def test_restrict_n_counts_a_placed_product_by_its_count_not_its_row(shop):
+    """``restrict=N`` is gensim's restrict_vocab: the N most frequent items. A placed product is appended
+    as the last row with its prior count (the median of its neighbours'), so it belongs to the N most
+    frequent for an N past its rank, and not for an N before it; "the first N rows" said never."""
+    _, attrs, held, _, emb = shop
+    placed = place(emb, _attrs_of(attrs, int(held[0])), k=10, key="launch-day")
+    new = add_placed(emb, [placed])
+    rank = sorted(range(len(new)), key=lambda i: (-int(new.counts[i]), i)).index(len(new) - 1)
+    assert 10 < rank < len(new) - 50  # a mid-popular product: neither end
+    query = next(k for k in new.keys if not k.startswith("attr:"))  # a product, the most frequent
+    for n in (rank + 1, rank + 40, rank):  # the placed product just in, well in, just out
+        got = set(new.similar(query, k=len(new), restrict=n).keys) | {query}
+        assert got == _most_frequent(new, n), n
+        assert ("launch-day" in got) == (n > rank)
+        assert set(new.recommend([query], k=len(new), restrict=n).keys) <= _most_frequent(new, n)
