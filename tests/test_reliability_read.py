@@ -209,7 +209,7 @@ FIFO_CHILD = textwrap.dedent(
                 from likewise.evaluate import load_split
                 load_split(folder)
             elif kind == "check_target":
-                from likewise._fileio import check_target
+                from likewise._targets import check_target
                 check_target(folder, overwrite=True)
             else:
                 from likewise.torch import load_model

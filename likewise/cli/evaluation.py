@@ -193,7 +193,7 @@ def cmd_split(args: argparse.Namespace) -> None:
 def cmd_export(args: argparse.Namespace) -> None:
     """Write a saved space as word2vec text/binary or a TensorBoard Projector folder."""
     from likewise import formats
-    from likewise._fileio import check_output_file, check_outside_saved
+    from likewise._targets import check_output_file, check_outside_saved
     from likewise.evaluate import read_labels
 
     # before loading: an export never lands inside a model folder nor replaces a file unasked

@@ -122,7 +122,7 @@ def cmd_lookalike(args: argparse.Namespace) -> None:
     """Print (or export with ``-o``) the customers closest to a seed audience."""
     import sys
 
-    from likewise._fileio import check_output_file
+    from likewise._targets import check_output_file
     from likewise.errors import InputError
     from likewise.retail import lookalike, write_audience
 
