@@ -59,6 +59,7 @@ def check_target(
     fmt: str = "likewise.embeddings",
     what: str = "saved likewise space",
     manifest: str = MANIFEST,
+    own_part: bool = False,
 ) -> Path:
     """Raise now if a save to ``path`` would be refused (so a long run is not wasted).
 
@@ -77,6 +78,9 @@ def check_target(
         The manifest format a folder must have to be replaced, and its name for messages.
     manifest : str
         The manifest's file name in such a folder.
+    own_part : bool
+        ``path`` may be the own part of the saved folder that holds it (:data:`OWN_PARTS`: a space's
+        ``index/``, written by ``likewise index``); anywhere else inside a saved folder is still refused.
 
     Returns
     -------
@@ -86,12 +90,13 @@ def check_target(
     Raises
     ------
     InputError
-        ``path`` lies inside a saved likewise folder; ``path`` exists and ``overwrite`` is False; it
-        exists and is not a folder of format ``fmt`` (which is never replaced); or it holds another saved
-        likewise folder (:func:`nested_saved_folder`), which replacing it would delete.
+        ``path`` lies inside a saved likewise folder (not as its own part), or below a file; ``path``
+        exists and ``overwrite`` is False; it exists and is not a folder of format ``fmt`` (which is never
+        replaced); or it holds another saved likewise folder (:func:`nested_saved_folder`), which
+        replacing it would delete.
     """
     target = Path(path)
-    check_outside_saved(target)
+    check_outside_saved(target, part=fmt if own_part else None)
     tidy(target)  # a save killed between its two renames left the old folder aside: put it back
     if target.exists() or target.is_symlink():
         if not overwrite:
@@ -173,12 +178,15 @@ def likewise_folder_of(path: str | os.PathLike) -> tuple[Path, str] | None:
     return None
 
 
-def check_outside_saved(path: str | os.PathLike, what: str = "") -> None:
-    """Raise unless ``path`` lies outside every saved likewise folder (the folders above it are looked at).
+def check_outside_saved(path: str | os.PathLike, what: str = "", *, part: str | None = None) -> None:
+    """Raise unless ``path`` lies outside every saved likewise folder (the folders above it are looked at),
+    and below folders only.
 
     The one rule for every output: a model, an export, an audience or a projector folder is never
     written inside a saved space, index, corpus or checkpoint, where it would change or break that
-    folder, and where replacing that folder later would delete it.
+    folder, and where replacing that folder later would delete it. A path whose parent runs through a
+    file (``notes.txt/out.vec``) is refused naming that file, where creating the parent would fail
+    with a bare "File exists" after the work.
 
     Parameters
     ----------
@@ -186,16 +194,34 @@ def check_outside_saved(path: str | os.PathLike, what: str = "") -> None:
         What is about to be written.
     what : str
         What it is, for the message (``"a checkpoint to"``: "refusing to write a checkpoint to ...").
+    part : str, optional
+        The format of the folder written at ``path``, when it may be the own part (:data:`OWN_PARTS`)
+        of the saved folder directly above it, as a space's ``index/`` is.
 
     Raises
     ------
     InputError
-        Naming ``path``, the saved folder it lies in and that folder's format.
+        Naming ``path``, the saved folder it lies in and that folder's format; or the file its parent
+        path runs through.
     """
-    parent = Path(os.path.abspath(os.path.expanduser(os.fspath(path)))).parent
-    inside = likewise_folder_of(parent)
+    full = Path(os.path.abspath(os.path.expanduser(os.fspath(path))))
+    above = full.parent
+    while not os.path.lexists(above) and above != above.parent:
+        above = above.parent  # the nearest part of the path that exists; the writer makes the rest
+    if not above.is_dir():
+        raise InputError(
+            f"cannot write {what + ' ' if what else ''}{str(path)!r}: {str(above)!r} is a file, not a "
+            "folder; choose another path"
+        )
+    inside = likewise_folder_of(full.parent)
     if inside is not None:
         folder, fmt = inside
+        if (
+            part is not None
+            and folder == full.parent.resolve()
+            and OWN_PARTS.get(fmt, {}).get(full.name) == part
+        ):
+            return  # e.g. MODEL/index: the space's own index, replaced with its checks (check_target)
         raise InputError(
             f"refusing to write {what + ' ' if what else ''}{str(path)!r}: it is inside {str(folder)!r}, "
             f"a saved likewise folder (format {fmt!r}); choose a path outside it"
@@ -203,7 +229,8 @@ def check_outside_saved(path: str | os.PathLike, what: str = "") -> None:
 
 
 def check_output_file(path: str | os.PathLike, *, overwrite: bool = False, flag: str = "--overwrite") -> Path:
-    """Raise now if writing the file ``path`` (an export, an audience) would clobber what it should not.
+    """Raise now if writing the file ``path`` (an export, an audience, a picture, a names file) would
+    clobber what it should not.
 
     Parameters
     ----------
@@ -222,8 +249,8 @@ def check_output_file(path: str | os.PathLike, *, overwrite: bool = False, flag:
     Raises
     ------
     InputError
-        ``path`` lies inside a saved likewise folder (never written, whatever ``overwrite`` says), is a
-        folder, or exists and ``overwrite`` is False.
+        ``path`` lies inside a saved likewise folder (never written, whatever ``overwrite`` says) or below
+        a file, is a folder, or exists and ``overwrite`` is False.
     """
     target = Path(path)
     check_outside_saved(target)
