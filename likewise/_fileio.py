@@ -3,7 +3,9 @@
 Every writer in the package (saved spaces, indexes, corpora, splits, projector exports, data sets,
 audiences, next-token models) goes through :func:`atomic_folder` or :func:`atomic_file`, so a crash or a
 ``kill -9`` never leaves a half-written file under the target's name, and a fix here reaches them all.
-Files written by others are read through :mod:`likewise._readfile` (bounded, never blocking).
+Files written by others are read through :mod:`likewise._readfile` (bounded, never blocking); where an
+output may go (never inside a saved folder, never over what it should not replace) is
+:mod:`likewise._targets`.
 
 Temporaries are named ``.NAME.tmp-PID.HOST.RANDOM`` (and a folder being replaced is set aside as
 ``.NAME.old-PID.HOST.RANDOM``): the random part is unguessable, and files are created with ``O_EXCL``
@@ -28,25 +30,17 @@ from typing import IO, Any
 
 import numpy as np
 
-from ._readfile import read_json
-from .errors import CorruptModelError, InputError
+from .errors import InputError
 
 __all__ = [
     "MANIFEST",
     "atomic_file",
     "atomic_folder",
-    "OWN_PARTS",
-    "check_outside_saved",
-    "check_output_file",
-    "check_target",
     "file_entry",
     "file_sha256",
     "fsync_dir",
     "fsync_file",
     "fsync_tree",
-    "has_format",
-    "likewise_folder_of",
-    "nested_saved_folder",
     "publish",
     "recover",
     "tidy",
@@ -55,13 +49,6 @@ __all__ = [
 ]
 
 MANIFEST = "manifest.json"
-#: The saved likewise folders that a folder of each format holds as parts of itself, by name: a space's
-#: approximate index (``MODEL/index``), a next-token model's space (``MODEL/space``). Replacing the folder
-#: replaces them with it; any other saved folder found inside is another model, never deleted unasked.
-OWN_PARTS: dict[str, dict[str, str]] = {
-    "likewise.embeddings": {"index": "likewise.index"},
-    "likewise.nexttoken": {"space": "likewise.embeddings"},
-}
 _CHUNK = 1 << 20  # bytes per read when hashing
 #: A temporary or aside whose writer cannot be checked (another host, Windows, an older likewise) is
 #: removed once nothing in it has changed for this long.
@@ -392,194 +379,3 @@ def atomic_file(target: str | os.PathLike, mode: str = "w") -> Iterator[IO[Any]]
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-
-
-def has_format(path: Path, fmt: str, manifest: str = MANIFEST) -> bool:
-    """True if ``path`` is a folder whose manifest names format ``fmt`` (any version)."""
-    try:
-        found = read_json(path / manifest, what="a likewise folder")
-    except CorruptModelError:
-        return False
-    return isinstance(found, dict) and found.get("format") == fmt
-
-
-def check_target(
-    path: str | os.PathLike,
-    *,
-    overwrite: bool = False,
-    fmt: str = "likewise.embeddings",
-    what: str = "saved likewise space",
-    manifest: str = MANIFEST,
-) -> Path:
-    """Raise now if a save to ``path`` would be refused (so a long run is not wasted).
-
-    Every writer of a saved folder (a space, a next-token model) calls it, so the rules hold for every
-    command: a folder is never written inside another saved likewise folder (where a later overwrite of
-    the outer one would delete it), and an overwrite never deletes a saved folder nested inside the one
-    it replaces.
-
-    Parameters
-    ----------
-    path : str or path-like
-        Where a folder is about to be written.
-    overwrite : bool
-        Whether an existing folder of format ``fmt`` may be replaced.
-    fmt, what : str
-        The manifest format a folder must have to be replaced, and its name for messages.
-    manifest : str
-        The manifest's file name in such a folder.
-
-    Returns
-    -------
-    Path
-        ``path`` as a :class:`~pathlib.Path`.
-
-    Raises
-    ------
-    InputError
-        ``path`` lies inside a saved likewise folder; ``path`` exists and ``overwrite`` is False; it
-        exists and is not a folder of format ``fmt`` (which is never replaced); or it holds another saved
-        likewise folder (:func:`nested_saved_folder`), which replacing it would delete.
-    """
-    target = Path(path)
-    check_outside_saved(target)
-    tidy(target)  # a save killed between its two renames left the old folder aside: put it back
-    if target.exists() or target.is_symlink():
-        if not overwrite:
-            raise InputError(
-                f"{str(target)!r} already exists; pass overwrite=True (--overwrite) to replace it"
-            )
-        if not target.is_dir() or not has_format(target, fmt, manifest):
-            raise InputError(
-                f"refusing to overwrite {str(target)!r}: it is not a {what} "
-                f"(no {manifest} with format {fmt!r})"
-            )
-        nested = nested_saved_folder(target, fmt)
-        if nested is not None:
-            raise InputError(
-                f"refusing to overwrite {str(target)!r}: it holds another saved likewise folder, "
-                f"{str(nested[0])!r} (format {nested[1]!r}), which replacing it would delete; "
-                "move that one out first"
-            )
-    return target
-
-
-def _likewise_format(folder: Path) -> str | None:
-    """The format ``folder``'s manifest names when it is a saved likewise folder, else None."""
-    if not (folder / MANIFEST).is_file():
-        return None
-    try:
-        found = read_json(folder / MANIFEST, what="a likewise folder")
-    except CorruptModelError:
-        return None
-    fmt = found.get("format") if isinstance(found, dict) else None
-    return fmt if isinstance(fmt, str) and fmt.startswith("likewise") else None
-
-
-def nested_saved_folder(folder: str | os.PathLike, fmt: str | None) -> tuple[Path, str] | None:
-    """A saved likewise folder inside ``folder`` (of format ``fmt``) that is not one of its own parts.
-
-    Parameters
-    ----------
-    folder : str or path-like
-        The folder about to be replaced.
-    fmt : str or None
-        Its format; its own parts (:data:`OWN_PARTS`, e.g. a space's ``index``) are not counted, and
-        are searched in turn. Symlinks are not followed.
-
-    Returns
-    -------
-    (Path, str) or None
-        The first such folder found and its format.
-    """
-    parts = OWN_PARTS.get(fmt or "", {})
-    try:
-        with os.scandir(folder) as it:
-            subs = sorted(e.name for e in it if e.is_dir(follow_symlinks=False))
-    except OSError:
-        return None
-    for name in subs:
-        sub = Path(folder) / name
-        found = _likewise_format(sub)
-        if found is not None and parts.get(name) != found:
-            return sub, found
-        deeper = nested_saved_folder(sub, found)
-        if deeper is not None:
-            return deeper
-    return None
-
-
-def likewise_folder_of(path: str | os.PathLike) -> tuple[Path, str] | None:
-    """The nearest folder at or above ``path`` whose manifest names a likewise format, and that format.
-
-    A saved space (``likewise.embeddings``), its index (``likewise.index``), a corpus and the like hold
-    a ``manifest.json`` whose ``format`` starts with ``likewise``; a file written into one would change
-    or break it. Symlinks and ``..`` are resolved first. None when ``path`` is inside no such folder.
-    """
-    start = Path(path).expanduser().resolve()
-    for folder in (start, *start.parents):
-        fmt = _likewise_format(folder)
-        if fmt is not None:
-            return folder, fmt
-    return None
-
-
-def check_outside_saved(path: str | os.PathLike, what: str = "") -> None:
-    """Raise unless ``path`` lies outside every saved likewise folder (the folders above it are looked at).
-
-    The one rule for every output: a model, an export, an audience or a projector folder is never
-    written inside a saved space, index, corpus or checkpoint, where it would change or break that
-    folder, and where replacing that folder later would delete it.
-
-    Parameters
-    ----------
-    path : str or path-like
-        What is about to be written.
-    what : str
-        What it is, for the message (``"a checkpoint to"``: "refusing to write a checkpoint to ...").
-
-    Raises
-    ------
-    InputError
-        Naming ``path``, the saved folder it lies in and that folder's format.
-    """
-    parent = Path(os.path.abspath(os.path.expanduser(os.fspath(path)))).parent
-    inside = likewise_folder_of(parent)
-    if inside is not None:
-        folder, fmt = inside
-        raise InputError(
-            f"refusing to write {what + ' ' if what else ''}{str(path)!r}: it is inside {str(folder)!r}, "
-            f"a saved likewise folder (format {fmt!r}); choose a path outside it"
-        )
-
-
-def check_output_file(path: str | os.PathLike, *, overwrite: bool = False, flag: str = "--overwrite") -> Path:
-    """Raise now if writing the file ``path`` (an export, an audience) would clobber what it should not.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The file about to be written.
-    overwrite : bool
-        Whether an existing file may be replaced.
-    flag : str
-        The option that sets ``overwrite``, named in the message.
-
-    Returns
-    -------
-    Path
-        ``path`` as a :class:`~pathlib.Path`.
-
-    Raises
-    ------
-    InputError
-        ``path`` lies inside a saved likewise folder (never written, whatever ``overwrite`` says), is a
-        folder, or exists and ``overwrite`` is False.
-    """
-    target = Path(path)
-    check_outside_saved(target)
-    if target.is_dir():
-        raise InputError(f"{str(target)!r} is a folder; give the name of a file to write")
-    if os.path.lexists(target) and not overwrite:
-        raise InputError(f"{str(target)!r} already exists; pass {flag} to replace it")
-    return target

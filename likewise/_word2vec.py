@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ._fileio import atomic_file, check_output_file
+from ._fileio import atomic_file
+from ._targets import check_output_file
 from .errors import InputError
 
 __all__ = ["clean_keys", "write_word2vec"]

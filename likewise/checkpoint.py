@@ -59,15 +59,14 @@ from ._checkpoint_manifest import MUST_MATCH, MUST_MATCH_TORCH, check_manifest, 
 from ._fileio import (
     MANIFEST,
     atomic_folder,
-    check_outside_saved,
     file_entry,
     file_sha256,
-    read_json,
     tidy,
     write_npy,
     write_text,
 )
-from ._readfile import read_npy
+from ._readfile import read_json, read_npy
+from ._targets import check_outside_saved
 from .distributed import Dist
 from .errors import CorruptModelError, InputError, shown
 

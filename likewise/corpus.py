@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import mmap
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
@@ -39,6 +38,7 @@ import numpy as np
 
 from . import readers
 from ._fileio import atomic_folder, file_sha256, tidy
+from ._pages import release_pages
 from ._readfile import read_json, read_npy
 from .corpus_build import (
     FORMAT,
@@ -158,7 +158,8 @@ class Corpus:
             Check the sha256 of ``ids.npy``, ``offsets.npy``, ``vocab.json`` and ``counts.npy`` against
             the manifest. This reads each file once, in chunks (constant memory); pass False to skip it
             for a corpus just written. (A corpus written before the manifest listed ``vocab.json`` and
-            ``counts.npy`` has only its two arrays checked.)
+            ``counts.npy`` has only its two arrays checked.) Either way every id, offset and customer
+            code is checked to be in range, one pass in chunks.
 
         Returns
         -------
@@ -168,8 +169,8 @@ class Corpus:
         Raises
         ------
         CorruptModelError
-            A file is missing, the format version is unknown, the arrays disagree with the manifest,
-            or (with ``verify``) an array's checksum differs from the one in the manifest.
+            A file is missing, the format version is unknown, the arrays disagree with the manifest or
+            hold an id out of range, or (with ``verify``) a checksum differs from the manifest's.
         """
         path = Path(path)
         for name in _FILES:
@@ -212,6 +213,7 @@ class Corpus:
         if problems:
             raise CorruptModelError(f"corpus {path} is inconsistent: " + "; ".join(problems))
         side, user_keys = _open_side(path, manifest, len(ids))
+        _check_ranges(path, ids, offsets, len(keys), side.get("user"), user_keys)  # verify or not
         if verify:
             arrays = {"ids.npy": ids, "offsets.npy": offsets} | {f"{k}.npy": v for k, v in side.items()}
             _verify_checksums(path, manifest, arrays)
@@ -237,46 +239,44 @@ def _array_sha256(arr: np.ndarray) -> str:
     return sha.hexdigest()
 
 
-def _file_mapping(arr: np.ndarray) -> mmap.mmap | None:
-    """The read-only file mapping ``arr`` is a view of, or None (an array in memory, a writeable map)."""
-    if arr.flags.writeable:
-        return None  # dropping pages of a private writeable map would lose its changes
-    base = arr.base
-    while base is not None and not isinstance(base, mmap.mmap):
-        base = getattr(base, "base", None)
-    return base
+def _first_outside(arr: np.ndarray, low: int, high: int) -> int | None:
+    """The first position of ``arr`` whose value is outside ``[low, high)``, read a chunk at a time."""
+    for start in range(0, len(arr), _HASH_ELEMENTS):
+        chunk = np.asarray(arr[start : start + _HASH_ELEMENTS])
+        if len(chunk) and (int(chunk.min()) < low or int(chunk.max()) >= high):
+            return start + int(np.flatnonzero((chunk < low) | (chunk >= high))[0])
+        release_pages(arr, start, start + _HASH_ELEMENTS)
+    return None
 
 
-def release_pages(arr: np.ndarray, start: int, stop: int) -> None:
-    """Let the kernel take back the resident pages of ``arr[start:stop]`` when ``arr`` is memory-mapped.
-
-    A corpus is read through a read-only memory map, so every page read stays in the process's resident
-    memory until it is unmapped; a pass over a corpus larger than memory would push out everything else.
-    Released pages are read again from the page cache (or the disk) on the next access, so training
-    calls this after each block: its resident share of the corpus is one block, whatever the corpus size.
-    Only the pages wholly inside the range are released. No effect on an array held in memory, on a
-    writeable map, or where ``madvise`` is not available.
-
-    Parameters
-    ----------
-    arr : ndarray, 1-D and C-contiguous
-        Typically ``Corpus.ids`` or ``Corpus.offsets``.
-    start, stop : int
-        Element range; clipped to the array.
-    """
-    mapping = _file_mapping(arr) if arr.ndim == 1 and arr.flags.c_contiguous else None
-    if mapping is None or not hasattr(mapping, "madvise"):
-        return
-    start, stop = max(0, int(start)), min(len(arr), int(stop))
-    if stop <= start:
-        return
-    origin = np.frombuffer(mapping, dtype=np.uint8).__array_interface__["data"][0]
-    first = arr.__array_interface__["data"][0] - origin + start * arr.itemsize
-    last = first + (stop - start) * arr.itemsize
-    page = mmap.PAGESIZE
-    lo, hi = -(-first // page) * page, last // page * page
-    if hi > lo:
-        mapping.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+def _check_ranges(
+    path: Path, ids: np.ndarray, offsets: np.ndarray, n_keys: int, users: np.ndarray | None, user_keys: Any
+) -> None:
+    """Every id names a key, the offsets never go back, every customer code names a customer (or is -1,
+    an attribute token's): the cheap checks a corpus opened with ``verify=False`` still gets, so one
+    damaged (or written by another tool with matching checksums) is a :class:`CorruptModelError` here,
+    not a read past a table's end later. One pass over each array, a chunk at a time."""
+    bad = _first_outside(ids, 0, n_keys)
+    if bad is not None:
+        raise CorruptModelError(
+            f"corpus {path}: ids.npy holds id {int(ids[bad])} at token {bad}, outside the vocabulary of "
+            f"{n_keys} keys (0..{n_keys - 1}); rebuild the corpus"
+        )
+    for start in range(0, len(offsets) - 1, _HASH_ELEMENTS):
+        step = np.diff(np.asarray(offsets[start : start + _HASH_ELEMENTS + 1]))
+        if len(step) and int(step.min()) < 0:
+            at = start + int(np.flatnonzero(step < 0)[0])
+            raise CorruptModelError(
+                f"corpus {path}: offsets.npy goes back at sequence {at} ({int(offsets[at])} then "
+                f"{int(offsets[at + 1])}); offsets must never decrease"
+            )
+    if users is not None:
+        bad = _first_outside(users, -1, len(user_keys))
+        if bad is not None:
+            raise CorruptModelError(
+                f"corpus {path}: user.npy holds customer {int(users[bad])} at token {bad}, outside the "
+                f"{len(user_keys)} customers of customers.json"
+            )
 
 
 def _open_side(

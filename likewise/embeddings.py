@@ -392,7 +392,8 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ItemTable, SpaceFiles)
             n = int(restrict)  # type: ignore[arg-type]
             if not 1 <= n <= len(self):
                 raise InputError(f"restrict == {n}, must be between 1 and the vocabulary size {len(self)}")
-            return self.normed[:n], None
+            top = self._vocab.most_frequent(n)  # by count: rows appended by update or place may rank high
+            return (self.normed[:n], None) if top is None else (self.normed[top], top)
         if isinstance(restrict, str) or not isinstance(restrict, Sequence | set | frozenset | np.ndarray):
             raise InputError(
                 f"restrict must be None, an int (the N most frequent items) or a collection of keys, "

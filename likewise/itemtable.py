@@ -97,7 +97,13 @@ class ItemTable:
                     raise InputError(
                         f"restrict == {n}, must be between 1 and the vocabulary size {len(mask)}"
                     )
-                mask[n:] = False
+                top = self.vocab.most_frequent(n)  # type: ignore[attr-defined]
+                if top is None:
+                    mask[n:] = False
+                else:  # by count: rows appended by update or place may rank high
+                    keep = np.zeros(len(mask), dtype=bool)
+                    keep[top] = True
+                    mask &= keep
             elif isinstance(restrict, str) or not isinstance(
                 restrict, Sequence | set | frozenset | np.ndarray
             ):

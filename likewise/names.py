@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ._fileio import atomic_file
+from ._targets import check_output_file
 from .errors import InputError, MissingDependencyError
 
 __all__ = ["load_names", "names_source", "vowel_clustering", "write_names"]
@@ -81,11 +82,16 @@ def load_names(top: int | None = None, *, years: tuple[int, int] | None = None) 
 
 
 def write_names(
-    path: str | os.PathLike, *, top: int | None = None, years: tuple[int, int] | None = None
+    path: str | os.PathLike,
+    *,
+    top: int | None = None,
+    years: tuple[int, int] | None = None,
+    overwrite: bool = False,
 ) -> dict:
     """Write :func:`load_names` to a text file, one name per line (the makemore ``names.txt`` layout).
 
-    The file is written beside the target and renamed into place, so an error never leaves half a file.
+    The file is written beside the target and renamed into place, so an error never leaves half a file;
+    never inside a saved likewise folder, and over an existing file only with ``overwrite``.
 
     Parameters
     ----------
@@ -95,14 +101,21 @@ def write_names(
         Keep only the ``top`` most common names.
     years : (int, int), optional
         Count only births in these years, as in :func:`load_names`.
+    overwrite : bool
+        Replace an existing file at ``path``.
 
     Returns
     -------
     dict
         ``{"path": str, "names": int, "source": str}``.
+
+    Raises
+    ------
+    InputError
+        ``path`` exists and ``overwrite`` is False, is a folder, or lies inside a saved likewise folder.
     """
+    target = check_output_file(path, overwrite=overwrite, flag="overwrite=True")
     names = load_names(top, years=years)
-    target = Path(path)
     with atomic_file(target) as f:
         f.write("\n".join(names) + "\n")
     span = f"{years[0]}-{years[1]}" if years else "1880-2017"

@@ -1,9 +1,10 @@
 """Pictures of a space: the PCA map, the training loss, the dimension sweep.
 
 PCA is plain NumPy; drawing needs matplotlib (``likewise[plot]``), imported only when a picture is drawn.
-Every picture is PNG or SVG by its file suffix, written to a temporary file and renamed. Sizes: PNG is
-``figsize * dpi`` pixels (the map 770 x 660, the curves 880 x 440 at the default dpi 110); SVG gives the
-same size in points (``figsize * 72``).
+Every picture is PNG or SVG by its file suffix, written to a temporary file and renamed, never inside a
+saved likewise folder (an existing picture is replaced: ``likewise plot`` asks for ``--overwrite``).
+Sizes: PNG is ``figsize * dpi`` pixels (the map 770 x 660, the curves 880 x 440 at the default dpi 110);
+SVG gives the same size in points (``figsize * 72``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ._fileio import atomic_file
+from ._targets import check_outside_saved
 from .errors import InputError, MissingDependencyError
 
 DPI = 110
@@ -35,6 +37,7 @@ def _check_path(path: str | Path) -> Path:
     path = Path(path)
     if path.suffix.lower() not in (".png", ".svg"):
         raise InputError(f"picture file {str(path)!r} must end in .png or .svg")
+    check_outside_saved(path, "a picture to")  # never inside a saved space or index, whoever draws it
     return path
 
 

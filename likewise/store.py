@@ -48,7 +48,6 @@ from ._check import first_nonfinite_row
 from ._fileio import (
     MANIFEST,
     atomic_folder,
-    check_target,
     file_entry,
     file_sha256,
     tidy,
@@ -56,6 +55,7 @@ from ._fileio import (
     write_text,
 )
 from ._readfile import field, inside, read_json, read_npy
+from ._targets import check_target
 from .errors import CorruptModelError, InputError
 from .itemitem import ItemItem
 from .itemtypes import ItemTypes
@@ -104,7 +104,7 @@ def save(emb: Any, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
     InputError
         ``path`` exists and ``overwrite`` is False, or it exists and is not a likewise space, or it holds
         another saved likewise folder; or ``path`` lies inside a saved likewise folder
-        (:func:`likewise._fileio.check_target`).
+        (:func:`likewise._targets.check_target`).
     """
     from ._version import __version__
 

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from ._pages import release_pages
 from ._progress import note
 from .config import TrainConfig, neg_group_for
-from .corpus import release_pages
 from .errors import InputError
 from .kernels.tables import sequence_blocks
 

@@ -18,8 +18,13 @@ space (the old folder is never written to):
   often; so a ``half_life_days`` decay is not re-applied, while ``popularity_power`` is);
 * the new manifest's ``meta["parent"]`` names the parent's fingerprint and path, and ``meta["update"]``
   this step (a parent's own ``meta["place"]`` is not carried over: :mod:`likewise._lineage`);
-* a typed space stays typed (new items take the type their key names); attribute tokens are not added
-  to the new orders, so new products train from their orders alone.
+* a typed space stays typed (new items take the type their key names);
+* a space trained with item attributes (``train --item-attrs``) gets them in the new orders too, as
+  training adds them: each item's attribute tokens join the baskets (or follow the item in a session)
+  that hold it, tokenised by the parent's rules (``meta["attributes"]``). An item's attributes come from
+  ``item_attrs`` (a table of new products, or new attributes of old ones), else from the parent's
+  saved item table, else, for a placed product, from the tokens it was placed with; a token the parent
+  has no row for gets one (``min_count`` applies, as to new products), typed ``attr`` and hidden.
 """
 
 from __future__ import annotations
@@ -38,11 +43,16 @@ from ._lineage import child_meta
 from .config import min_count_for
 from .embeddings import Embeddings
 from .errors import InputError
+from .itemtypes import SIDE_TYPE, TYPE_SEP
+from .readers.attr_rules import tokens_by_rules
+from .readers.attrs import expand_with_tokens
 from .store import check_target
 from .train import TrainConfig, train_tables
 from .vocab import Vocab
 
 __all__ = ["update"]
+
+_TOKEN_PREFIX = f"{SIDE_TYPE}{TYPE_SEP}"  # an attribute token's key: attr:column=value
 
 
 def _start_rows(
@@ -97,6 +107,8 @@ def update(
     lr_scale: float = 0.5,
     overwrite: bool = False,
     cache_dir: str | os.PathLike | None = None,
+    item_attrs: str | os.PathLike | Any = None,
+    attrs_item_col: str | None = None,
 ) -> Embeddings:
     """Continue a retail space with a log of new orders; the result is a new space.
 
@@ -118,12 +130,27 @@ def update(
     cache_dir : path, optional
         Where the new log is compiled (:func:`likewise.corpus.build_corpus`): read by the one log reader,
         with the columns, sessions and types the parent was trained with.
+    item_attrs : path or table, optional
+        Attributes of the new products (or new attributes of old ones), CSV/Parquet keyed by item, read
+        as ``train --item-attrs`` reads them and tokenised by the parent's rules; only for a parent
+        trained with item attributes, whose own attributes are used for the items this table lacks.
+    attrs_item_col : str, optional
+        The item column of ``item_attrs`` (default: the one the parent's table used, else one named like
+        the log's item column, else the first).
 
     Returns
     -------
     Embeddings
-        Products: the old ones in their old order, then new ones by count; ``meta["parent"]`` holds
-        ``{"fingerprint", "path"}``; customer vectors rebuilt from old purchases plus new lines.
+        Products: the old ones in their old order, then new ones (and new attribute tokens) by count;
+        ``meta["parent"]`` holds ``{"fingerprint", "path"}``; customer vectors rebuilt from old
+        purchases plus new lines.
+
+    Raises
+    ------
+    InputError
+        A parent not trained from an order log or without its output table; ``item_attrs`` for a parent
+        trained without attributes, or with a column the parent was not trained with; an ``output``
+        that is the parent's folder or would be refused (:func:`likewise._targets.check_target`).
     """
 
     parent_path = None
@@ -149,6 +176,12 @@ def update(
             )
     if not 0 < lr_scale <= 1:
         raise InputError(f"lr_scale == {lr_scale!r}, must be in (0, 1]")
+    attr_spec = parent.meta.get("attributes") if isinstance(parent.meta.get("attributes"), dict) else None
+    if item_attrs is not None and attr_spec is None:
+        raise InputError(
+            "item_attrs (--item-attrs) needs a model trained with item attributes, and this one was "
+            "trained without: its attribute tokens and their rules do not exist; retrain with --item-attrs"
+        )
     if output is not None:
         target = check_target(output, overwrite=overwrite)
         if parent_path is not None and target.resolve() == parent_path:
@@ -160,8 +193,32 @@ def update(
     config.validate()
     corpus = _new_corpus(new_log, info, cache_dir)
     t0 = time.perf_counter()
-    # vocabulary: old products keep their ids; new ones (by count, min_count applied) are appended
+    seq_ids, seq_offsets = np.asarray(corpus.ids), np.asarray(corpus.offsets)  # codes of corpus.vocab
     new_keys, new_counts = corpus.vocab.keys, np.asarray(corpus.vocab.counts, dtype=np.int64)
+    attrs = None
+    if attr_spec is not None:  # the orders get their items' attribute tokens, as training gave them
+        clash = next((k for k in new_keys if k.startswith(_TOKEN_PREFIX)), None)
+        if clash is not None:
+            raise InputError(
+                f"item {clash!r} of the new log starts with {_TOKEN_PREFIX!r}, which names attribute tokens "
+                "in this model (trained with item attributes); rename such items"
+            )
+        attrs = tokens_by_rules(
+            new_keys,
+            attr_spec,
+            table=parent.item_table,
+            placed=parent.meta.get("placed"),
+            source=item_attrs,
+            item_col=attrs_item_col,
+            log_item_col=info["item_col"],
+        )
+        tok_keys, tok_indptr, tok_codes = _token_table(new_keys, attrs.tokens)
+        seq_ids, seq_offsets = expand_with_tokens(
+            seq_ids, seq_offsets, tok_indptr, tok_codes, basket=info.get("sessions") is None
+        )
+        new_keys = [*new_keys, *tok_keys]
+        new_counts = np.bincount(seq_ids, minlength=len(new_keys)).astype(np.int64)
+    # vocabulary: old rows keep their ids; new products and tokens (by count, min_count applied) follow
     old_index = parent.vocab.index
     fresh = {k: int(c) for k, c in zip(new_keys, new_counts.tolist(), strict=True) if k not in old_index}
     fresh_vocab = Vocab.from_counts(fresh, min_count=min_count_for(config)) if fresh else Vocab([])
@@ -171,7 +228,7 @@ def update(
     counts = np.concatenate([np.asarray(parent.counts, np.int64), np.zeros(len(fresh_vocab), np.int64)])
     np.add.at(counts, lut[lut >= 0], new_counts[lut >= 0])
     line_ids = lut[np.asarray(corpus.ids)]  # each line of the new log: its id in the new space, or -1
-    ids, offsets = _kept(line_ids, np.asarray(corpus.offsets))
+    ids, offsets = _kept(lut[seq_ids], seq_offsets)  # the lines and their attribute tokens, trained
     n_old = len(parent)
     new_rows = np.arange(n_old, len(keys))
     known = np.zeros(len(keys), dtype=bool)
@@ -187,13 +244,16 @@ def update(
     C0 = np.concatenate([C_old, _start_rows(ids, offsets, C_old, known, new_rows, rng)])
     W, C, history = train_tables(ids, offsets, counts, config, W=W0, C=C0)
     seconds = time.perf_counter() - t0
+    new_tokens = sum(k.startswith(_TOKEN_PREFIX) for k in fresh_vocab.keys) if attrs is not None else 0
     record = {
         "lines": len(line_ids),
-        "new_products": len(fresh_vocab),
+        "new_products": len(fresh_vocab) - new_tokens,
         "lr_scale": lr_scale,
         "epochs": config.epochs,
         "seconds": seconds,
     }
+    if attrs is not None:
+        record |= {"new_attribute_tokens": new_tokens, "items_with_attributes": attrs.found}
     meta = child_meta(parent, parent_path, "update", record)  # not the parent's own step (a place)
     meta["history"] = [dict(h) for h in history]
     meta["train_seconds"] = seconds
@@ -215,7 +275,8 @@ def update(
             f"{parent.meta.get('completion_reason', 'item-item')}; carried over from the parent by update "
             "(retrain on the whole log to refit it with the new orders)"
         )
-    emb.item_table = parent.item_table  # the parent's item attributes still name its products
+    # the parent's item attributes still name its products; new rows of item_attrs name new ones
+    emb.item_table = parent.item_table if attrs is None else attrs.table(keys)
     if parent.types is not None:  # a typed space: new items of a typed log say their type in their key
         emb.attach_types(parent.types.extend(_new_types(parent.types, fresh_vocab.keys, info)))
     users = corpus.side.get("user") if corpus.user_keys is not None else None
@@ -228,13 +289,27 @@ def update(
 
 
 def _new_types(types: Any, keys: list[str], info: dict) -> list[str]:
-    """The types of new items: from their ``type:item`` keys in a typed log, else the space's item type."""
+    """The types of new rows: an attribute token's (``attr:...``) is ``attr``; an item's comes from its
+    ``type:item`` key in a typed log, else it is the space's item type."""
     from .itemtypes import split_key
 
-    if info.get("type_col") or info.get("type_cols"):
-        return [split_key(k)[0] for k in keys]
     visible = [n for n in types.names if n not in types.hidden]
-    return [visible[0] if visible else types.names[0]] * len(keys)
+    item_type = visible[0] if visible else types.names[0]
+    typed = bool(info.get("type_col") or info.get("type_cols"))
+    return [
+        SIDE_TYPE if k.startswith(_TOKEN_PREFIX) else (split_key(k)[0] if typed else item_type) for k in keys
+    ]
+
+
+def _token_table(keys: list[str], tokens: list[list[str]]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Codes for the tokens of each key (``keys[c]`` has ``tokens[c]``): the token keys in order of first
+    appearance, coded after the keys, and the CSR table :func:`expand_with_tokens` reads."""
+    code: dict[str, int] = {}
+    flat = [code.setdefault(t, len(keys) + len(code)) for per in tokens for t in per]
+    indptr = np.zeros(len(keys) + len(code) + 1, dtype=np.int64)
+    indptr[1 : len(keys) + 1] = np.cumsum([len(per) for per in tokens])
+    indptr[len(keys) + 1 :] = indptr[len(keys)]
+    return list(code), indptr, np.asarray(flat, dtype=np.int64)
 
 
 def _merged_customers(emb: Embeddings, old: Any, new_lines: Any) -> Any:

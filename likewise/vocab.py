@@ -71,6 +71,7 @@ class Vocab:
             self.counts = np.asarray(counts, dtype=np.int64).reshape(-1)
             if len(self.counts) != len(self.keys):
                 raise InputError(f"counts has {len(self.counts)} entries but there are {len(self.keys)} keys")
+        self._by_count: np.ndarray | None = None  # ids by descending count, made on first use
 
     @classmethod
     def from_counts(
@@ -178,6 +179,26 @@ class Vocab:
         if bad.any():
             raise ItemIndexError(int(arr[bad][0]), len(self), what=f"{self.what} id")
         return arr
+
+    def by_count(self) -> np.ndarray:
+        """All ids, most frequent first by ``counts`` (equal counts: the lower id first), read-only.
+
+        A vocabulary built in one go (:meth:`from_counts`) is already in this order; one that had rows
+        appended (:func:`likewise.update.update`, :func:`likewise.coldstart.add_placed`) may not be.
+        """
+        if self._by_count is None:
+            order = np.argsort(-self.counts, kind="stable")
+            order.flags.writeable = False
+            self._by_count = order
+        return self._by_count
+
+    def most_frequent(self, n: int) -> np.ndarray | None:
+        """The ids of the ``n`` most frequent keys (gensim's ``restrict_vocab=n``), sorted; None when they
+        are ids ``0 .. n-1``, so a caller can take a prefix of its table instead of a copy."""
+        top = self.by_count()[: max(0, int(n))]
+        if len(top) == 0 or int(top.max()) == len(top) - 1:  # n distinct ids below n: the prefix
+            return None
+        return np.sort(top)
 
     def key(self, i: int) -> str:
         """Key of id ``i``; raises :class:`ItemIndexError` when out of range."""

@@ -283,3 +283,35 @@ def test_recommend_and_complete_say_what_they_are(model, capsys):
         with pytest.raises(SystemExit):
             main(["--help"])
         assert f"`{other}`" in capsys.readouterr().out.split(f"\n    {cmd} ")[1].split("\n    ")[0]
+
+
+# ---- under torchrun: commands other than train run on rank 0 alone (issue 32 item 5) ----------------
+
+
+def test_under_torchrun_a_query_prints_on_rank_0_only(model, capsys, monkeypatch):
+    """Every rank of ``torchrun --nproc_per_node 2 -m likewise similar ...`` used to answer; now rank 1
+    exits at once with nothing printed, and rank 0 answers once and says the command runs there alone."""
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "1")
+    capsys.readouterr()
+    assert main(["similar", str(model), "tent", "-k", "3"]) == 0
+    assert capsys.readouterr() == ("", "")
+    monkeypatch.setenv("RANK", "0")
+    assert main(["similar", str(model), "tent", "-k", "3", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert [q["query"] for q in json.loads(out)] == ["tent"]
+    assert "'similar' runs in one process: rank 0 of this torchrun of 2 answers" in err
+    assert os.environ["WORLD_SIZE"] == "2" and os.environ["RANK"] == "0"  # given back as they were
+
+
+def test_under_torchrun_a_command_that_trains_trains_on_rank_0_as_one_process(tmp_path, capsys, monkeypatch):
+    """``demo`` trains: on rank 0 it sees one process (WORLD_SIZE=1), so it neither picks the torch
+    backend for a multi-process run nor waits for ranks that have exited."""
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.delenv("MASTER_ADDR", raising=False)  # joining a process group would fail at once
+    assert main(["demo", "-o", str(tmp_path / "demo"), "--json"]) == 0
+    import likewise
+
+    emb = likewise.load(tmp_path / "demo" / "model")
+    assert emb.meta["backend"] == "cpu" and emb.meta.get("world_size", 1) == 1

@@ -21,6 +21,7 @@ from likewise.datasets import retail_orders
 from likewise.errors import InputError, NotFittedError
 from likewise.eventdata import product_attributes
 from likewise.retail.side import expand_with_tokens, read_item_attributes, tokenise
+from likewise.update import update
 
 HELD = 24  # products held out of training entirely
 
@@ -379,3 +380,156 @@ def test_training_with_attributes_keeps_their_rows_and_place_carries_them(shop, 
     assert products == {k for k in emb.keys if not k.startswith("attr:")}  # held-out products have no row
     new = add_placed(emb, [place(emb, _attrs_of(attrs, int(held[0])), key="launch-day")])
     assert new.item_table == table
+
+
+def _most_frequent(emb, n: int, visible: bool = True) -> set[str]:
+    """The keys of the ``n`` most frequent rows by the space's counts (ties: the lower id), the oracle of
+    ``restrict=n``; with ``visible`` the hidden attribute tokens among them are left out, as queries do."""
+    order = sorted(range(len(emb)), key=lambda i: (-int(emb.counts[i]), i))[:n]
+    return {emb.keys[i] for i in order if not (visible and emb.keys[i].startswith("attr:"))}
+
+
+def test_restrict_n_counts_a_placed_product_by_its_count_not_its_row(shop):
+    """``restrict=N`` is gensim's restrict_vocab: the N most frequent items. A placed product is appended
+    as the last row with its prior count (the median of its neighbours'), so it belongs to the N most
+    frequent for an N past its rank, and not for an N before it; "the first N rows" said never."""
+    _, attrs, held, _, emb = shop
+    placed = place(emb, _attrs_of(attrs, int(held[0])), k=10, key="launch-day")
+    new = add_placed(emb, [placed])
+    rank = sorted(range(len(new)), key=lambda i: (-int(new.counts[i]), i)).index(len(new) - 1)
+    assert 10 < rank < len(new) - 50  # a mid-popular product: neither end
+    query = next(k for k in new.keys if not k.startswith("attr:"))  # a product, the most frequent
+    for n in (rank + 1, rank + 40, rank):  # the placed product just in, well in, just out
+        got = set(new.similar(query, k=len(new), restrict=n).keys) | {query}
+        assert got == _most_frequent(new, n), n
+        assert ("launch-day" in got) == (n > rank)
+        assert set(new.recommend([query], k=len(new), restrict=n).keys) <= _most_frequent(new, n)
+
+
+# ---- update adds attribute tokens to the new orders, as training does (issue 32 item 5) ---------------
+
+
+def _later_log(data, held, path, per: int = 2):
+    """Every line of the first ``per`` orders of each held-out product: their first orders, with what was
+    bought beside them."""
+    first = []
+    for i in held.tolist():
+        first += list(dict.fromkeys(data.order_id[data.product_id == i].tolist()))[:per]
+    mask = np.isin(data.order_id, first)
+    table = {
+        "order_id": data.order_id[mask],
+        "customer_id": [data.customers[i] for i in data.customer_id[mask].tolist()],
+        "product_id": [data.products[i] for i in data.product_id[mask].tolist()],
+    }
+    pcsv.write_csv(pa.table(table), path)
+    return mask
+
+
+def _token_gain(data, attrs, spec, mask, described):
+    """The oracle: per token, the baskets of the log that hold an item with it (once per basket, as
+    training adds a basket's tokens), over the items ``described`` has attributes for."""
+    gain: Counter[str] = Counter()
+    for order in np.unique(data.order_id[mask]).tolist():
+        items = set(data.product_id[data.order_id == order].tolist()) & described
+        gain.update({t for i in items for t in tokenise(spec, _attrs_of(attrs, i))})
+    return gain
+
+
+def _gained(parent, new):
+    return {
+        k: int(new.counts[i]) - (int(parent.counts[parent.vocab.index[k]]) if k in parent.vocab.index else 0)
+        for i, k in enumerate(new.keys)
+        if k.startswith("attr:")
+    }
+
+
+def test_update_gives_old_products_their_saved_attribute_tokens(shop, tmp_path):
+    """Before, ``update`` added no attribute token to the new orders: the model's token rows stopped
+    learning and its products trained without their attributes. Now every product the saved item table
+    describes brings its tokens into the new baskets, by the parent's rules; new products without
+    attributes bring none."""
+    data, attrs, held, d, emb = shop
+    mask = _later_log(data, held, tmp_path / "later.csv")
+    new = update(emb, tmp_path / "later.csv", cache_dir=tmp_path / "c")
+    described = set(range(len(data.products))) - set(held.tolist())
+    expected = _token_gain(data, attrs, emb.meta["attributes"], mask, described)
+    assert {k: v for k, v in _gained(emb, new).items() if v} == dict(expected) and len(expected) > 20
+    in_log = set(data.product_id[mask].tolist())
+    assert new.meta["update"]["items_with_attributes"] == len(in_log & described)
+    assert new.meta["update"]["new_products"] == len(set(held.tolist()) & in_log)
+    assert new.meta["update"]["new_attribute_tokens"] == 0
+    assert new.item_table == emb.item_table
+
+
+def test_update_with_item_attrs_gives_new_products_their_tokens(shop, tmp_path, capsys):
+    """``update --item-attrs new_items.csv``: the new products join their baskets with their attribute
+    tokens, tokenised as the model's were (a value it never saw gets a row, typed attr and hidden), their
+    rows join the item table, and skip-gram learns them as seen with their tokens."""
+    data, attrs, held, d, emb = shop
+    mask = _later_log(data, held, tmp_path / "later.csv")
+    argv = ["update", str(d / "m"), str(tmp_path / "later.csv"), "--item-attrs", str(d / "new_items.csv")]
+    argv += ["-o", str(tmp_path / "m1"), "--json"]
+    capsys.readouterr()
+    assert main(argv) == 0
+    summary = json.loads(capsys.readouterr().out)
+    new = Embeddings.load(tmp_path / "m1")
+    expected = _token_gain(data, attrs, emb.meta["attributes"], mask, set(range(len(data.products))))
+    assert {k: v for k, v in _gained(emb, new).items() if v} == dict(expected)
+    fresh = [k for k in new.keys[len(emb) :] if k.startswith("attr:")]
+    assert summary["new_attribute_tokens"] == len(fresh) == new.meta["update"]["new_attribute_tokens"]
+    assert all(new.type_of(k) == "attr" for k in fresh)
+    assert new.meta["update"]["items_with_attributes"] == len(set(data.product_id[mask].tolist()))
+    held_keys = {data.products[i] for i in held.tolist()}
+    assert held_keys <= set(new.item_table["columns"]["product_id"])
+    assert not any(k.startswith("attr:") for k in new.similar(data.products[int(held[0])], k=50).keys)
+
+    spec = emb.meta["attributes"]
+
+    def affinity_to_own_tokens(space) -> float:
+        """Mean W[product] . C[token] over each new product's own known tokens (skip-gram's score that
+        the token is seen with the product)."""
+        scores = []
+        for i in held.tolist():
+            w = space.vectors[space.vocab.index[data.products[i]]]
+            own = [
+                space.vocab.index[t] for t in tokenise(spec, _attrs_of(attrs, i)) if t in space.vocab.index
+            ]
+            scores += [float(w @ space.context[j]) for j in own]
+        return float(np.mean(scores))
+
+    bare = update(emb, tmp_path / "later.csv", cache_dir=tmp_path / "c")
+    # -0.25 with their tokens in the baskets, -1.43 without (the tokens are then never beside them)
+    assert affinity_to_own_tokens(new) > affinity_to_own_tokens(bare) + 0.5
+
+
+def test_update_item_attrs_errors_say_what_is_wrong(shop, tmp_path):
+    data, attrs, held, d, emb = shop
+    _later_log(data, held, tmp_path / "later.csv")
+    extra = tmp_path / "extra.csv"
+    extra.write_text("product_id,category,colour\nnew-1,outdoor,red\n")
+    with pytest.raises(InputError, match="attribute 'colour' was not trained with this space"):
+        update(emb, tmp_path / "later.csv", item_attrs=extra, cache_dir=tmp_path / "c")
+    plain = Embeddings.load(d / "m")
+    plain.meta.pop("attributes")
+    with pytest.raises(InputError, match="needs a model trained with item attributes"):
+        update(plain, tmp_path / "later.csv", item_attrs=d / "new_items.csv", cache_dir=tmp_path / "c")
+
+
+def test_update_of_a_placed_product_brings_the_tokens_it_was_placed_with(shop, tmp_path):
+    """A product placed from its attributes (no row in the item table) takes into its first orders the
+    tokens it was placed with (``meta["placed"]``)."""
+    data, attrs, held, d, emb = shop
+    i = int(held[0])
+    placed = place(emb, _attrs_of(attrs, i), key=data.products[i])
+    with_it = add_placed(emb, [placed])
+    mask = _later_log(data, held[:1], tmp_path / "later.csv")
+    new = update(with_it, tmp_path / "later.csv", cache_dir=tmp_path / "c")
+    baskets = np.unique(data.order_id[mask & (data.product_id == i)])
+    gain = _gained(with_it, new)
+    assert len(placed.tokens) >= 2
+    for t in placed.tokens:  # at least in every basket of the placed product
+        assert gain[t] >= len(baskets)
+    described = (set(range(len(data.products))) - set(held.tolist())) | {i}
+    expected = _token_gain(data, attrs, emb.meta["attributes"], mask, described)
+    known = {k: v for k, v in expected.items() if k in with_it.vocab.index}
+    assert {k: v for k, v in gain.items() if v} == known

@@ -267,3 +267,19 @@ def test_torchrun_trains_an_order_log_with_customers_and_sessions(tmp_path):
     assert emb.meta["world_size"] == 2 and emb.config["mode"] == "sequence"
     assert emb.customers is not None and len(emb.customers) == 300
     assert (tmp_path / "ck" / "checkpoint" / "manifest.json").exists()
+
+
+def test_torchrun_of_a_query_prints_its_answer_once(tmp_path):
+    """``torchrun --nproc-per-node 2 -m likewise similar MODEL ITEM``: one answer (rank 0's), not one per
+    rank, and a note on stderr that the command ran on rank 0 alone."""
+    keys = [f"k{i}" for i in range(12)]
+    vectors = np.random.default_rng(0).normal(size=(12, 4)).astype(np.float32)
+    likewise.Embeddings(vectors, likewise.Vocab(keys, np.arange(12, 0, -1))).save(tmp_path / "m")
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
+    cmd += ["-m", "likewise", "similar", str(tmp_path / "m"), "k0", "-k", "3", "--json"]
+    env = dict(os.environ, OMP_NUM_THREADS="1", LIKEWISE_DIST_TIMEOUT="60")
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    answer = json.loads(proc.stdout)  # one JSON document: two ranks printing would not parse
+    assert [q["query"] for q in answer] == ["k0"] and len(answer[0]["neighbours"]) == 3
+    assert proc.stderr.count("runs in one process: rank 0 of this torchrun of 2") == 1

@@ -131,6 +131,25 @@ def test_word_pairs_equal_gensim(word_space, path, restrict, case_insensitive):
     assert r["oov_ratio"] * 100 == pytest.approx(oov, abs=1e-9)
 
 
+def test_restrict_means_the_most_frequent_words_whatever_the_row_order(word_space):
+    """``restrict=N`` is gensim's restrict_vocab: the N most frequent keys. With rows out of count order
+    (as after an update, which appends rows), the N most frequent are not the first N rows: the answers
+    must equal gensim's over the same vectors in count order."""
+    emb, kv = word_space
+    n = len(emb)
+    moved = np.r_[300:n, 0:300]  # the 300 most frequent words go last, keeping their counts
+    counts = np.arange(n, 0, -1)[moved]
+    shuffled = Embeddings(emb.vectors[moved], Vocab([emb.keys[i] for i in moved], counts, what="word"))
+    for restrict, dummy in ((1500, False), (1500, True)):
+        g = kv.evaluate_word_analogies(QUESTIONS, restrict_vocab=restrict, dummy4unknown=dummy)
+        r = evaluate_analogies(shuffled, QUESTIONS, restrict=restrict, dummy4unknown=dummy)
+        assert _our_sections(r) == _gensim_sections(g)
+    pearson, spearman, oov = kv.evaluate_word_pairs(PAIRS[0], restrict_vocab=500)
+    r = evaluate_pairs(shuffled, PAIRS[0], restrict=500)
+    assert r["pearson"] == pytest.approx(pearson[0], abs=1e-6)
+    assert r["oov_ratio"] * 100 == pytest.approx(oov, abs=1e-9)
+
+
 def test_analogy_file_without_section_is_refused(tmp_path, word_space):
     p = tmp_path / "q.txt"
     p.write_text("a b c d\n")

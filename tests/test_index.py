@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import warnings
 from pathlib import Path
 
@@ -188,3 +189,53 @@ def test_one_query_and_a_batch_take_the_same_answer(space, index):
         assert one is not None
         np.testing.assert_array_equal(one[0][0], batch[0][r])
         np.testing.assert_allclose(one[1][0], batch[1][r], atol=1e-6)
+
+
+def _small_model(folder: Path) -> Path:
+    clustered(60, 8, seed=5).save(folder)
+    return folder
+
+
+INDEX_ARGS = ["--threads", "1", "--recall-queries", "0", "--overwrite"]
+
+
+@pytest.mark.parametrize("what", ["notes", "file", "nested"])
+def test_index_overwrite_replaces_an_index_only(tmp_path, capsys, what):
+    """``likewise index MODEL --overwrite`` replaced whatever ``MODEL/index`` was: a folder of someone's
+    notes, a file, or an index holding another saved model went, unasked (issue 32 item 5). Now only a
+    likewise index is replaced, and never one that holds a saved folder; the refusal comes before the
+    build and names what is in the way."""
+    model = _small_model(tmp_path / "model")
+    folder = index_folder(model)
+    if what == "notes":
+        folder.mkdir()
+        (folder / "notes.txt").write_text("keep me\n")
+    elif what == "file":
+        folder.write_text("keep me\n")
+    else:
+        assert main(["index", str(model), *INDEX_ARGS]) == 0
+        # a space moved inside the index (by hand, or saved there before the rule)
+        shutil.move(_small_model(tmp_path / "inner"), folder / "inner")
+    before = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+    capsys.readouterr()
+    assert main(["index", str(model), *INDEX_ARGS]) == 1
+    err = capsys.readouterr().err
+    if what == "nested":
+        assert f"refusing to overwrite {str(folder)!r}: it holds another saved likewise folder" in err
+    else:
+        assert f"refusing to overwrite {str(folder)!r}: it is not a likewise index" in err
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == before
+
+
+def test_an_index_is_saved_in_its_space_but_nowhere_else_inside_a_saved_folder(tmp_path, capsys):
+    model = _small_model(tmp_path / "model")
+    emb = Embeddings.load(model)
+    index = build_index(emb, threads=1, recall_queries=0)
+    index.save(index_folder(model))  # its own place, MODEL/index
+    for inside in (model / "sub" / "index", model / "index" / "index", model / "other"):
+        with pytest.raises(InputError, match="inside .* a saved likewise folder"):
+            index.save(inside)
+    other = _small_model(tmp_path / "other")
+    capsys.readouterr()
+    assert main(["index", str(other / "index" / "deeper"), "--threads", "1", "--recall-queries", "0"]) == 1
+    assert "inside" in capsys.readouterr().err

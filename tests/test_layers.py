@@ -25,7 +25,9 @@ LAYERS: list[tuple[str, list[str]]] = [
         [
             "likewise._check",  # shared validators
             "likewise._fileio",  # the one atomic write / publish
+            "likewise._targets",  # where an output may go: never inside a saved folder, nor over one unasked
             "likewise._readfile",  # bounded reads of files others wrote: JSON, .npy, no FIFO, no "../"
+            "likewise._pages",  # pages of a memory-mapped array given back after each block of a pass
             "likewise._progress",  # tqdm or one line per epoch
             "likewise._threads",  # BLAS threads for a query size (the one policy)
             "likewise._ranking",  # what every recommender checks: contexts, k, training ids, padding

@@ -3,7 +3,7 @@ nested inside the folder it replaces (issue 34).
 
 Before, ``update M ... -o M/inner`` and ``place M ... -o M/inner`` were accepted, and a later
 ``train -o M --overwrite`` deleted the nested model silently. Every writer of a model goes through
-:func:`likewise._fileio.check_target`, which now refuses both, before any work.
+:func:`likewise._targets.check_target`, which now refuses both, before any work.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import likewise
-from likewise._fileio import check_target
+from likewise._targets import check_target
 from likewise.cli import main
 from likewise.errors import InputError
 

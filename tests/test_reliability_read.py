@@ -209,7 +209,7 @@ FIFO_CHILD = textwrap.dedent(
                 from likewise.evaluate import load_split
                 load_split(folder)
             elif kind == "check_target":
-                from likewise._fileio import check_target
+                from likewise._targets import check_target
                 check_target(folder, overwrite=True)
             else:
                 from likewise.torch import load_model
@@ -282,6 +282,76 @@ def test_non_finite_values_with_a_matching_checksum_are_refused_at_load(
         CorruptModelError, match=rf"{name} in .*{folder.name}.*: row 3 \('[^']+'\) holds NaN or inf"
     ):
         Embeddings.load(folder, mmap=mmap)
+
+
+# ---- ids past a table's end: refused when loading without checksums too (issue 32 item 5) ------------
+
+
+@pytest.mark.parametrize("verify", [True, False])
+@pytest.mark.parametrize(
+    ("name", "at", "value", "message"),
+    [
+        ("ids.npy", 3, 10**6, r"ids\.npy holds id 1000000 at token 3, outside the vocabulary of 5 keys"),
+        ("ids.npy", 0, -1, r"ids\.npy holds id -1 at token 0"),
+        ("offsets.npy", 2, 0, r"offsets\.npy goes back at sequence 1 \(3 then 0\)"),
+    ],
+)
+def test_a_corpus_with_ids_out_of_range_is_refused_with_or_without_verify(
+    folders: dict[str, Path], tmp_path: Path, verify: bool, name: str, at: int, value: int, message: str
+) -> None:
+    """``verify=False`` skips the checksums, not the cheap checks: before, such a corpus opened and a
+    key lookup failed later with a bare IndexError (training with the kernel's own id check)."""
+    from likewise.corpus import Corpus
+
+    folder = copy_of(folders, "corpus", tmp_path)
+    arr = np.load(folder / name)
+    arr[at] = value
+    np.save(folder / name, arr)
+    if verify:
+        _saved.refresh_entry(folder, name)  # written by another tool, with checksums to match
+    with pytest.raises(CorruptModelError, match=message):
+        Corpus.open(folder, verify=verify)
+
+
+@pytest.mark.parametrize("verify", [True, False])
+def test_a_corpus_with_a_customer_past_its_customer_list_is_refused(tmp_path: Path, verify: bool) -> None:
+    from likewise.corpus import Corpus, build_corpus
+    from likewise.readers import InputSpec
+
+    log = tmp_path / "orders.csv"
+    log.write_text(
+        "order_id,product_id,customer_id\n" + "".join(f"o{i},p{i % 3},c{i % 2}\n" for i in range(8))
+    )
+    spec = InputSpec(paths=(str(log),), basket_col="order_id", item_col="product_id", user_col="customer_id")
+    folder = build_corpus(spec, cache_dir=tmp_path / "cache").path
+    users = np.load(folder / "user.npy")
+    users[5] = 7
+    np.save(folder / "user.npy", users)
+    if verify:
+        _saved.refresh_entry(folder, "user.npy")
+    with pytest.raises(
+        CorruptModelError, match=r"user\.npy holds customer 7 at token 5, outside the 2 customers"
+    ):
+        Corpus.open(folder, verify=verify)
+
+
+@pytest.mark.parametrize("verify", [True, False])
+@pytest.mark.parametrize("name", ["customer_bought_ids.npy", "itemitem_cols.npy", "itemitem_items.npy"])
+def test_a_space_with_ids_past_its_table_is_refused_with_or_without_verify(
+    folders: dict[str, Path], tmp_path: Path, verify: bool, name: str
+) -> None:
+    """A saved space's id arrays (what customers bought, the item-item model's rows and columns) are
+    range-checked at every load, ``verify=False`` included."""
+    folder = copy_of(folders, "retail", tmp_path)
+    arr = np.load(folder / name)
+    arr[-1] = 10**6
+    np.save(folder / name, arr)
+    if verify:
+        _saved.refresh_entry(folder, name)
+    with pytest.raises(
+        CorruptModelError, match="customer table .* disagrees|item-item arrays are inconsistent"
+    ):
+        Embeddings.load(folder, verify=verify)
 
 
 def test_serve_refuses_a_non_finite_model_at_start(folders: dict[str, Path], tmp_path: Path, capsys) -> None:

@@ -178,3 +178,25 @@ def test_the_completion_model_is_carried_over(setup, updated):
     assert len(new.recommend([fresh], k=5).keys) == 5
     old = parent.keys[0]
     assert new.recommend([old], k=5).keys == parent.recommend([old], k=5).keys
+
+
+def test_restrict_n_is_the_n_most_frequent_after_an_update(tmp_path):
+    """An update appends new products after the old ones; ``restrict=N`` still means the N most frequent
+    by the space's counts: a new product sold in every new order is among them, one sold once is not."""
+    head = "order_id,product_id,customer_id\n"
+    old = [(f"o{o}", f"p{j}", f"c{o % 5}") for o in range(60) for j in range(8) if o % (j + 1) == 0]
+    (tmp_path / "old.csv").write_text(head + "".join(f"{a},{b},{c}\n" for a, b, c in old))
+    m0 = retail.train_from_log(tmp_path / "old.csv", dim=4, epochs=1, min_count=1, deterministic=True)
+    new_lines = [(f"n{o}", p, f"c{o % 5}") for o in range(40) for p in ("hot", f"p{o % 2}")]
+    new_lines.append(("n99", "rare", "c1"))
+    (tmp_path / "new.csv").write_text(head + "".join(f"{a},{b},{c}\n" for a, b, c in new_lines))
+    m1 = update(m0, tmp_path / "new.csv", epochs=1)
+    assert m1.keys[len(m0) :] == ["hot", "rare"]  # appended, after every old product
+    order = sorted(range(len(m1)), key=lambda i: (-int(m1.counts[i]), i))
+    assert [m1.keys[i] for i in order[:3]] == ["p0", "p1", "hot"]  # 80, 50, 40 lines; "hot" is row 8
+    assert m1.keys[order[-1]] == "rare"
+    for n in (2, 3, 5, len(m1) - 1):
+        expected = {m1.keys[i] for i in order[:n]}
+        assert ("hot" in expected) == (n >= 3) and "rare" not in expected
+        assert set(m1.similar("p1", k=len(m1), restrict=n).keys) | {"p1"} == expected
+        assert set(m1.similar_to_vector(m1.vector("p1"), k=len(m1), restrict=n).keys) == expected

@@ -6,14 +6,19 @@ One module per command group (``train``, ``query``, ``demo``, ``datasets``, ``ev
 and the library inside its command functions, so ``likewise info`` never loads numba.
 Bad input exits with status 1 and one line on stderr (``--debug`` shows the traceback); usage errors
 exit with status 2, as argparse does.
+
+Under ``torchrun`` (``WORLD_SIZE`` > 1) only ``train`` uses every process; any other command runs on
+rank 0 alone, as one process (it sees ``WORLD_SIZE=1``), so it prints and writes once, and the other
+ranks exit at once with status 0. Rank 0 says so in one line on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from likewise.errors import LikewiseError
 
@@ -62,7 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra:  # argparse's message, with the option meant when we can tell
         parser.error(f"unrecognized arguments: {' '.join(extra)}{unknown_options_hint(parser, words, extra)}")
     try:
-        args.func(args)
+        with _one_process_unless_train(args) as here:
+            if here:
+                args.func(args)
     except BrokenPipeError:
         # The reader went away (`likewise info MODEL | head`): not an error worth a message.
         # Point stdout at devnull so the interpreter's final flush does not fail again.
@@ -79,3 +86,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("likewise: interrupted", file=sys.stderr)
         return 130
     return 0
+
+
+@contextlib.contextmanager
+def _one_process_unless_train(args: argparse.Namespace) -> Iterator[bool]:
+    """Yield whether this process runs the command: under ``torchrun`` a command other than ``train``
+    (whose parser sets ``all_ranks``) runs on rank 0 only, told it is one process of one."""
+    from likewise.distributed import detect
+
+    d = detect()  # the one place RANK / WORLD_SIZE are read
+    if not d.active or getattr(args, "all_ranks", False):
+        yield True
+        return
+    if not d.main:
+        yield False
+        return
+    print(
+        f"likewise: note: {args.command!r} runs in one process: rank 0 of this torchrun of {d.world} "
+        "answers and the other ranks exit (only 'train' uses every process)",
+        file=sys.stderr,
+    )
+    saved = {k: os.environ.get(k) for k in ("RANK", "WORLD_SIZE")}
+    os.environ.update(RANK="0", WORLD_SIZE="1")  # a command that trains (tune, demo) trains here alone
+    try:
+        yield True
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

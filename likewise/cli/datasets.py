@@ -67,9 +67,11 @@ def cmd_content(args: argparse.Namespace) -> None:
 
 def cmd_names(args: argparse.Namespace) -> None:
     """Write the names file for the next-character model to ``args.output``."""
+    from likewise._targets import check_output_file
     from likewise.names import write_names  # written by the torch topic; imported only when asked
 
-    summary = write_names(args.output, top=args.top)
+    check_output_file(args.output, overwrite=args.overwrite)  # the message names --overwrite
+    summary = write_names(args.output, top=args.top, overwrite=args.overwrite)
     emit_fields(args, summary)
 
 
@@ -120,4 +122,5 @@ def register(commands: Commands) -> None:
 
     n = datasets.add("names", cmd_names, help="a names file (one per line) for the next-character model")
     n.add_argument("-o", "--output", required=True, metavar="FILE")
+    n.add_argument("--overwrite", action="store_true", help="replace an existing file at FILE")
     n.add_argument("--top", type=positive_int, default=None, help="keep only the N most common names")

@@ -193,7 +193,7 @@ def cmd_split(args: argparse.Namespace) -> None:
 def cmd_export(args: argparse.Namespace) -> None:
     """Write a saved space as word2vec text/binary or a TensorBoard Projector folder."""
     from likewise import formats
-    from likewise._fileio import check_output_file, check_outside_saved
+    from likewise._targets import check_output_file, check_outside_saved
     from likewise.evaluate import read_labels
 
     # before loading: an export never lands inside a model folder nor replaces a file unasked
@@ -342,8 +342,10 @@ def cmd_sweep_dim(args: argparse.Namespace) -> None:
 def cmd_plot(args: argparse.Namespace) -> None:
     """Draw the PCA map or the training loss of a saved space."""
     from likewise import plot
+    from likewise._targets import check_output_file
     from likewise.evaluate import read_labels
 
+    check_output_file(args.output, overwrite=args.overwrite)  # before loading and drawing
     emb = load_space(args.model)
     if args.kind == "loss":
         path = plot.plot_loss(
@@ -469,6 +471,7 @@ def register(commands: Commands) -> None:
     p = commands.add("plot", cmd_plot, help="draw the PCA map or the training loss of a space")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("-o", "--output", required=True, metavar="PICTURE", help=".png or .svg")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing file at PICTURE")
     p.add_argument("--kind", default="map", choices=["map", "loss"])
     p.add_argument("--labels", default=None, metavar="FILE", help="map: colour by item<TAB>label")
     p.add_argument("--annotate", nargs="+", default=None, metavar="ITEM", help="map: items to name")

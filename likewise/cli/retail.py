@@ -122,7 +122,7 @@ def cmd_lookalike(args: argparse.Namespace) -> None:
     """Print (or export with ``-o``) the customers closest to a seed audience."""
     import sys
 
-    from likewise._fileio import check_output_file
+    from likewise._targets import check_output_file
     from likewise.errors import InputError
     from likewise.retail import lookalike, write_audience
 
@@ -192,6 +192,8 @@ def cmd_update(args: argparse.Namespace) -> None:
         epochs=args.epochs,
         lr_scale=args.lr_scale,
         overwrite=args.overwrite,
+        item_attrs=args.item_attrs,
+        attrs_item_col=args.attrs_item_col,
     )
     u = emb.meta["update"]
     summary = {
@@ -201,6 +203,7 @@ def cmd_update(args: argparse.Namespace) -> None:
         "fingerprint": emb.fingerprint,
         "products": len(emb),
         "new_products": u["new_products"],
+        **({"new_attribute_tokens": u["new_attribute_tokens"]} if "new_attribute_tokens" in u else {}),
         "customers": len(emb.customers) if emb.customers is not None else 0,
         "lines": u["lines"],
         "seconds": u["seconds"],
@@ -264,3 +267,15 @@ def register(commands: Commands) -> None:
     p.add_argument("--epochs", type=positive_int, default=None, help="default: the model's")
     p.add_argument("--lr-scale", type=float, default=0.5, help="update learning rate / original")
     p.add_argument("--overwrite", action="store_true", help="replace an existing space at NEW_MODEL")
+    p.add_argument(
+        "--item-attrs",
+        default=None,
+        metavar="FILE",
+        help="attributes of new products (CSV/Parquet keyed by item), for a model trained with --item-attrs; "
+        "items it lacks keep the model's own",
+    )
+    p.add_argument(
+        "--attrs-item-col",
+        default=None,
+        help="the item column of --item-attrs (default: the model's attribute table's, else the first)",
+    )

@@ -11,15 +11,10 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 def cmd_index(args: argparse.Namespace) -> None:
     """Build the HNSW index beside a model and print its measured recall."""
-    from likewise._fileio import tidy
     from likewise.embeddings import Embeddings
-    from likewise.errors import InputError
-    from likewise.index import IndexParams, build_index, index_folder
+    from likewise.index import IndexParams, build_index, check_index_target, index_folder
 
-    folder = index_folder(args.model)
-    tidy(folder)  # an index save killed mid-publish is put back first
-    if folder.exists() and not args.overwrite:  # fail before the build, not after
-        raise InputError(f"{str(folder)!r} already exists; pass --overwrite to rebuild it")
+    folder = check_index_target(index_folder(args.model), overwrite=args.overwrite)  # before the build
     emb = Embeddings.load(args.model, mmap=True, index=False)
     params = IndexParams(
         m=args.m, ef_construction=args.ef_construction, ef_search=args.ef_search, seed=args.seed

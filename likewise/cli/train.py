@@ -244,6 +244,7 @@ def register(commands: Commands) -> None:
         help="train vectors from text or a transaction log",
         description="Train item vectors with skip-gram and negative sampling.",
     )
+    t.set_defaults(all_ranks=True)  # under torchrun every rank trains; other commands run on rank 0 alone
     t.add_argument("input", nargs="+", metavar="INPUT", help="text file(s), folder, or CSV/Parquet/JSONL log")
     t.add_argument("-o", "--output", required=True, metavar="MODEL", help="folder to save the space in")
     t.add_argument("--overwrite", action="store_true", help="replace an existing saved space")

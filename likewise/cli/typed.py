@@ -58,7 +58,7 @@ def cmd_campaign_products(args: argparse.Namespace) -> None:
 
 def cmd_campaign_audience(args: argparse.Namespace) -> None:
     """Print (or export with ``-o``) the customers who look like a campaign's responders."""
-    from likewise._fileio import check_output_file
+    from likewise._targets import check_output_file
     from likewise.campaigns import campaign_audience, campaign_responders
     from likewise.retail import write_audience
 

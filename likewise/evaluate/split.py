@@ -189,7 +189,7 @@ def save_split(split: Split, path: str | os.PathLike, *, overwrite: bool = False
         replaced); or a key could not be read back. Nothing is left at ``path`` or beside it then.
     """
     final = Path(path)
-    # Checked here rather than by _fileio.check_target: a split's manifest is split.json, and these
+    # Checked here rather than by _targets.check_target: a split's manifest is split.json, and these
     # messages are the ones the CLI has always shown.
     if final.exists():
         if not overwrite:

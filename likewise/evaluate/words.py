@@ -23,10 +23,12 @@ __all__ = ["evaluate_analogies", "evaluate_pairs"]
 
 
 def _ok_vocab(emb: Embeddings, restrict: int | None, case_insensitive: bool) -> dict[str, int]:
-    """Key -> id over the first ``restrict`` keys; uppercased keys map to their first (most frequent) id."""
-    keys = emb.keys[:restrict] if restrict else emb.keys
+    """Key -> id over the ``restrict`` most frequent keys (by count, whatever the row order: an update
+    appends rows); an uppercased key maps to the id of its most frequent case variant."""
+    keys = emb.keys
     out: dict[str, int] = {}
-    for i, key in enumerate(keys):
+    for i in emb.vocab.by_count()[:restrict].tolist():
+        key = keys[i]
         out.setdefault(key.upper() if case_insensitive else key, i)
     return out
 
@@ -114,16 +116,22 @@ def evaluate_analogies(
     if abc:
         idx = np.asarray(abc, dtype=np.int64)
         normed = emb.normed
-        table = normed[:restrict] if restrict else normed
+        top = emb.vocab.most_frequent(restrict) if restrict else None  # None: a prefix of the rows
+        keys = emb.keys
+        if top is None:
+            table = normed[:restrict] if restrict else normed
+        else:  # the table's rows are the candidates: a, b, c (known words) and answers are positions in it
+            table = normed[top]
+            idx = np.searchsorted(top, idx)
+            keys = [keys[i] for i in top.tolist()]
         n = len(idx)
         step = 8192  # bounded query block; top_k_search blocks the score matrix itself
-        keys = emb.keys
         for s in range(0, n, step):
             ia, ib, ic = (idx[s : s + step, j] for j in range(3))
             if method == "add":
-                queries = normalise_rows(normed[ib] - normed[ia] + normed[ic])
+                queries = normalise_rows(table[ib] - table[ia] + table[ic])
             else:
-                queries = np.stack([normed[ia], normed[ib], normed[ic]], axis=1)
+                queries = np.stack([table[ia], table[ib], table[ic]], axis=1)
             m = len(ia)
             rows, _ = top_k_search(
                 table,

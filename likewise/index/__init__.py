@@ -15,7 +15,15 @@ from __future__ import annotations
 
 from ._query import NeighbourIndex, ann_top_k, check_index_for, measure_recall
 from .exact import ExactIndex
-from .hnsw import INDEX_DIR, HnswIndex, IndexParams, attach_saved_index, build_index, index_folder
+from .hnsw import (
+    INDEX_DIR,
+    HnswIndex,
+    IndexParams,
+    attach_saved_index,
+    build_index,
+    check_index_target,
+    index_folder,
+)
 from .scan import SCAN_MIN_ROWS, ScanTable, scan_top_k
 
 AnnIndex = HnswIndex
@@ -33,6 +41,7 @@ __all__ = [
     "attach_saved_index",
     "build_index",
     "check_index_for",
+    "check_index_target",
     "index_folder",
     "measure_recall",
     "scan_top_k",

@@ -33,6 +33,7 @@ import numpy as np
 
 from .._fileio import atomic_folder, file_entry, file_sha256, fsync_file, tidy, write_text
 from .._readfile import field, read_json
+from .._targets import check_target
 from ..errors import CorruptModelError, InputError, MissingDependencyError, SpaceMismatchError, shown
 from ._graphfile import check_graph
 from ._query import check_search, measure_recall
@@ -68,6 +69,14 @@ def _hnswlib() -> Any:
 def index_folder(model: str | os.PathLike) -> Path:
     """Where the index of the model saved at ``model`` lives (``model/index``)."""
     return Path(model) / INDEX_DIR
+
+
+def check_index_target(folder: str | os.PathLike, *, overwrite: bool = False) -> Path:
+    """Raise now if an index could not be saved to ``folder`` (see :meth:`HnswIndex.save`), so a build
+    is not wasted: an existing index is replaced only with ``overwrite``, never a folder that is not an
+    index or that holds a saved folder, and ``folder`` lies inside no saved folder but as its space's
+    own ``index/`` (:func:`likewise._targets.check_target`)."""
+    return check_target(folder, overwrite=overwrite, fmt=FORMAT, what="likewise index", own_part=True)
 
 
 @dataclass(frozen=True)
@@ -211,14 +220,10 @@ class HnswIndex:
         """Write the index to ``folder`` (usually :func:`index_folder` of the model), atomically.
 
         Everything is written into a temporary folder beside the target, then renamed into place; an
-        existing index is replaced only with ``overwrite=True``.
+        existing index is replaced only with ``overwrite=True``, and never a folder that is not an index
+        or that holds a saved folder (:func:`check_index_target`).
         """
-        target = Path(folder)
-        tidy(target)
-        if target.exists() and not overwrite:
-            raise InputError(
-                f"{str(target)!r} already exists; pass overwrite=True (--overwrite) to replace it"
-            )
+        target = check_index_target(folder, overwrite=overwrite)
         graph = self._get_graph()
         with atomic_folder(target) as tmp:
             graph.save_index(str(tmp / _GRAPH))

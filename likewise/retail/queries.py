@@ -229,7 +229,7 @@ def write_audience(
     """
     import csv
 
-    from .._fileio import check_output_file
+    from .._targets import check_output_file
 
     check_output_file(path, overwrite=overwrite, flag="overwrite=True")
     n = 0
