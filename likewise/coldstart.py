@@ -273,24 +273,9 @@ def _rows(source: Any, item_col: str | None) -> list[tuple[str, dict[str, Any]]]
     import pyarrow as pa
 
     read_item_attributes(source, item_col)  # the same checks (file, columns, keys) with the same messages
-    from .readers import as_arrow_table, is_table
+    from .readers import read_table_file
 
-    if is_table(source):
-        table = as_arrow_table(source)
-    else:
-        path = Path(os.fspath(source))
-        if path.suffix == ".parquet":
-            import pyarrow.parquet as pq
-
-            table = pq.read_table(str(path))
-        else:
-            import pyarrow.csv as pcsv
-
-            opts = pcsv.ConvertOptions(strings_can_be_null=True, null_values=[""])
-            sep = "\t" if ".tsv" in [s.lower() for s in path.suffixes] else ","
-            table = pcsv.read_csv(
-                str(path), parse_options=pcsv.ParseOptions(delimiter=sep), convert_options=opts
-            )
+    table, _, _ = read_table_file(source)  # the one reader: the same table the checks saw
     item_col = table.column_names[0] if item_col is None else item_col
     keys = [str(k) for k in table.column(item_col).cast(pa.string()).to_pylist()]
     cols = [c for c in table.column_names if c != item_col]

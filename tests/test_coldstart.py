@@ -184,6 +184,28 @@ def test_batch_placement_from_a_table(shop, tmp_path, capsys):
     assert len(again.meta["placed"]) == HELD + 1
 
 
+def test_new_products_in_parquet_are_placed_whatever_the_file_is_named(shop, tmp_path):
+    """``place --attrs-file`` reads the table once, by the one reader: Parquet is told by its content."""
+    import pyarrow.parquet as pq
+
+    data, attrs, held, d, emb = shop
+    new = {c: [attrs[c][i] for i in held.tolist()] for c in attrs}
+    pq.write_table(pa.table(new), tmp_path / "new_items.csv")  # Parquet, named .csv
+    placed = place_table(emb, tmp_path / "new_items.csv", k=10)
+    assert [p.key for p in placed] == [data.products[i] for i in held.tolist()]
+    assert [p.similar.keys for p in placed] == [p.similar.keys for p in place_table(emb, d / "new_items.csv")]
+
+
+def test_a_tag_column_of_empty_lists_gives_no_token(tmp_path):
+    """Found by the fuzzer: a list column whose lists are all empty raised IndexError."""
+    import pyarrow.parquet as pq
+
+    pq.write_table(
+        pa.table({"item": ["a", "b"], "tags": pa.array([[], None], pa.list_(pa.string()))}), tmp_path / "t.pq"
+    )
+    assert read_item_attributes(tmp_path / "t.pq").tokens == [[], []]
+
+
 def test_place_over_http(shop):
     pytest.importorskip("fastapi")
     from test_service import Client
@@ -216,7 +238,9 @@ def test_errors_say_what_is_wrong(shop, tmp_path):
     with pytest.raises(InputError, match=r"item 'tent' appears twice in column 'product_id' of .*dup\.csv"):
         read_item_attributes(tmp_path / "dup.csv")
     (tmp_path / "nokey.csv").write_text("product_id,category\ntent,outdoor\n,kitchen\n")
-    with pytest.raises(InputError, match=r"null item key in column 'product_id' .* at data row 2"):
+    with pytest.raises(
+        InputError, match=r"null 'product_id' value in .*nokey\.csv at data row 2 .* item key"
+    ):
         read_item_attributes(tmp_path / "nokey.csv")
     with pytest.raises(InputError, match=r"item column 'sku' not found in item attributes"):
         read_item_attributes(tmp_path / "nokey.csv", "sku")

@@ -699,3 +699,156 @@ def test_attribute_tables_read_or_fail_clearly(data, tmp_path_factory):
     for tokens in got.tokens:
         assert len(tokens) <= MAX_ITEM_TOKENS
         assert all(len(t.split("=", 1)[1]) <= MAX_VALUE_CHARS for t in tokens)
+
+
+# --- label, seed, analogy and word-pair files (issues 32 and 34) ------------------------------------------
+
+LABELS_SEED = "# labels\ntent\toutdoor\nkettle\tkitchen\n\n日本\tplace\n#x\ty\n".encode()
+LABEL_TABLE_SEED = b'item,label\ntent,outdoor\n"ket,tle",kitchen\nmug,\n'
+SEEDS_SEED = b"customer_id\nC1\nC2\n\n# note\nC3\r\n"
+
+
+def keyed_parquet(data: st.DataObject, key_name: str, width: int) -> bytes:
+    """A Parquet file whose key column and other columns are of any kind the attribute fuzzer draws."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = data.draw(st.integers(0, 5))
+    kinds = data.draw(st.lists(_ATTR_KINDS | st.just("keys"), min_size=width, max_size=width + 1))
+    keys = st.one_of(st.none(), st.text(max_size=8), st.sampled_from(["", "a\nb", "x" * 70_000]))
+    columns = {}
+    for c, kind in enumerate(kinds):
+        if kind == "keys":
+            columns[f"c{c}"] = pa.array(data.draw(st.lists(keys, min_size=n, max_size=n)), pa.string())
+        else:
+            columns[f"c{c}"] = _attr_column(kind, n, data.draw)
+    names = list(columns)
+    names[0] = key_name
+    sink = io.BytesIO()
+    pq.write_table(pa.table(list(columns.values()), names=names), sink)
+    return sink.getvalue()
+
+
+def keyed_file(data: st.DataObject, seeds: list[bytes], key_name: str, width: int) -> tuple[str, bytes]:
+    """A file name's suffix (any: the format is told by content) and its bytes."""
+    suffix = data.draw(st.sampled_from([".tsv", ".csv", ".txt", ".parquet", ".jsonl", ".dat", ".tsv.gz"]))
+    how = data.draw(st.sampled_from(["bytes", "bytes", "parquet"]))
+    if how == "parquet":
+        raw = keyed_parquet(data, key_name, width)
+        return suffix, data.draw(st.just(raw) | mutated(raw))
+    raw = data.draw(st.sampled_from(seeds))
+    return suffix, pack(data.draw(bytes_like(raw)), suffix)
+
+
+def one_line_error(call: Callable[[], Any], path: Path) -> Any:
+    """``call()``'s result; or, when it raised an InputError, None after checking the message is one line
+    naming the file. Anything else fails the test."""
+    from likewise.errors import InputError
+
+    with guarded():
+        try:
+            return call()
+        except InputError as e:
+            assert "\n" not in str(e) and str(path) in str(e), str(e)
+            return None
+
+
+@fuzz(2)
+@given(data=st.data(), column=st.sampled_from([None, "c1", "label"]))
+def test_label_files_read_or_fail_clearly(data: st.DataObject, column: Any) -> None:
+    from likewise.evaluate import read_labels
+
+    suffix, raw = keyed_file(data, [LABELS_SEED, LABEL_TABLE_SEED], "item", 2)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"labels{suffix}"
+        path.write_bytes(raw)
+        got = one_line_error(lambda: read_labels(path, label_col=column), path)
+    if got is not None:
+        assert got and all(isinstance(k, str) and k and "\n" not in k and "\r" not in k for k in got)
+        assert all(isinstance(v, str) and v for v in got.values())
+
+
+@fuzz(2)
+@given(data=st.data(), column=st.sampled_from([None, "customer_id", "c1"]))
+def test_seed_files_read_or_fail_clearly(data: st.DataObject, column: Any) -> None:
+    from likewise.cli.retail import read_seeds
+
+    suffix, raw = keyed_file(data, [SEEDS_SEED, b"name,cust\nann,C1\nbob,C2\n"], "customer_id", 1)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"seeds{suffix}"
+        path.write_bytes(raw)
+        got = one_line_error(lambda: read_seeds(str(path), column), path)
+    if got is not None:
+        assert all(isinstance(k, str) and k and "\n" not in k and "\r" not in k for k in got)
+        assert all(len(k) <= readers.MAX_ITEM_CHARS for k in got)
+
+
+WORDS = ["athens", "greece", "baghdad", "iraq", "boy", "girl", "brother", "sister", "日本", "Athens"]
+ANALOGY_SEED = (
+    ": capital-common-countries\nathens greece baghdad iraq\nAthens Greece Baghdad Iraq\n"
+    ": family\nboy girl brother sister\nboy girl 日本 unknown\n\n"
+).encode()
+PAIRS_SEED = "# word pairs\nathens\tgreece\t7.5\nboy\tgirl\t6\n日本\tboy\tnan\nboy\tsister\t1e999\n".encode()
+
+
+# whole questions of known and unknown words, sections, and lines of the wrong length
+QUESTION_LINES = st.lists(
+    st.lists(st.sampled_from([*WORDS, "unknown", ":", ": s", "\t", "\r"]), max_size=6).map(" ".join),
+    max_size=8,
+).map(lambda lines: "\n".join(lines).encode())
+
+
+def word_space() -> Embeddings:
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((len(WORDS), 4)).astype(np.float32)
+    return Embeddings(vectors, Vocab(WORDS, list(range(len(WORDS), 0, -1))))
+
+
+@fuzz(2)
+@given(
+    data=bytes_like(ANALOGY_SEED) | QUESTION_LINES,
+    method=st.sampled_from(["add", "mul"]),
+    restrict=st.sampled_from([None, 1, 3, 300_000]),
+    case_insensitive=st.booleans(),
+    dummy4unknown=st.booleans(),
+)
+def test_analogy_files_give_a_result_or_an_input_error(
+    data: bytes, method: str, restrict: Any, case_insensitive: bool, dummy4unknown: bool
+) -> None:
+    from likewise.evaluate import evaluate_analogies
+
+    emb = word_space()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "questions-words.txt"
+        path.write_bytes(data)
+        got = one_line_error(
+            lambda: evaluate_analogies(
+                emb,
+                path,
+                method=method,  # type: ignore[arg-type]
+                restrict=restrict,
+                case_insensitive=case_insensitive,
+                dummy4unknown=dummy4unknown,
+            ),
+            path,
+        )
+    if got is not None:
+        assert 0 <= got["total"]["correct"] <= got["total"]["total"] and 0 <= got["oov_ratio"] <= 1
+
+
+@fuzz(1)
+@given(data=bytes_like(PAIRS_SEED), restrict=st.sampled_from([None, 2]), dummy4unknown=st.booleans())
+def test_word_pair_files_give_a_result_or_an_input_error(
+    data: bytes, restrict: Any, dummy4unknown: bool
+) -> None:
+    from likewise.evaluate import evaluate_pairs
+
+    emb = word_space()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "pairs.tsv"
+        path.write_bytes(data)
+        got = one_line_error(
+            lambda: evaluate_pairs(emb, path, restrict=restrict, dummy4unknown=dummy4unknown), path
+        )
+    if got is not None:
+        assert got["pairs"] >= 1 and 0 <= got["oov_ratio"] <= 1

@@ -380,7 +380,11 @@ def register(commands: Commands) -> None:
         "--pairs", metavar="FILE", nargs="+", help="WordSim-353 / SimLex-999 format (tab-separated)"
     )
     e.add_argument("--holdout", metavar="SPLIT", help="a folder written by `likewise split`")
-    e.add_argument("--labels", metavar="FILE", help="item<TAB>label lines")
+    e.add_argument(
+        "--labels",
+        metavar="FILE",
+        help="item<TAB>label lines, or a table with a header (CSV/TSV, Parquet): items, then labels",
+    )
     e.add_argument(
         "--restrict", type=positive_int, default=300_000, help="word tests: the N most frequent keys"
     )
@@ -424,7 +428,9 @@ def register(commands: Commands) -> None:
     x.add_argument(
         "--replace-space", default=None, metavar="S", help="word2vec: replace whitespace in keys by S"
     )
-    x.add_argument("--labels", default=None, metavar="FILE", help="projector: an item<TAB>label column")
+    x.add_argument(
+        "--labels", default=None, metavar="FILE", help="projector: labels, as eval --labels reads them"
+    )
     x.add_argument("--overwrite", action="store_true", help="word2vec: replace an existing file at PATH")
 
     i = commands.add("import", cmd_import, help="make a saved space of word2vec / fastText .vec vectors")
@@ -473,7 +479,9 @@ def register(commands: Commands) -> None:
     p.add_argument("-o", "--output", required=True, metavar="PICTURE", help=".png or .svg")
     p.add_argument("--overwrite", action="store_true", help="replace an existing file at PICTURE")
     p.add_argument("--kind", default="map", choices=["map", "loss"])
-    p.add_argument("--labels", default=None, metavar="FILE", help="map: colour by item<TAB>label")
+    p.add_argument(
+        "--labels", default=None, metavar="FILE", help="map: colour by labels, as eval --labels reads them"
+    )
     p.add_argument("--annotate", nargs="+", default=None, metavar="ITEM", help="map: items to name")
     p.add_argument("--top", type=int, default=15, help="map: name the N most frequent items")
     p.add_argument("--max-points", type=positive_int, default=2000, help="map: sample large spaces")

@@ -76,46 +76,41 @@ def cmd_similar_customers(args: argparse.Namespace) -> None:
     _show(args, res, f"customers like {args.customer}", "customer")
 
 
+#: Names of a seed file's id column, in the order they are looked for; a first line holding one is a header.
+SEED_COLUMNS = ("customer_id", "customer", "seed", "user_id")
+
+
 def read_seeds(path: str, seed_col: str | None) -> list[str]:
-    """Seed customers from a file: a CSV / TSV with a header (column ``seed_col``, or ``customer_id``,
-    ``customer`` or the only column), or plain text with one id per line (an optional header line)."""
-    from pathlib import Path
+    """Seed customers from a file, read as every keyed table is (:func:`likewise.readers.read_table_file`).
 
+    A CSV / TSV with a header (the column ``seed_col``, else ``customer_id``, ``customer``, ``seed``,
+    ``user_id`` or the only column), a Parquet file (told by its content), or plain text with one id per
+    line (an optional header line naming the column; blank lines and ``#`` comments skipped). The ids get
+    a log's key checks: none null or empty, none with a line break or over the length limit.
+    """
     from likewise.errors import InputError
+    from likewise.readers import HeaderRule, key_column, read_table_file
 
-    with open(path, encoding="utf-8") as f:
-        first = f.readline()
-    delim = "\t" if path.endswith(".tsv") or "\t" in first else "," if "," in first else None
-    if delim is None and seed_col is None:
-        with open(path, encoding="utf-8") as f:
-            lines = [ln.strip() for ln in f if ln.strip()]
-        if lines and lines[0].lower() in ("customer_id", "customer", "seed", "user_id"):
-            lines = lines[1:]  # a header line
-        return lines
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
-    try:
-        table = pacsv.read_csv(
-            Path(path),
-            parse_options=pacsv.ParseOptions(delimiter=delim or ","),
-            convert_options=pacsv.ConvertOptions(strings_can_be_null=False),
-        )
-    except pa.ArrowInvalid as e:
-        raise InputError(
-            f"--seeds-file {path!r} is not a readable CSV/TSV: {str(e).splitlines()[0]}"
-        ) from None
+    named = SEED_COLUMNS if seed_col is None else (seed_col,)
+    table, where, fmt = read_table_file(path, what="seeds", header=HeaderRule(named, plain_width=1))
     cols = table.column_names
-    if seed_col is None:
-        seed_col = next((c for c in ("customer_id", "customer", "seed", "user_id") if c in cols), None)
-        if seed_col is None and len(cols) == 1:
-            seed_col = cols[0]
-    if seed_col is None or seed_col not in cols:
+    if fmt == "lines":  # one id per line, no header
+        if seed_col is not None:
+            raise InputError(
+                f"--seeds-file {where!r} has no header line naming a column {seed_col!r} (its first line is "
+                "an id): give the file a header, or no --seed-col"
+            )
+        column = cols[0]
+    elif seed_col is None:
+        column = next((c for c in SEED_COLUMNS if c in cols), cols[0] if len(cols) == 1 else None)
+    else:
+        column = seed_col if seed_col in cols else None
+    if column is None:
         raise InputError(
-            f"--seeds-file {path!r} has columns {', '.join(map(repr, cols))}: "
+            f"--seeds-file {where!r} has columns {', '.join(map(repr, cols))}: "
             f"name the seed column with --seed-col{'' if seed_col is None else f' (not {seed_col!r})'}"
         )
-    return [str(v) for v in table.column(seed_col).to_pylist() if v is not None and str(v).strip()]
+    return key_column(table, column, where, need="every row needs a customer id").to_pylist()
 
 
 def cmd_lookalike(args: argparse.Namespace) -> None:
@@ -248,7 +243,7 @@ def register(commands: Commands) -> None:
     p.add_argument(
         "--seeds-file",
         default=None,
-        help="seed customers: a CSV/TSV with a header (see --seed-col), or one id per line",
+        help="seed customers: one id per line, a CSV/TSV with a header (see --seed-col), or Parquet",
     )
     p.add_argument("--seed-col", default=None, help="column of --seeds-file with the ids (customer_id)")
     p.add_argument("--skip-unknown", action="store_true", help="report seeds not in the model and go on")

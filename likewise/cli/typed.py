@@ -151,7 +151,9 @@ def register(commands: Commands) -> None:
     p = commands.add("campaigns", cmd_campaigns, help="campaigns that fit a customer, or an audience")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("customers", nargs="*", metavar="CUSTOMER", help="one customer, or an audience")
-    p.add_argument("--customers-file", default=None, help="the audience: one customer id a line, or a CSV")
+    p.add_argument(
+        "--customers-file", default=None, help="the audience: one customer id a line, a CSV or Parquet"
+    )
     p.add_argument("-k", type=positive_int, default=10)
     p.add_argument("--exclude-opened", action="store_true", help="one customer: leave out campaigns opened")
     p.add_argument("--campaign-type", default="campaign", help="the type campaigns have (campaign)")

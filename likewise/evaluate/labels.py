@@ -3,7 +3,8 @@
 * :func:`evaluate_labels` -- each labelled item's majority label among its ``k`` nearest labelled items,
   and the share of those neighbours carrying its own label, overall and per label.
 * :func:`label_purity` -- the mean neighbour purity alone, over any items of the space.
-* :func:`read_labels` -- an ``item<TAB>label`` file.
+* :func:`read_labels` -- an ``item<TAB>label`` file or a table, read as every keyed table is
+  (:func:`likewise.readers.read_table_file`).
 """
 
 from __future__ import annotations
@@ -112,21 +113,29 @@ def evaluate_labels(emb: Embeddings, labels: Mapping[str, str], k: int = 10) -> 
     }
 
 
-_TABLE_SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl"}
+#: Names a label file's header line usually holds: a first line holding one of them is a header.
+LABEL_COLUMNS = frozenset(
+    {"item", "item_id", "items", "key", "id", "word", "product", "product_id", "sku"}
+    | {"label", "labels", "department", "category", "class", "group", "cluster", "genre", "aisle"}
+)
 
 
 def read_labels(
     path: str | os.PathLike, *, item_col: str | None = None, label_col: str | None = None
 ) -> dict[str, str]:
-    """Read item labels: ``item<TAB>label`` lines, or a CSV / TSV / Parquet / JSONL table with a header.
+    """Read item labels: ``item<TAB>label`` lines, or a CSV / TSV / Parquet / JSON Lines table.
+
+    The file is read by the reader every keyed table has (:func:`likewise.readers.read_table_file`), so
+    labels follow its rules: Parquet is told by its content, whatever the file's name; a text file's first
+    line is a header when it is comma-separated (CSV has a header), has more than two fields, or names a
+    column (``item_col``, ``label_col``, or a usual name: ``item``, ``product_id``, ``label``,
+    ``department``, ...; see :data:`LABEL_COLUMNS`). Otherwise the file is ``item<TAB>label`` lines,
+    taken as written (no quoting), blank lines and lines starting with ``#`` skipped.
 
     Parameters
     ----------
     path : str or path-like
-        A ``.csv``, ``.parquet`` or ``.jsonl`` file is a table with named columns; so is any other text
-        file (``.tsv``, ``.txt``) whose first line has more than two tab-separated fields, or when a
-        column is named. Otherwise the file is ``item<TAB>label`` lines (blank lines and ``#`` comments
-        skipped), as before.
+        The labels file (optionally compressed: ``.gz``, ``.bz2``, ``.zst``).
     item_col, label_col : str, optional
         The table's columns of item keys and of labels; default the first and the second column (so
         ``products.csv`` of ``likewise datasets retail`` needs ``label_col="department"``).
@@ -134,65 +143,37 @@ def read_labels(
     Returns
     -------
     dict of str to str
-        Item key -> label; a key given twice keeps its last label. Rows with an empty item or label
-        are skipped.
+        Item key -> label; a key given twice keeps its last label. A row with no label (null or empty)
+        is skipped.
 
     Raises
     ------
     InputError
-        A line that is not two tab-separated fields, a missing column (the message lists those there
-        are), or a file with no label at all.
+        One line naming the file: it is missing, empty or unreadable; a line that is not two fields; a
+        missing column (the message lists those there are); a column of structs, maps or bytes that are
+        not UTF-8 (naming the column and its type); an item key that is null, empty, holds a line break
+        or is too long (naming the data row, as for a log's keys); no labelled row at all.
     """
-    p = os.fspath(path)
-    fmt = _TABLE_SUFFIXES.get(os.path.splitext(p)[1].lower())
-    if fmt is None:
-        with open(p, encoding="utf-8") as f:
-            first = next((ln for ln in f if ln.strip() and not ln.startswith("#")), "")
-        if item_col is not None or label_col is not None or first.count("\t") > 1:
-            fmt = "tsv"
-    out = _read_label_lines(p) if fmt is None else _read_label_table(p, fmt, item_col, label_col)
-    if not out:
-        raise InputError(f"labels file {p!r} holds no 'item<TAB>label' line or labelled row")
-    return out
+    from ..readers import HeaderRule, key_column, read_table_file, text_column
 
-
-def _read_label_lines(path: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    with open(path, encoding="utf-8") as f:
-        for no, line in enumerate(f, 1):
-            line = line.rstrip("\r\n")
-            if not line.strip() or line.startswith("#"):
-                continue
-            parts = line.split("\t")
-            if len(parts) != 2:
-                raise InputError(f"{path!r} line {no}: expected 'item<TAB>label', got {line[:80]!r}")
-            out[parts[0]] = parts[1]
-    return out
-
-
-def _read_label_table(path: str, fmt: str, item_col: str | None, label_col: str | None) -> dict[str, str]:
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-    import pyarrow.json as pjson
-    import pyarrow.parquet as pq
-
-    try:
-        if fmt == "parquet":
-            table = pq.read_table(path)
-        elif fmt == "jsonl":
-            table = pjson.read_json(path)
-        else:
-            opts = pcsv.ParseOptions(delimiter="\t" if fmt == "tsv" else ",")
-            conv = pcsv.ConvertOptions(strings_can_be_null=False)
-            table = pcsv.read_csv(path, parse_options=opts, convert_options=conv)
-    except (pa.ArrowInvalid, OSError) as e:
-        raise InputError(f"cannot read labels {path!r} as {fmt}: {str(e).splitlines()[0]}") from None
+    named = {c for c in (item_col, label_col) if c is not None}
+    rule = HeaderRule(LABEL_COLUMNS | named, plain_width=2)
+    table, where, fmt = read_table_file(path, what="labels", header=rule)
     names = table.column_names
+    if fmt == "lines" and len(names) != 2 and not named:
+        raise InputError(
+            f"labels file {where!r} is neither 'item<TAB>label' lines nor a table with a header: its first "
+            f"line holds {len(names)} field(s)"
+        )
     if len(names) < 2 and (item_col is None or label_col is None):
-        raise InputError(f"labels table {path!r} has columns {names}: it needs an item and a label column")
+        raise InputError(f"labels table {where!r} has columns {names}: it needs an item and a label column")
     cols = [item_col or names[0], label_col or names[1]]
     for c in cols:
         if c not in names:
-            raise InputError(f"labels table {path!r} has no column {c!r}; its columns are {names}")
-    items, labels = (table.column(c).cast(pa.string()).to_pylist() for c in cols)
-    return {k: v for k, v in zip(items, labels, strict=True) if k and v}
+            raise InputError(f"labels table {where!r} has no column {c!r}; its columns are {names}")
+    items = key_column(table, cols[0], where, need="every row needs an item key").to_pylist()
+    labels = text_column(table.column(cols[1]), cols[1], where, kind="label column").to_pylist()
+    out = {k: v for k, v in zip(items, labels, strict=True) if v}  # no label: an unlabelled item
+    if not out:
+        raise InputError(f"labels file {where!r} holds no 'item<TAB>label' line or labelled row")
+    return out

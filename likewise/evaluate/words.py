@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any, Literal
 
 import numpy as np
@@ -31,6 +32,32 @@ def _ok_vocab(emb: Embeddings, restrict: int | None, case_insensitive: bool) -> 
         key = keys[i]
         out.setdefault(key.upper() if case_insensitive else key, i)
     return out
+
+
+def _utf8_lines(path: str | os.PathLike, what: str, *, universal: bool) -> Iterator[tuple[int, str]]:
+    """``(line_no, line)`` of a UTF-8 text file, lines counted from 1 and ending at ``\\n``.
+
+    ``universal``: ``\\r`` and ``\\r\\n`` end lines too, turned into ``\\n`` (as ``open(path)`` reads text).
+    A file that cannot be opened, or a line that is not UTF-8, is an :class:`InputError` naming the file.
+    """
+    try:
+        f = open(path, "rb")  # noqa: SIM115 -- closed by the ``with`` below; the open alone is guarded
+    except OSError as e:
+        raise InputError(f"cannot open {what} file {str(path)!r}: {e.strerror or e}") from None
+    with f:
+        for no, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputError(f"{what} file {str(path)!r} line {no} is not UTF-8 text") from None
+            if not universal:
+                yield no, line
+                continue
+            *parts, last = line.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+            for part in parts:
+                yield no, part + "\n"
+            if last:
+                yield no, last
 
 
 def _check_restrict(restrict: Any) -> int | None:
@@ -88,30 +115,28 @@ def evaluate_analogies(
     ignore: list[tuple[str, str, str]] = []
     dummy_wrong: Counter[int] = Counter()
     n_questions = oov = 0
-    with open(path, "rb") as f:
-        for line_no, raw in enumerate(f):
-            line = raw.decode("utf-8")
-            if line.startswith(": "):
-                names.append(line.lstrip(": ").strip())
-                continue
-            if not names:
-                raise InputError(f"{str(path)!r}: missing section header before line #{line_no}")
-            words = line.split()
-            if len(words) != 4:
-                continue
-            if case_insensitive:
-                words = [w.upper() for w in words]
-            n_questions += 1
-            if any(w not in ok for w in words):
-                oov += 1
-                if dummy4unknown:
-                    dummy_wrong[len(names) - 1] += 1
-                continue
-            a, b, c, d = words
-            abc.append((ok[a], ok[b], ok[c]))
-            expected.append(d)
-            ignore.append((a, b, c))
-            sec_of.append(len(names) - 1)
+    for line_no, line in _utf8_lines(path, "analogy questions", universal=False):
+        if line.startswith(": "):
+            names.append(line.lstrip(": ").strip())
+            continue
+        if not names:
+            raise InputError(f"{str(path)!r}: missing section header before line #{line_no}")
+        words = line.split()
+        if len(words) != 4:
+            continue
+        if case_insensitive:
+            words = [w.upper() for w in words]
+        n_questions += 1
+        if any(w not in ok for w in words):
+            oov += 1
+            if dummy4unknown:
+                dummy_wrong[len(names) - 1] += 1
+            continue
+        a, b, c, d = words
+        abc.append((ok[a], ok[b], ok[c]))
+        expected.append(d)
+        ignore.append((a, b, c))
+        sec_of.append(len(names) - 1)
     correct = np.zeros(len(abc), dtype=bool)
     if abc:
         idx = np.asarray(abc, dtype=np.int64)
@@ -235,30 +260,29 @@ def evaluate_pairs(
     ia: list[int] = []
     ib: list[int] = []
     oov = 0
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if not line or line.startswith("#"):
-                continue
-            parts = line.split(delimiter)
-            if len(parts) != 3:
-                continue
-            if case_insensitive:
-                parts = [p.upper() for p in parts]
-            try:
-                sim = float(parts[2])
-            except ValueError:
-                continue
-            a, b = parts[0], parts[1]
-            if a not in ok or b not in ok:
-                oov += 1
-                if dummy4unknown:
-                    gold.append(sim)
-                    ia.append(-1)
-                    ib.append(-1)
-                continue
-            gold.append(sim)
-            ia.append(ok[a])
-            ib.append(ok[b])
+    for _, line in _utf8_lines(path, "word pairs", universal=True):
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split(delimiter)
+        if len(parts) != 3:
+            continue
+        if case_insensitive:
+            parts = [p.upper() for p in parts]
+        try:
+            sim = float(parts[2])
+        except ValueError:
+            continue
+        a, b = parts[0], parts[1]
+        if a not in ok or b not in ok:
+            oov += 1
+            if dummy4unknown:
+                gold.append(sim)
+                ia.append(-1)
+                ib.append(-1)
+            continue
+        gold.append(sim)
+        ia.append(ok[a])
+        ib.append(ok[b])
     if not gold:
         raise InputError(
             f"no valid similarity judgement in {str(path)!r} (bad format, or every pair unknown)"

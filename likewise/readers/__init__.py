@@ -12,6 +12,11 @@ Four kinds of input, a module each:
 * **sparse matrices** (:mod:`~likewise.readers.matrix`) -- a scipy.sparse user × item matrix, each row
   a basket of the columns it holds a value > 0 in (already packed ids: no Python object per row).
 
+Tables keyed by item or customer -- item attributes, new products, labels, seed customers -- are read by
+one function, :func:`read_table_file` (:mod:`~likewise.readers.keyed`), and their keys checked by
+:func:`key_column` as a log's keys are: one set of rules for formats, headers, types, encodings, nulls
+and key lengths.
+
 What they share (:class:`InputSpec`, the files it names, their format and compression) is in the
 private ``_files`` module; everything public is re-exported here, so ``likewise.readers.X`` is the name
 to use. Each module imports only :mod:`likewise.errors` of the rest of likewise; the matrix reader also
@@ -60,6 +65,10 @@ _LAZY = {
     "iter_log_groups": "log",
     "n_partitions": "log",
     "scan_log": "log",
+    "HeaderRule": "keyed",
+    "key_column": "keyed",
+    "read_table_file": "keyed",
+    "text_column": "keyed",
     "as_arrow_table": "table",
     "write_table": "table",
 }
@@ -83,6 +92,7 @@ __all__ = [
     "MAX_ITEM_CHARS",
     "MAX_PARTITIONS",
     "MAX_SEQUENCE_LENGTH",
+    "HeaderRule",
     "InputSpec",
     "CheckedBatch",
     "LogScan",
@@ -101,12 +111,15 @@ __all__ = [
     "iter_log_groups",
     "iter_text_chunks",
     "iter_text_sequences",
+    "key_column",
     "log_progress",
     "n_partitions",
     "named_files",
+    "read_table_file",
     "resolve_files",
     "scan_log",
     "simple_tokens",
     "sparse_baskets",
+    "text_column",
     "write_table",
 ]

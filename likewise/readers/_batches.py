@@ -21,7 +21,7 @@ import pyarrow as pa
 from ..errors import InputError
 from ._files import InputSpec, compression, first_line, named_files, no_data_error
 
-__all__ = ["iter_log_batches"]
+__all__ = ["iter_log_batches", "refuse_null_rows"]
 
 _BATCH_BYTES = 4 * 2**20  # CSV / JSON block size; Arrow reads several blocks ahead, so this caps memory
 _PARQUET_BATCH_ROWS = 1 << 20
@@ -110,7 +110,7 @@ def _csv_header(path: Path, read, parse) -> list[str]:
         return []
 
 
-def _refuse_null_rows(path: Path) -> None:
+def refuse_null_rows(path: Path) -> None:
     """Raise :class:`InputError` naming the first line of ``path`` that is the bare JSON value ``null``.
 
     pyarrow's JSON reader dereferences a null pointer (the process dies: apache/arrow#47409, still in
@@ -139,7 +139,7 @@ def _refuse_null_rows(path: Path) -> None:
 def _jsonl_batches(path: Path, cols: list[str]) -> Iterator[pa.RecordBatch]:
     import pyarrow.json as pjson
 
-    _refuse_null_rows(path)
+    refuse_null_rows(path)
     stream = pa.input_stream(str(path), compression=compression(path))
     try:
         reader = pjson.open_json(stream, read_options=pjson.ReadOptions(block_size=_BATCH_BYTES))

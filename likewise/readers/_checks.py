@@ -12,12 +12,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InputError
+from ..errors import InputError, shown
 from ._files import first_line
+from .text import MAX_ITEM_CHARS
 
 __all__ = [
     "as_strings",
     "check_empty",
+    "check_length",
     "check_line_breaks",
     "check_nulls",
     "check_quantity",
@@ -26,38 +28,62 @@ __all__ = [
 ]
 
 
-def _bad_row(kind: str, path: Path, first_row: int, name: str, mask: pa.Array) -> InputError:
-    at = int(np.flatnonzero(mask.to_numpy(zero_copy_only=False))[0])
+#: The end of a null or empty key's message in a log.
+LOG_NEED = "every row needs a basket, an item and each column named for it"
+
+
+def _first(mask: pa.Array) -> int:
+    return int(np.flatnonzero(mask.to_numpy(zero_copy_only=False))[0])
+
+
+def _bad_row(kind: str, path: Path | str, first_row: int, name: str, mask: pa.Array, need: str) -> InputError:
     return InputError(
-        f"{kind} {name!r} value in {path} at data row {first_row + at + 1} (rows count from 1, "
-        "header not counted); every row needs a basket, an item and each column named for it"
+        f"{kind} {name!r} value in {path} at data row {first_row + _first(mask) + 1} (rows count from 1, "
+        f"header not counted); {need}"
     )
 
 
-def check_nulls(path: Path, first_row: int, name: str, col: pa.Array) -> None:
+def check_nulls(path: Path | str, first_row: int, name: str, col: pa.Array, *, need: str = LOG_NEED) -> None:
+    """Reject nulls (an empty CSV field, a JSON ``null``, a Parquet null); ``need`` ends the message."""
     if col.null_count:
-        raise _bad_row("null", path, first_row, name, col.is_null())
+        raise _bad_row("null", path, first_row, name, col.is_null(), need)
 
 
-def check_empty(path: Path, first_row: int, name: str, keys: pa.Array) -> None:
+def check_empty(path: Path | str, first_row: int, name: str, keys: pa.Array, *, need: str = LOG_NEED) -> None:
     """Reject empty keys (a quoted ``""`` in CSV, ``""`` in JSON or Parquet) like nulls."""
     empty = pc.equal(pc.binary_length(keys), 0)
     if pc.any(empty).as_py():
-        raise _bad_row("empty", path, first_row, name, empty)
+        raise _bad_row("empty", path, first_row, name, empty, need)
 
 
-def check_line_breaks(path: Path, first_row: int, name: str, keys: pa.Array) -> None:
+def check_line_breaks(path: Path | str, first_row: int, name: str, keys: pa.Array) -> None:
     """Reject item keys holding a line break: one-per-line exports (text, TSV, word2vec) would split them."""
     broken = pc.match_substring_regex(keys, r"[\r\n]")
     if pc.any(broken).as_py():
-        at = int(np.flatnonzero(broken.to_numpy(zero_copy_only=False))[0])
+        at = _first(broken)
         raise InputError(
-            f"{name!r} value {keys[at].as_py()!r} contains a line break, in {path} at data row "
+            f"{name!r} value {shown(keys[at].as_py())} contains a line break, in {path} at data row "
             f"{first_row + at + 1} (rows count from 1, header not counted)"
         )
 
 
-def check_utf8(path: Path, first_row: int, name: str, keys: pa.Array) -> None:
+def check_length(path: Path | str, first_row: int, name: str, keys: pa.Array) -> None:
+    """Reject keys of more than :data:`~likewise.readers.MAX_ITEM_CHARS` characters, as the text reader does.
+
+    ``keys`` must be valid UTF-8 (:func:`check_utf8` first).
+    """
+    lengths = pc.utf8_length(keys)
+    longest = pc.max(lengths).as_py()
+    if longest is not None and longest > MAX_ITEM_CHARS:
+        at = _first(pc.greater(lengths, MAX_ITEM_CHARS))
+        raise InputError(
+            f"{name!r} value {shown(keys[at].as_py())} is longer than {MAX_ITEM_CHARS} characters, in {path} "
+            f"at data row {first_row + at + 1} (rows count from 1, header not counted); a key may have at "
+            f"most {MAX_ITEM_CHARS}"
+        )
+
+
+def check_utf8(path: Path | str, first_row: int, name: str, keys: pa.Array) -> None:
     """Reject keys that are not UTF-8: Parquet does not check its string columns (CSV and JSON do)."""
     try:
         keys.validate(full=True)

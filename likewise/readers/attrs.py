@@ -12,13 +12,13 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import InputError
 from ..itemtypes import SIDE_TYPE, TYPE_SEP
+from .keyed import key_column, read_table_file, text_column
 
 __all__ = [
     "ItemAttributes",
@@ -126,70 +126,6 @@ def tokenise(spec: Mapping[str, Any], attrs: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys(out))[: int(spec.get("max_tokens", MAX_ITEM_TOKENS))]
 
 
-def read_table_file(source: Any, format: str = "auto", delimiter: str | None = None) -> tuple[Any, str, str]:
-    """Read a table keyed by item (attributes, names, new products): the one reader such tables have.
-
-    Parameters
-    ----------
-    source : path, or a pyarrow Table / pandas / polars DataFrame
-        Parquet, or CSV / TSV with a header (optionally compressed; any other text suffix is read as
-        CSV, its separator a tab when the first line holds one).
-    format : {"auto", "csv", "parquet"}
-        ``"auto"`` decides by the suffix.
-    delimiter : str, optional
-        The CSV separator.
-
-    Returns
-    -------
-    table : pyarrow.Table
-    where : str
-        How messages name it (the path, or "the attribute table").
-    fmt : str
-        ``"table"``, ``"parquet"`` or ``"csv"``.
-
-    Raises
-    ------
-    InputError
-        The file is missing, empty, not text (and not Parquet), or not readable as its format.
-    """
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-    import pyarrow.parquet as pq
-
-    from ._files import compression, detect_format, first_line
-    from .table import as_arrow_table, is_table
-
-    if is_table(source):
-        return as_arrow_table(source), "the attribute table", "table"
-    path = Path(os.fspath(source))
-    where = str(path)
-    if not path.is_file():
-        raise InputError(f"item attributes file {where!r} does not exist (or is not a file)")
-    if path.stat().st_size == 0:
-        raise InputError(f"item attributes file {where!r} is empty (0 bytes)")
-    fmt = detect_format(path, format)
-    if fmt not in ("parquet", "csv", "text"):
-        raise InputError(f"item attributes {where!r} must be CSV/TSV or Parquet, not {fmt}")
-    try:
-        if fmt == "parquet":
-            return pq.read_table(str(path)), where, "parquet"
-        with pa.input_stream(str(path), compression=compression(path)) as s:
-            head = s.read(65536)
-        if b"\0" in head:
-            raise InputError(
-                f"item attributes file {where!r} is not text: give CSV/TSV with a header, or Parquet"
-            )
-        first = head.decode("utf-8", errors="replace").split("\n", 1)[0]
-        tsv = ".tsv" in [x.lower() for x in path.suffixes] or "\t" in first
-        sep = delimiter or ("\t" if tsv else ",")
-        opts = pcsv.ConvertOptions(strings_can_be_null=True, null_values=[""])
-        with pa.input_stream(str(path), compression=compression(path)) as s:
-            table = pcsv.read_csv(s, parse_options=pcsv.ParseOptions(delimiter=sep), convert_options=opts)
-        return table, where, "csv"
-    except (pa.ArrowInvalid, OSError) as e:
-        raise InputError(f"cannot read item attributes {where!r} as {fmt}: {first_line(e)}") from None
-
-
 def read_item_attributes(
     source: str | os.PathLike | Any,
     item_col: str | None = None,
@@ -234,13 +170,12 @@ def read_item_attributes(
     attr_cols = [c for c in names if c != item_col]
     if not attr_cols:
         raise InputError(f"item attributes {where!r} have no attribute column besides {item_col!r}")
-    keys_col = _as_text(table.column(item_col).combine_chunks(), item_col, where)
-    keys = keys_col.to_pylist()
+    keys = key_column(table, item_col, where, need="every row needs an item key").to_pylist()
     for row, k in enumerate(keys):
-        if k is None or not k.strip():
+        if not k.strip():
             raise InputError(
-                f"{'null' if k is None else 'empty'} item key in column {item_col!r} of {where!r} at data "
-                f"row {row + 1} (rows count from 1, header not counted)"
+                f"blank item key {k!r} in column {item_col!r} of {where!r} at data row {row + 1} (rows count "
+                "from 1, header not counted)"
             )
     if len(set(keys)) != len(keys):
         seen: set[str] = set()
@@ -266,11 +201,12 @@ def read_item_attributes(
             continue
         if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):  # tags: a token per element
             kinds[c] = "list"
-            values[c] = _as_text(col.flatten(), c, where, shown=col.type) and col.to_pylist()
+            _attr_text(col.flatten(), c, where, col.type)  # the elements must be text (or numbers, dates)
+            values[c] = col.to_pylist()
             continue
         if col.null_count == len(col):
             continue  # nothing to tokenise
-        text = _as_text(col, c, where)
+        text = _attr_text(col, c, where)
         spaced = pc.any(pc.match_substring_regex(text, r"\s\S")).as_py()
         kinds[c] = "words" if spaced else "value"
         values[c] = text.to_pylist()
@@ -307,7 +243,7 @@ def item_table(source: Any, item_col: str | None, keys: Sequence[str]) -> dict[s
     item_col = item_col or table.column_names[0]
     known = set(keys) | {k.partition(TYPE_SEP)[2] for k in keys if TYPE_SEP in k}
     rows = [
-        i for i, k in enumerate(_as_text(table.column(item_col), item_col, where).to_pylist()) if k in known
+        i for i, k in enumerate(_attr_text(table.column(item_col), item_col, where).to_pylist()) if k in known
     ]
     table = table.take(rows)
 
@@ -325,24 +261,10 @@ def item_table(source: Any, item_col: str | None, keys: Sequence[str]) -> dict[s
     return {"item_col": item_col, "columns": columns}
 
 
-def _as_text(col: Any, name: str, where: str, shown: Any = None) -> Any:
-    """A column's values as text; one that is not text, numbers or a list of them is a clear error."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    t = col.type
-    if pa.types.is_dictionary(t):
-        col, t = col.dictionary_decode(), t.value_type
-    nested = pa.types.is_nested(t) or pa.types.is_map(t)
-    try:
-        if nested:
-            raise pa.ArrowNotImplementedError("nested")
-        return pc.cast(col, pa.string())
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        raise InputError(
-            f"attribute column {name!r} of {where!r} holds {shown or t}; expected text, numbers, dates or a "
-            "list of them (bytes must be UTF-8 text)"
-        ) from None
+def _attr_text(col: Any, name: str, where: str, shown: Any = None) -> Any:
+    """An attribute column as text; ``shown``: the type to name in an error (a list's, not its elements')."""
+    expected = "text, numbers, dates or a list of them"
+    return text_column(col, name, where, kind="attribute column", expected=expected, shown=shown)
 
 
 def expand_with_tokens(

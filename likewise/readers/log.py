@@ -63,6 +63,7 @@ from ._batches import iter_log_batches
 from ._checks import (
     as_strings,
     check_empty,
+    check_length,
     check_line_breaks,
     check_nulls,
     check_quantity,
@@ -170,8 +171,8 @@ def check_log_batch(spec: InputSpec, path: Path, first_row: int, batch: pa.Recor
     ------
     InputError
         A null or empty basket, item or customer; a key that is not UTF-8 or (item, customer) holds a
-        line break; a time that does not parse; a quantity that is not a number >= 0. The message names
-        the file, the column and the data row.
+        line break or is longer than ``MAX_ITEM_CHARS`` characters; a time that does not parse; a
+        quantity that is not a number >= 0. The message names the file, the column and the data row.
     """
     basket, item = batch.column(0), batch.column(1)
     check_nulls(path, first_row, spec.basket_col or "", basket)
@@ -192,6 +193,7 @@ def check_log_batch(spec: InputSpec, path: Path, first_row: int, batch: pa.Recor
             check_utf8(path, first_row, name, col)
             check_empty(path, first_row, name, col)
             check_line_breaks(path, first_row, name, col)
+            check_length(path, first_row, name, col)
             keys[name] = col
     seconds = quantity = None
     if spec.time_col:

@@ -133,7 +133,7 @@ class ItemAttrs:
 
 def _read_table(path: Path) -> Any:
     """The table (through the reader every item table has) and whether it is text."""
-    from ..readers.attrs import read_table_file
+    from ..readers import read_table_file
 
     table, _, fmt = read_table_file(path)
     return table, fmt == "csv"
