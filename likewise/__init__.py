@@ -28,7 +28,7 @@ from .errors import (
 )
 from .train import EpochStats, TrainConfig
 from .train import train as _train_items
-from .vocab import Vocab
+from .vocab import Vocab, parse_item
 
 if TYPE_CHECKING:
     from .corpus import Corpus, build_corpus, corpus_from_sequences
@@ -58,6 +58,7 @@ __all__ = [
     "build_corpus",
     "corpus_from_sequences",
     "load",
+    "parse_item",
     "train",
 ]
 

@@ -98,10 +98,8 @@ class Placed:
             "unknown": self.unknown,
             "prior_count": self.prior_count,
             "vector": [round(float(x), 6) for x in np.asarray(self.vector)],
-            "similar": [{"item": k, "score": float(s)} for k, s in self.similar],
-            "bought_with": None
-            if self.bought_with is None
-            else [{"item": k, "score": float(s)} for k, s in self.bought_with],
+            "similar": self.similar.records(),
+            "bought_with": None if self.bought_with is None else self.bought_with.records(),
         }
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .datasets import demo_baskets, demo_labels
 from .errors import MissingDependencyError
+from .space import Neighbours
 
 __all__ = ["DEMO_QUERIES", "DemoResult", "run_demo"]
 
@@ -18,7 +19,7 @@ class DemoResult:
     """What :func:`run_demo` produced."""
 
     model_path: Path
-    neighbours: dict[str, list[tuple[str, float]]]
+    neighbours: dict[str, Neighbours]
     map_path: Path | None
     note: str = ""
     history: list[dict] = field(default_factory=list)
@@ -63,7 +64,7 @@ def run_demo(out_dir: str | Path = "demo_out", seed: int = 0, progress: bool | N
     )
     model_path = out / "model"
     emb.save(model_path, overwrite=True)
-    neighbours = {q: list(emb.similar(q, k=3)) for q in DEMO_QUERIES}
+    neighbours = {q: emb.similar(q, k=3) for q in DEMO_QUERIES}
     map_path: Path | None = out / "map.png"
     note = ""
     try:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pyarrow and pandas are imported inside the functions that n
 __all__ = [
     "FINGERPRINT_PREFIX",
     "Neighbours",
+    "answer_records",
     "SpaceVector",
     "compute_fingerprint",
     "items_frame",
@@ -168,32 +169,79 @@ class Neighbours:
         more = ", ..." if len(self) > 5 else ""
         return f"Neighbours({{{pairs}{more}}})"
 
+    def at_least(self, min_score: float | None) -> Neighbours:
+        """One query's answer without the neighbours scoring below ``min_score`` (all of it for None).
+
+        Parameters
+        ----------
+        min_score : float or None
+
+        Returns
+        -------
+        Neighbours
+        """
+        if min_score is None:
+            return self
+        if self.batched:
+            raise ValueError("at_least filters one query's answer; index a batch first")
+        keep = self.scores >= min_score
+        return Neighbours(
+            [k for k, kept in zip(self.keys, keep.tolist(), strict=True) if kept],
+            self.ids[keep],
+            self.scores[keep],
+        )
+
+    def records(self) -> list[dict[str, Any]] | list[list[dict[str, Any]]]:
+        """The answer as the one record every front end gives: ``{"item", "id", "score"}`` per neighbour.
+
+        The command line's ``--json``, the HTTP service and Python give these same records, best first,
+        scores as computed (the float32 value as a Python float).
+
+        Returns
+        -------
+        list of dict, or list of list of dict
+            One query: its records. A batch: one list per query row.
+        """
+        if not self.batched:
+            return answer_records(self.keys, self.ids, self.scores)  # type: ignore[arg-type]
+        return [answer_records(k, i, s) for k, i, s in zip(self.keys, self.ids, self.scores, strict=True)]
+
     def to_records(self) -> list[dict[str, Any]]:
-        """Plain-Python rows for JSON output.
+        """Plain-Python rows for a table or a data frame: :meth:`records` with the rank.
 
         Returns
         -------
         list of dict
-            ``{"rank", "key", "id", "score"}`` per neighbour (rank starts at 1); batch results add
+            ``{"rank", "item", "id", "score"}`` per neighbour (rank starts at 1); batch results add
             ``"query"``, the position of the query in the input batch.
         """
         if not self.batched:
-            return [
-                {"rank": r + 1, "key": k, "id": int(i), "score": float(s)}
-                for r, (k, i, s) in enumerate(
-                    zip(self.keys, self.ids.tolist(), self.scores.tolist(), strict=True)
-                )
-            ]
+            return [{"rank": r + 1, **rec} for r, rec in enumerate(self.records())]  # type: ignore[dict-item]
         queries = self.queries if self.queries is not None else np.arange(len(self))
-        out: list[dict[str, Any]] = []
-        for q, keys, ids, scores in zip(
-            queries.tolist(), self.keys, self.ids.tolist(), self.scores.tolist(), strict=True
-        ):
-            out.extend(
-                {"query": q, "rank": r + 1, "key": k, "id": int(i), "score": float(s)}
-                for r, (k, i, s) in enumerate(zip(keys, ids, scores, strict=True))  # type: ignore[arg-type]
-            )
-        return out
+        return [
+            {"query": q, "rank": r + 1, **rec}
+            for q, recs in zip(queries.tolist(), self.records(), strict=True)
+            for r, rec in enumerate(recs)  # type: ignore[arg-type]
+        ]
+
+
+def answer_records(keys: Sequence[str], ids: Any, scores: Any) -> list[dict[str, Any]]:
+    """Ranked ``(key, id, score)`` as the one answer record, ``[{"item", "id", "score"}, ...]``.
+
+    Parameters
+    ----------
+    keys : sequence of str
+    ids : array-like of int
+    scores : array-like of float
+
+    Returns
+    -------
+    list of dict
+    """
+    return [
+        {"item": k, "id": int(i), "score": float(s)}
+        for k, i, s in zip(keys, np.asarray(ids).tolist(), np.asarray(scores).tolist(), strict=True)
+    ]
 
 
 def compute_fingerprint(vectors: np.ndarray, keys: Sequence[str]) -> str:

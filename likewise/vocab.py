@@ -14,12 +14,69 @@ from typing import Literal
 
 import numpy as np
 
-from .errors import InputError, ItemIndexError, UnknownItemError
+from .errors import InputError, ItemIndexError, UnknownItemError, shown
 
 #: Characters of an unknown key that "did you mean" compares (keeps the error path's work bounded).
 MAX_SUGGEST_CHARS = 200
 
-__all__ = ["Dropped", "KeyList", "Vocab", "ranked_vocab"]
+__all__ = ["Dropped", "KeyList", "Vocab", "parse_item", "parse_items", "ranked_vocab"]
+
+#: Digits an id written ``#N`` may have: more than any table holds (int64), few enough to convert at once.
+MAX_ID_DIGITS = 20
+
+
+def parse_item(text: str) -> str | int:
+    """An item as a person writes it in text: ``#12`` is the item with id 12, anything else is a key.
+
+    The one parser of written items: the command line, the HTTP service (keys in paths, queries and JSON
+    strings) and Python callers reading ids from text all use it, so ``#12`` means the same everywhere.
+
+    Parameters
+    ----------
+    text : str
+        The item as written.
+
+    Returns
+    -------
+    str or int
+        The key unchanged, or the id when ``text`` is ``#`` then ASCII digits (``#-3`` is id -3, refused
+        later as outside the table).
+
+    Raises
+    ------
+    InputError
+        ``#`` followed by digits that are not ASCII (``#²``, ``#٣``), or by more than
+        :data:`MAX_ID_DIGITS` of them.
+
+    Examples
+    --------
+    >>> parse_item("#12"), parse_item("tent"), parse_item("#tag")
+    (12, 'tent', '#tag')
+    """
+    if not (text.startswith("#") and len(text) > 1):
+        return text
+    digits = text[1:].removeprefix("-")
+    if not digits.isdigit() and not digits.isdecimal():
+        return text  # "#tag", "#1a": a key that starts with '#'
+    if not digits.isascii():  # "#²", "#٣": digits, but not the ones an id is written in
+        raise InputError(f"{shown(text)}: an id after '#' is written in ASCII digits 0-9")
+    if len(digits) > MAX_ID_DIGITS:
+        raise InputError(f"{shown(text)}: an id after '#' has at most {MAX_ID_DIGITS} digits")
+    return int(text[1:])
+
+
+def parse_items(texts: Iterable[str]) -> list[str | int]:
+    """:func:`parse_item` of each of ``texts``.
+
+    Parameters
+    ----------
+    texts : iterable of str
+
+    Returns
+    -------
+    list of str or int
+    """
+    return [parse_item(t) for t in texts]
 
 
 class KeyList(list[str]):

@@ -479,7 +479,7 @@ def test_neighbours_records(camping: Embeddings) -> None:
     res = camping.similar("tent", k=2)
     recs = res.to_records()
     assert [r["rank"] for r in recs] == [1, 2]
-    assert recs[0] == {"rank": 1, "key": res.keys[0], "id": int(res.ids[0]), "score": float(res.scores[0])}
+    assert recs[0] == {"rank": 1, "item": res.keys[0], "id": int(res.ids[0]), "score": float(res.scores[0])}
     assert res[1] == (res.keys[1], float(res.scores[1]))
     batch = camping.similar(["tent", "zzz", "map"], k=2, on_unknown="skip").to_records()
     assert [r["query"] for r in batch] == [0, 0, 2, 2]

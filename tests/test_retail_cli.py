@@ -73,13 +73,13 @@ def test_train_summary_and_queries(shop, capsys):
     info = _json(capsys, ["info", str(model)])
     product = info["most_frequent"][0]
     got = _json(capsys, ["also-bought", str(model), product, "-k", "3"])
-    assert len(got["results"]) == 3 and product not in [r["product"] for r in got["results"]]
+    assert len(got["results"]) == 3 and product not in [r["item"] for r in got["results"]]
     got = _json(capsys, ["complete", str(model), product, info["most_frequent"][1], "-k", "4"])
     assert len(got["results"]) == 4
     got = _json(capsys, ["for-customer", str(model), "C000001", "-k", "5"])
     assert len(got["results"]) == 5
     got = _json(capsys, ["similar-customers", str(model), "C000001", "-k", "2"])
-    assert [r["customer"] for r in got["results"]] != ["C000001"] and len(got["results"]) == 2
+    assert [r["item"] for r in got["results"]] != ["C000001"] and len(got["results"]) == 2
     main(["also-bought", str(model), product, "-k", "3"])
     text = capsys.readouterr().out
     assert text.startswith(f"bought with {product}:") and "score" in text

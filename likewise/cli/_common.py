@@ -28,7 +28,6 @@ __all__ = [
     "load_space",
     "neighbour_payload",
     "neighbour_table",
-    "parse_items",
     "positive_int",
     "text_table",
     "type_option",
@@ -267,28 +266,6 @@ def input_spec(args: argparse.Namespace) -> InputSpec:
     )
 
 
-def parse_items(raw: Sequence[str]) -> list[str | int]:
-    """Command-line items are keys; ``#12`` names the item with id 12.
-
-    Parameters
-    ----------
-    raw : sequence of str
-        The items as typed.
-
-    Returns
-    -------
-    list of str or int
-        Keys, and ids where an item was written ``#ID``.
-    """
-    out: list[str | int] = []
-    for r in raw:
-        if r.startswith("#") and r[1:].lstrip("-").isdigit():
-            out.append(int(r[1:]))
-        else:
-            out.append(r)
-    return out
-
-
 def load_space(path: str) -> Embeddings:
     """The saved space at ``path``, memory-mapped (a query reads only the rows it needs).
 
@@ -384,22 +361,20 @@ def neighbour_table(pairs: Iterable[tuple[str, float]], what: str = "item", scor
     return text_table(["#", what, score], [[i + 1, k, float(s)] for i, (k, s) in enumerate(pairs)])
 
 
-def neighbour_payload(
-    pairs: Iterable[tuple[str, float]], what: str = "item", score: str = "score"
-) -> list[dict[str, Any]]:
-    """(key, score) pairs as the JSON list ``[{what: key, score: value}, ...]``.
+def neighbour_payload(res: Any) -> list[dict[str, Any]]:
+    """A ranked answer as JSON: the one answer record, ``[{"item", "id", "score"}, ...]``.
 
     Parameters
     ----------
-    pairs : iterable of (str, float)
-    what, score : str
-        The two JSON keys.
+    res : likewise.Neighbours
+        One query's answer.
 
     Returns
     -------
     list of dict
+        :meth:`likewise.Neighbours.records`, as HTTP and Python give it.
     """
-    return [{what: k, score: float(s)} for k, s in pairs]
+    return res.records()
 
 
 def emit(args: argparse.Namespace, payload: Any, text: str) -> None:

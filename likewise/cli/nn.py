@@ -16,7 +16,6 @@ from ._common import (
     emit,
     emit_fields,
     fields_table,
-    neighbour_payload,
     neighbour_table,
     positive_int,
     text_table,
@@ -238,7 +237,8 @@ def cmd_predict_next(args: argparse.Namespace) -> None:
     if trained.meta.get("items_from") == "chars":
         items = [c for it in items for c in it]  # `predict-next names_model em` means the prefix e, m
     res = predict_next(trained, items, k=args.k, include_boundary=args.include_end)
-    emit(args, neighbour_payload(res, score="probability"), neighbour_table(res, score="probability"))
+    payload = [{"item": k, "probability": float(p)} for k, p in res]  # a prediction, not a neighbour
+    emit(args, payload, neighbour_table(res, score="probability"))
 
 
 # --- parser --------------------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from likewise.vocab import parse_items
+
 from ._common import (
     Commands,
     emit,
@@ -15,7 +17,6 @@ from ._common import (
     load_space,
     neighbour_payload,
     neighbour_table,
-    parse_items,
     positive_int,
     type_option,
     types_of,
@@ -29,8 +30,7 @@ def cmd_similar(args: argparse.Namespace) -> None:
     res = emb.similar(items, k=args.k, restrict=args.restrict, types=types_of(args))
     # A list, not a dict: repeated queries stay, and "#0" (an id) never collides with an item named "0".
     payload = [
-        {"query": raw, "neighbours": neighbour_payload(zip(keys, sc, strict=True))}
-        for raw, keys, sc in zip(args.items, res.keys, res.scores, strict=True)
+        {"query": raw, "neighbours": neighbour_payload(one)} for raw, one in zip(args.items, res, strict=True)
     ]
     text = "\n\n".join(
         f"similar to {q!s}:\n" + neighbour_table(zip(keys, sc, strict=True), score="cosine")

@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from likewise.vocab import parse_items
+
 from ._common import (
     Commands,
     emit,
@@ -18,7 +20,6 @@ from ._common import (
     load_space,
     neighbour_payload,
     neighbour_table,
-    parse_items,
     positive_int,
     type_option,
     types_of,
@@ -27,7 +28,7 @@ from ._common import (
 
 def _show(args: argparse.Namespace, res: Any, title: str, what: str, **extra: Any) -> None:
     """Ranked ``what`` (product or customer) under ``title``; ``extra`` goes into the JSON before them."""
-    payload = {"query": title, **extra, "results": neighbour_payload(res, what)}
+    payload = {"query": title, **extra, "results": neighbour_payload(res)}
     emit(args, payload, f"{title}:\n" + neighbour_table(res, what))
 
 
@@ -155,10 +156,9 @@ def cmd_lookalike(args: argparse.Namespace) -> None:
         }
         emit(args, payload, f"{title}: wrote {n} customers to {args.output}{why}")
         return
-    rows = [(k, s) for k, s in res if args.min_score is None or s >= args.min_score]
     if args.min_score is not None:
         title += f", score >= {args.min_score:g}"
-    _show(args, rows, title, "customer", unknown_seeds=unknown)
+    _show(args, res.at_least(args.min_score), title, "customer", unknown_seeds=unknown)
 
 
 def _fewer_than_k(n: int, found: int, args: argparse.Namespace, n_seeds: int, n_customers: int) -> str:

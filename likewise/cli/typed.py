@@ -11,11 +11,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import Commands, emit, load_space, neighbour_payload, neighbour_table, parse_items, positive_int
+from likewise.vocab import parse_items
+
+from ._common import Commands, emit, load_space, neighbour_payload, neighbour_table, positive_int
 
 
 def _show(args: argparse.Namespace, res: Any, title: str, what: str, **extra: Any) -> None:
-    payload = {"query": title, **extra, "results": neighbour_payload(res, what)}
+    payload = {"query": title, **extra, "results": neighbour_payload(res)}
     emit(args, payload, f"{title}:\n" + neighbour_table(res, what))
 
 
@@ -74,8 +76,7 @@ def cmd_campaign_audience(args: argparse.Namespace) -> None:
         payload = {"audience": args.output, "customers": n, "responders": n_resp, "method": args.method}
         emit(args, payload, f"{title}: wrote {n} customers to {args.output}")
         return
-    rows = [(k, s) for k, s in res if args.min_score is None or s >= args.min_score]
-    _show(args, rows, title, "customer", responders=n_resp)
+    _show(args, res.at_least(args.min_score), title, "customer", responders=n_resp)
 
 
 def cmd_read_next(args: argparse.Namespace) -> None:

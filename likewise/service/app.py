@@ -48,6 +48,7 @@ from ..errors import (
     UnknownItemError,
     shown,
 )
+from ..vocab import parse_item
 from .bodies import Limits, as_sent, error_responses, make_bodies, validation_message
 from .explorer_routes import add_explorer_routes
 from .guard import LOOPBACK_NAMES, Guard
@@ -81,10 +82,7 @@ def _json_error(message: str, status: int, headers: dict[str, str]) -> Response:
 
 
 def _neighbours(res: Any) -> list[dict]:
-    return [
-        {"item": k, "id": i, "score": round(float(s), 6)}
-        for k, i, s in zip(res.keys, res.ids.tolist(), res.scores.tolist(), strict=True)
-    ]
+    return res.records()  # the one answer record, as the CLI's --json and Python give it
 
 
 def _info(s: Served) -> dict:
@@ -293,14 +291,8 @@ def create_app(
             return None
 
     def item_of(raw: str | int) -> str | int:
-        # ints in JSON bodies are ids; in keys "#12" is id 12 (as on the command line)
-        if isinstance(raw, str) and raw.startswith("#") and len(raw) > 1:
-            digits = raw[1:]
-            if digits.isascii() and digits.isdigit():
-                return int(digits)
-            if digits.isdigit() or digits.isdecimal():  # "#²", "#٣": digits, but not ones an id is written in
-                raise InputError(f"{as_sent(raw)}: an id after '#' is written in ASCII digits 0-9")
-        return raw
+        # ints in JSON bodies are ids; in keys "#12" is id 12, by the parser the command line uses
+        return parse_item(raw) if isinstance(raw, str) else raw
 
     def check_results(n: int, k: int) -> None:
         if n * k > lim.max_results:

@@ -1,0 +1,115 @@
+"""One item parser and one answer record: the command line, HTTP and Python read ``#12`` alike and answer
+with the same ``{"item", "id", "score"}`` records (issue 31, item 2)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("fastapi")
+httpx = pytest.importorskip("httpx")
+
+from likewise import Embeddings, Vocab, parse_item  # noqa: E402
+from likewise.cli import main  # noqa: E402
+from likewise.errors import InputError  # noqa: E402
+from likewise.service import create_app  # noqa: E402
+from likewise.service.models import ModelSpec, Registry  # noqa: E402
+from likewise.vocab import MAX_ID_DIGITS, parse_items  # noqa: E402
+
+BAD_DIGITS = ["#²", "#٣", "#1²", "#-٣", "#" + "1" * (MAX_ID_DIGITS + 1)]
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    keys = [f"p{i}" for i in range(30)] + ["#7", "#tag"]  # keys that start with '#' but are not ids
+    emb = Embeddings(rng.standard_normal((len(keys), 8)), Vocab(keys, counts=np.arange(len(keys), 0, -1)))
+    path = tmp_path_factory.mktemp("one") / "m"
+    emb.save(path)
+    return path
+
+
+def http_get(path, url, **params):
+    app = create_app(Registry([ModelSpec("m", path)]))
+
+    async def go():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as c:
+            return await c.get(url, params=params)
+
+    return asyncio.run(go())
+
+
+def test_the_parser_reads_ids_keys_and_refuses_other_digits():
+    assert parse_items(["#12", "tent", "#tag", "#", "#-3", "#1a", "12"]) == [
+        12,
+        "tent",
+        "#tag",
+        "#",
+        -3,
+        "#1a",
+        "12",
+    ]
+    for text in BAD_DIGITS:
+        with pytest.raises(InputError, match="an id after '#'"):
+            parse_item(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=30))
+def test_any_text_is_a_key_an_id_or_one_input_error(text):
+    try:
+        got = parse_item(text)
+    except InputError as e:
+        assert text.startswith("#") and "\n" not in str(e)
+        return
+    if isinstance(got, int):
+        assert text == f"#{got}" or text == f"#{'-' if got < 0 else ''}{text.lstrip('#-')}"
+        assert text[1:].lstrip("-").isascii() and int(text[1:]) == got
+    else:
+        assert got == text
+
+
+@given(st.integers(min_value=0, max_value=10**MAX_ID_DIGITS - 1))
+def test_every_written_id_reads_back(i):
+    assert parse_item(f"#{i}") == i
+
+
+@pytest.mark.parametrize("text", BAD_DIGITS)
+def test_a_bad_id_is_one_line_and_exit_1_on_the_cli_and_a_4xx_over_http(model, capsys, text):
+    capsys.readouterr()
+    assert main(["similar", str(model), text]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and "an id after '#'" in err
+    r = http_get(model, "/models/m/similar", item=text)
+    assert 400 <= r.status_code < 500 and "an id after '#'" in r.json()["error"]
+
+
+@pytest.mark.parametrize("text", ["#32", "#-1", "#99999999999999999999"])
+def test_an_id_outside_the_table_is_one_line_on_the_cli_and_404_over_http(model, capsys, text):
+    capsys.readouterr()
+    assert main(["similar", str(model), text]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "out of range" in err
+    assert http_get(model, "/models/m/similar", item=text).status_code == 404
+
+
+def test_cli_http_and_python_give_the_same_answer_records(model, capsys):
+    emb = Embeddings.load(model)
+    for written, item in [("p3", "p3"), ("#5", 5), ("#tag", "#tag")]:
+        want = emb.similar(item, k=4).records()
+        assert [set(r) for r in want] == [{"item", "id", "score"}] * 4
+        capsys.readouterr()
+        assert main(["similar", str(model), written, "-k", "4", "--json"]) == 0
+        cli = json.loads(capsys.readouterr().out)[0]["neighbours"]
+        http = http_get(model, "/models/m/similar", item=written, k=4).json()["neighbours"]
+        assert cli == want == http  # same keys, ids and scores, to the last bit
+    batch, one = emb.similar(["p1", "p2"], k=3).records(), emb.similar("p2", k=3).records()
+    assert len(batch) == 2 and [(r["item"], r["id"]) for r in batch[1]] == [(r["item"], r["id"]) for r in one]
+    assert batch[1][0]["score"] == pytest.approx(
+        one[0]["score"], abs=1e-6
+    )  # a batch's product may round apart
