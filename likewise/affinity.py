@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, get_args
 
 import numpy as np
 
@@ -27,9 +27,11 @@ if TYPE_CHECKING:
     from .itemitem import ItemItem
     from .itemtable import Types
 
-__all__ = ["SCORINGS", "BasketQueries"]
+__all__ = ["SCORINGS", "BasketQueries", "Scoring"]
 
-SCORINGS: tuple[str, ...] = ("auto", "itemitem", "affinity", *BASKET_RULES, "cosine")
+#: How ``recommend`` scores a basket's completions: declared once, read by the CLI, HTTP and the docs.
+Scoring = Literal["auto", "itemitem", "affinity", "mixture", "product", "cosine"]
+SCORINGS: tuple[str, ...] = get_args(Scoring)
 
 
 class BasketQueries:
@@ -47,7 +49,7 @@ class BasketQueries:
         *,
         restrict: Restrict = None,
         on_unknown: OnUnknown = "raise",
-        scoring: Literal["auto", "itemitem", "affinity", "mixture", "product", "cosine"] = "auto",
+        scoring: Scoring = "auto",
         types: Types = None,
         item_keys: Sequence[str] | None = None,
     ) -> Neighbours:

@@ -113,3 +113,84 @@ def test_cli_http_and_python_give_the_same_answer_records(model, capsys):
     assert batch[1][0]["score"] == pytest.approx(
         one[0]["score"], abs=1e-6
     )  # a batch's product may round apart
+
+
+# ---- options declared once (issue 31, item 1: the command line's side) --------------------------------
+
+
+def _subparser(name):
+    import argparse
+
+    from likewise.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices[name]
+
+
+def test_train_options_default_to_the_train_config_and_offer_its_literals():
+    import dataclasses
+    import typing
+
+    from likewise import TrainConfig
+
+    args = _subparser("train").parse_args(["in.txt", "-o", "out"])
+    hints = typing.get_type_hints(TrainConfig)
+    shown = 0
+    for field in dataclasses.fields(TrainConfig):
+        if not hasattr(args, field.name):
+            continue
+        shown += 1
+        assert getattr(args, field.name) == field.default, field.name
+        if typing.get_origin(hints[field.name]) is typing.Literal:
+            action = next(a for a in _subparser("train")._actions if a.dest == field.name)
+            assert list(action.choices) == list(typing.get_args(hints[field.name])), field.name
+    assert shown == len(dataclasses.fields(TrainConfig))  # every hyper-parameter has its option
+
+
+@pytest.mark.parametrize(
+    ("command", "argv", "func"),
+    [
+        ("similar", ["m", "a"], "likewise.embeddings:Embeddings.similar"),
+        ("recommend", ["m", "a"], "likewise.embeddings:Embeddings.recommend"),
+        ("analogy", ["m", "a", "b", "c"], "likewise.embeddings:Embeddings.analogy"),
+        ("also-bought", ["m", "a"], "likewise.retail:also_bought"),
+        ("complete", ["m", "a"], "likewise.retail:complete_basket"),
+        ("for-customer", ["m", "c"], "likewise.retail:for_customer"),
+        ("similar-customers", ["m", "c"], "likewise.retail:similar_customers"),
+        ("lookalike", ["m", "c"], "likewise.retail:lookalike"),
+        ("campaigns", ["m", "c"], "likewise.campaigns:campaigns_for_customer"),
+        ("campaign-products", ["m", "c"], "likewise.campaigns:campaign_products"),
+        ("campaign-audience", ["m", "c"], "likewise.campaigns:campaign_audience"),
+        ("read-next", ["m", "a"], "likewise.content:read_next"),
+        ("place", ["m"], "likewise.coldstart:place"),
+    ],
+)
+def test_query_commands_default_to_what_the_library_defaults_to(command, argv, func):
+    import importlib
+    import inspect
+
+    module, name = func.split(":")
+    target = importlib.import_module(module)
+    for part in name.split("."):
+        target = getattr(target, part)
+    params = inspect.signature(target).parameters
+    args = _subparser(command).parse_args(argv)
+    assert args.k == params["k"].default
+    if "on_unknown" in params and hasattr(args, "on_unknown"):
+        assert args.on_unknown == params["on_unknown"].default == "raise"
+        assert _subparser(command).parse_args([*argv, "--skip-unknown"]).on_unknown == "skip"
+    if "scoring" in params:
+        assert args.scoring == params["scoring"].default
+
+
+def test_recommend_scoring_is_offered_on_the_command_line_as_over_http(model, capsys):
+    from likewise.affinity import SCORINGS
+    from likewise.search import BASKET_RULES
+
+    assert SCORINGS == ("auto", "itemitem", "affinity", *BASKET_RULES, "cosine")
+    emb = Embeddings.load(model)
+    want = emb.recommend(["p1", "p2"], k=3, scoring="cosine").records()
+    capsys.readouterr()
+    assert main(["recommend", str(model), "p1", "p2", "-k", "3", "--scoring", "cosine", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == want

@@ -19,16 +19,19 @@ if TYPE_CHECKING:
 __all__ = [
     "Commands",
     "add_cache_dir",
+    "api_default",
     "emit",
     "emit_fields",
     "fields_table",
     "format_value",
     "input_group",
     "input_spec",
+    "k_option",
     "load_space",
     "neighbour_payload",
     "neighbour_table",
     "positive_int",
+    "skip_unknown_option",
     "text_table",
     "type_option",
     "types_of",
@@ -230,6 +233,58 @@ def input_group(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     g.add_argument("--item-col", default=None, help="log column naming the item")
     g.add_argument("--order-col", default=None, help="log column ordering items inside a basket")
     return g
+
+
+def api_default(func: Callable[..., Any], name: str) -> Any:
+    """The default of parameter ``name`` of the Python function ``func``.
+
+    A query option's default is declared once, in the library's signature; the command line reads it
+    from there, so ``likewise analogy`` and ``Embeddings.analogy`` (and HTTP, which reads the same) agree.
+
+    Parameters
+    ----------
+    func : callable
+    name : str
+
+    Returns
+    -------
+    Any
+    """
+    import inspect
+
+    default = inspect.signature(func).parameters[name].default
+    if default is inspect.Parameter.empty:
+        raise TypeError(f"{func.__qualname__}({name}) has no default to offer the command line")
+    return default
+
+
+def k_option(p: argparse._ActionsContainer, func: Callable[..., Any], what: str = "answers") -> None:
+    """``-k N``: how many answers, its default that of ``func``'s ``k``.
+
+    Parameters
+    ----------
+    p : argparse parser or group
+    func : callable
+        The library function the command calls.
+    what : str
+        What is counted, for ``--help``.
+    """
+    p.add_argument(
+        "-k", type=positive_int, default=api_default(func, "k"), help=f"{what} (default: %(default)s)"
+    )
+
+
+def skip_unknown_option(p: argparse._ActionsContainer, help: str) -> None:
+    """``--skip-unknown``: sets ``args.on_unknown`` to the library's ``"skip"`` (else ``"raise"``).
+
+    Parameters
+    ----------
+    p : argparse parser or group
+    help : str
+    """
+    p.add_argument(
+        "--skip-unknown", dest="on_unknown", action="store_const", const="skip", default="raise", help=help
+    )
 
 
 def add_cache_dir(g: argparse._ActionsContainer) -> None:

@@ -12,12 +12,15 @@ from likewise.vocab import parse_items
 
 from ._common import (
     Commands,
+    api_default,
     emit,
     fields_table,
+    k_option,
     load_space,
     neighbour_payload,
     neighbour_table,
     positive_int,
+    skip_unknown_option,
     type_option,
     types_of,
 )
@@ -46,7 +49,8 @@ def cmd_recommend(args: argparse.Namespace) -> None:
         parse_items(args.items),
         k=args.k,
         restrict=args.restrict,
-        on_unknown="skip" if args.skip_unknown else "raise",
+        on_unknown=args.on_unknown,
+        scoring=args.scoring,
         types=types_of(args),
     )
     emit(args, neighbour_payload(res), f"to add to {', '.join(args.items)}:\n" + neighbour_table(res))
@@ -105,10 +109,13 @@ def cmd_info(args: argparse.Namespace) -> None:
 
 def register(commands: Commands) -> None:
     """Add ``similar``, ``recommend``, ``analogy`` and ``info``."""
+    from likewise.affinity import SCORINGS
+    from likewise.embeddings import Embeddings
+
     s = commands.add("similar", cmd_similar, help="nearest items to each ITEM")
     s.add_argument("model", metavar="MODEL")
     s.add_argument("items", nargs="+", metavar="ITEM", help="item key, or #ID for an id")
-    s.add_argument("-k", type=positive_int, default=10)
+    k_option(s, Embeddings.similar)
     s.add_argument("--restrict", type=positive_int, default=None, help="search only the N most frequent")
     type_option(s)
 
@@ -119,9 +126,16 @@ def register(commands: Commands) -> None:
     )
     c.add_argument("model", metavar="MODEL")
     c.add_argument("items", nargs="+", metavar="ITEM")
-    c.add_argument("-k", type=positive_int, default=10)
+    k_option(c, Embeddings.recommend)
     c.add_argument("--restrict", type=positive_int, default=None)
-    c.add_argument("--skip-unknown", action="store_true", help="ignore basket items not in the model")
+    skip_unknown_option(c, "ignore basket items not in the model")
+    c.add_argument(
+        "--scoring",
+        default=api_default(Embeddings.recommend, "scoring"),
+        choices=SCORINGS,
+        help="how completions are scored: auto (the space's own choice), itemitem, affinity, mixture, "
+        "product, cosine (default: %(default)s)",
+    )
     type_option(c)
 
     a = commands.add("analogy", cmd_analogy, help="A is to B as C is to ?")
@@ -129,7 +143,7 @@ def register(commands: Commands) -> None:
     a.add_argument("a", metavar="A")
     a.add_argument("b", metavar="B")
     a.add_argument("c", metavar="C")
-    a.add_argument("-k", type=positive_int, default=5)
+    k_option(a, Embeddings.analogy)
     a.add_argument("--method", default="add", choices=["add", "mul"], help="3CosAdd or 3CosMul")
     a.add_argument("--restrict", type=positive_int, default=None)
 

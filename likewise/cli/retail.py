@@ -17,10 +17,12 @@ from ._common import (
     Commands,
     emit,
     emit_fields,
+    k_option,
     load_space,
     neighbour_payload,
     neighbour_table,
     positive_int,
+    skip_unknown_option,
     type_option,
     types_of,
 )
@@ -44,7 +46,7 @@ def cmd_complete(args: argparse.Namespace) -> None:
     """Print the products to add to the basket ``args.products``."""
     from likewise.retail import complete_basket
 
-    on_unknown = "skip" if args.skip_unknown else "raise"
+    on_unknown = args.on_unknown
     res = complete_basket(
         load_space(args.model),
         parse_items(args.products),
@@ -133,7 +135,7 @@ def cmd_lookalike(args: argparse.Namespace) -> None:
         check_output_file(args.output, overwrite=args.overwrite)
     emb = load_space(args.model)
     unknown: list[str] = []
-    if args.skip_unknown and emb.customers is not None:
+    if args.on_unknown == "skip" and emb.customers is not None:
         known = emb.customers.vocab
         unknown = [s for s in seeds if s not in known]
         seeds = [s for s in seeds if s in known]
@@ -208,10 +210,12 @@ def cmd_update(args: argparse.Namespace) -> None:
 
 def register(commands: Commands) -> None:
     """Add the retail subcommands."""
+    from likewise import retail
+
     p = commands.add("also-bought", cmd_also_bought, help="products bought with PRODUCT")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("product", metavar="PRODUCT", help="product key, or #ID")
-    p.add_argument("-k", type=positive_int, default=10)
+    k_option(p, retail.also_bought)
     type_option(p)
 
     p = commands.add(
@@ -221,21 +225,21 @@ def register(commands: Commands) -> None:
     )
     p.add_argument("model", metavar="MODEL")
     p.add_argument("products", nargs="+", metavar="PRODUCT")
-    p.add_argument("-k", type=positive_int, default=10)
-    p.add_argument("--skip-unknown", action="store_true", help="ignore basket products not in the model")
+    k_option(p, retail.complete_basket)
+    skip_unknown_option(p, "ignore basket products not in the model")
     type_option(p)
 
     p = commands.add("for-customer", cmd_for_customer, help="products to recommend to CUSTOMER")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("customer", metavar="CUSTOMER")
-    p.add_argument("-k", type=positive_int, default=10)
+    k_option(p, retail.for_customer)
     p.add_argument("--include-bought", action="store_true", help="also recommend products already bought")
     type_option(p)
 
     p = commands.add("similar-customers", cmd_similar_customers, help="customers closest to CUSTOMER")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("customer", metavar="CUSTOMER")
-    p.add_argument("-k", type=positive_int, default=10)
+    k_option(p, retail.similar_customers)
 
     p = commands.add("lookalike", cmd_lookalike, help="customers closest to a seed audience")
     p.add_argument("model", metavar="MODEL")
@@ -246,8 +250,8 @@ def register(commands: Commands) -> None:
         help="seed customers: one id per line, a CSV/TSV with a header (see --seed-col), or Parquet",
     )
     p.add_argument("--seed-col", default=None, help="column of --seeds-file with the ids (customer_id)")
-    p.add_argument("--skip-unknown", action="store_true", help="report seeds not in the model and go on")
-    p.add_argument("-k", type=positive_int, default=100, help="audience size")
+    skip_unknown_option(p, "report seeds not in the model and go on")
+    k_option(p, retail.lookalike, "audience size")
     p.add_argument("--method", default="centroid", choices=["centroid", "knn"])
     p.add_argument("-o", "--output", default=None, metavar="CSV", help="export the audience to CSV")
     p.add_argument("--overwrite", action="store_true", help="replace an existing file at CSV")

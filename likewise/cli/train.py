@@ -236,6 +236,30 @@ def _show_defaults(parser: argparse.ArgumentParser) -> None:
             action.help = ((action.help or "").rstrip() + " (default: %(default)s)").lstrip()
 
 
+def config_option(group: argparse._ActionsContainer, name: str, **kwargs: Any) -> None:
+    """``--name`` for the :class:`~likewise.TrainConfig` field ``name``: its default, and its choices when the
+    field is a ``Literal``, come from the dataclass, where they are declared once (``--help`` shows them).
+
+    Parameters
+    ----------
+    group : argparse parser or group
+    name : str
+        A field of ``TrainConfig``.
+    **kwargs
+        ``type``, ``help``, ``action``, ``metavar`` for argparse.
+    """
+    import dataclasses
+    import typing
+
+    from likewise.config import TrainConfig
+
+    field = {f.name: f for f in dataclasses.fields(TrainConfig)}[name]
+    hint = typing.get_type_hints(TrainConfig)[name]
+    if typing.get_origin(hint) is typing.Literal:
+        kwargs["choices"] = list(typing.get_args(hint))
+    group.add_argument("--" + name.replace("_", "-"), default=field.default, **kwargs)
+
+
 def register(commands: Commands) -> None:
     """Add ``likewise train``."""
     t = commands.add(
@@ -291,8 +315,8 @@ def register(commands: Commands) -> None:
         default=None,
         help="the item column of --item-attrs (default: one named like --item-col, else the first)",
     )
-    y.add_argument(
-        "--typed-negatives", action="store_true", help="draw negatives from the type of the item predicted"
+    config_option(
+        y, "typed_negatives", action="store_true", help="draw negatives from the type of the item predicted"
     )
     o.add_argument(
         "--popularity-power",
@@ -300,100 +324,90 @@ def register(commands: Commands) -> None:
         default=0.0,
         help="customer vectors: weigh each product by count ** -P (0 = off)",
     )
-    g.add_argument(
-        "--min-count",
+    config_option(
+        g,
+        "min_count",
         type=positive_int,
-        default=None,
         help="drop items seen fewer times, reported (default: 5 for sequences and text, 1 for baskets)",
     )
-    g.add_argument(
-        "--max-items", type=positive_int, default=None, help="keep the N most frequent (default: all)"
-    )
+    config_option(g, "max_items", type=positive_int, help="keep the N most frequent (default: all)")
     add_cache_dir(g)
     m = t.add_argument_group("model")
-    m.add_argument(
-        "--mode",
-        default="auto",
-        choices=["auto", "sequence", "basket"],
+    config_option(
+        m,
+        "mode",
         help="auto: basket for a log read by --basket-col with no ordering column or --sessions, "
         "else sequence",
     )
-    m.add_argument("--dim", type=positive_int, default=100)
-    m.add_argument("--window", type=positive_int, default=5)
-    m.add_argument("--negative", type=int, default=5)
-    m.add_argument("--ns-exponent", type=float, default=0.75)
-    m.add_argument(
-        "--sample",
+    config_option(m, "dim", type=positive_int)
+    config_option(m, "window", type=positive_int)
+    config_option(m, "negative", type=int)
+    config_option(m, "ns_exponent", type=float)
+    config_option(
+        m,
+        "sample",
         type=float,
-        default=None,
         help="subsampling threshold (default: 0 in basket mode; in sequence mode 1e-3, raised to 1/V for "
         "V items and until half the tokens stay)",
     )
-    m.add_argument("--max-context", type=positive_int, default=50, help="basket mode: contexts per item")
-    m.add_argument(
-        "--neg-group",
+    config_option(m, "max_context", type=positive_int, help="basket mode: contexts per item")
+    config_option(
+        m,
+        "neg_group",
         type=positive_int,
-        default=None,
         help="contexts sharing one set of negatives (1 = word2vec; default 16, 4 in basket mode)",
     )
-    m.add_argument(
-        "--epochs",
+    config_option(
+        m,
+        "epochs",
         type=_epochs,
-        default="auto",
         help="passes, or auto: planned from the data's size, chosen by trials on a held-out slice",
     )
-    m.add_argument("--lr", type=float, default=0.025)
-    m.add_argument("--min-lr", type=float, default=0.0001)
+    config_option(m, "lr", type=float)
+    config_option(m, "min_lr", type=float)
     r = t.add_argument_group("run")
-    r.add_argument(
-        "--threads", type=positive_int, default=None, help="default: all cores, one per 50,000 tokens"
-    )
-    r.add_argument("--seed", type=int, default=1)
-    r.add_argument("--deterministic", action="store_true", help="one thread, bit-identical runs")
-    r.add_argument(
-        "--backend",
-        default="auto",
-        choices=["auto", "cpu", "torch"],
+    config_option(r, "threads", type=positive_int, help="default: all cores, one per 50,000 tokens")
+    config_option(r, "seed", type=int)
+    config_option(r, "deterministic", action="store_true", help="one thread, bit-identical runs")
+    config_option(
+        r,
+        "backend",
         help="cpu: the numba kernel; torch: minibatch SGNS in PyTorch (GPU, or several processes under "
         "torchrun); auto: torch when installed and a CUDA GPU is present or WORLD_SIZE > 1, else cpu",
     )
-    r.add_argument(
-        "--device",
-        default="auto",
+    config_option(
+        r,
+        "device",
         type=_device,
         help="torch backend: auto (CUDA when present, the GPU of LOCAL_RANK under torchrun), cpu, "
         "cuda, cuda:N",
     )
-    r.add_argument(
-        "--batch-tokens",
+    config_option(
+        r,
+        "batch_tokens",
         type=positive_int,
-        default=8192,
         help="torch backend: corpus tokens per step, all processes together",
     )
-    r.add_argument(
-        "--max-row-updates",
+    config_option(
+        r,
+        "max_row_updates",
         type=int,
-        default=64,
         help="torch backend: a row updated more often in one step moves by this many times the mean "
         "update instead of the sum (0 = no cap)",
     )
-    r.add_argument(
-        "--table-dtype",
-        default="float32",
-        choices=["float32", "bfloat16"],
-        help="torch backend: bfloat16 halves the tables' memory (stochastic rounding)",
+    config_option(
+        r, "table_dtype", help="torch backend: bfloat16 halves the tables' memory (stochastic rounding)"
     )
-    r.add_argument(
-        "--completion",
-        default="auto",
-        choices=["auto", "itemitem", "affinity"],
+    config_option(
+        r,
+        "completion",
         help="what completes baskets: auto (the item-item model, EASE, when it completes held-out "
-        "baskets at least as well as the vectors' affinity; default), itemitem, affinity",
+        "baskets at least as well as the vectors' affinity), itemitem, affinity",
     )
-    r.add_argument(
-        "--completion-max-items",
+    config_option(
+        r,
+        "completion_max_items",
         type=positive_int,
-        default=8192,
         help="items of the exact item-item fit (16 x items^2 bytes); a larger catalogue is fitted on "
         "its most frequent ones (default: %(default)s)",
     )

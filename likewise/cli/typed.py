@@ -13,7 +13,15 @@ from typing import Any
 
 from likewise.vocab import parse_items
 
-from ._common import Commands, emit, load_space, neighbour_payload, neighbour_table, positive_int
+from ._common import (
+    Commands,
+    emit,
+    k_option,
+    load_space,
+    neighbour_payload,
+    neighbour_table,
+    skip_unknown_option,
+)
 
 
 def _show(args: argparse.Namespace, res: Any, title: str, what: str, **extra: Any) -> None:
@@ -94,7 +102,7 @@ def cmd_read_next(args: argparse.Namespace) -> None:
         return _show(args, res, f"to read next for {args.reader}", "article")
     if not args.articles:
         raise InputError("give the article(s) just read, most recent last, or --reader READER")
-    on_unknown = "skip" if args.skip_unknown else "raise"
+    on_unknown = args.on_unknown
     res = read_next(
         emb, parse_items(args.articles), k=args.k, article_type=args.article_type, on_unknown=on_unknown
     )
@@ -149,20 +157,22 @@ def cmd_place(args: argparse.Namespace) -> None:
 
 def register(commands: Commands) -> None:
     """Add ``campaigns``, ``campaign-products``, ``campaign-audience``, ``read-next`` and ``place``."""
+    from likewise import campaigns, coldstart, content
+
     p = commands.add("campaigns", cmd_campaigns, help="campaigns that fit a customer, or an audience")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("customers", nargs="*", metavar="CUSTOMER", help="one customer, or an audience")
     p.add_argument(
         "--customers-file", default=None, help="the audience: one customer id a line, a CSV or Parquet"
     )
-    p.add_argument("-k", type=positive_int, default=10)
+    k_option(p, campaigns.campaigns_for_customer)
     p.add_argument("--exclude-opened", action="store_true", help="one customer: leave out campaigns opened")
     p.add_argument("--campaign-type", default="campaign", help="the type campaigns have (campaign)")
 
     p = commands.add("campaign-products", cmd_campaign_products, help="products bought with a campaign")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("campaign", metavar="CAMPAIGN")
-    p.add_argument("-k", type=positive_int, default=10)
+    k_option(p, campaigns.campaign_products)
     p.add_argument("--product-type", default="product", help="the type products have (product)")
     p.add_argument("--campaign-type", default="campaign", help="the type campaigns have (campaign)")
 
@@ -171,7 +181,7 @@ def register(commands: Commands) -> None:
     )
     p.add_argument("model", metavar="MODEL")
     p.add_argument("campaign", metavar="CAMPAIGN")
-    p.add_argument("-k", type=positive_int, default=100, help="audience size")
+    k_option(p, campaigns.campaign_audience, "audience size")
     p.add_argument("--method", default="centroid", choices=["centroid", "knn"])
     p.add_argument("-o", "--output", default=None, metavar="CSV", help="export the audience to CSV")
     p.add_argument("--overwrite", action="store_true", help="replace an existing file at CSV")
@@ -184,10 +194,10 @@ def register(commands: Commands) -> None:
         "articles", nargs="*", metavar="ARTICLE", help="the article(s) just read, most recent last"
     )
     p.add_argument("--reader", default=None, help="a reader (customer) of the space instead")
-    p.add_argument("-k", type=positive_int, default=10)
+    k_option(p, content.read_next)
     p.add_argument("--article-type", default=None, help="typed space: the articles' type (article)")
     p.add_argument("--include-read", action="store_true", help="--reader: keep articles already read")
-    p.add_argument("--skip-unknown", action="store_true", help="ignore articles not in the model")
+    skip_unknown_option(p, "ignore articles not in the model")
 
     p = commands.add("place", cmd_place, help="place new products from their attributes (cold start)")
     p.add_argument("model", metavar="MODEL")
@@ -196,6 +206,6 @@ def register(commands: Commands) -> None:
     p.add_argument("--item-col", default=None, help="--attrs-file: the product column (default: the first)")
     p.add_argument("--key", default=None, help="--attrs: the new product's key (needed with -o)")
     p.add_argument("--type", dest="item_type", default=None, help="typed space: its type (product)")
-    p.add_argument("-k", type=positive_int, default=10)
+    k_option(p, coldstart.place)
     p.add_argument("-o", "--output", default=None, metavar="NEW_MODEL", help="save a version that holds them")
     p.add_argument("--overwrite", action="store_true", help="replace an existing space at NEW_MODEL")
