@@ -346,6 +346,29 @@ def _range_sampler(group: np.ndarray, weights: np.ndarray, n_groups: int, rng: n
     return draw
 
 
+def _check_retail_args(
+    n_products: Any,
+    n_customers: Any,
+    n_aisles: int,
+    complement_rate: float,
+    repeat_rate: float,
+    orders_per_customer: float,
+    basket_size: float,
+) -> None:
+    """:func:`retail_orders`'s checks of its sizes and rates."""
+    if isinstance(n_products, bool) or not isinstance(n_products, int) or n_products < 5 * n_aisles:
+        raise InputError(f"n_products == {n_products!r}, must be an int >= {5 * n_aisles} (one per type)")
+    if isinstance(n_customers, bool) or not isinstance(n_customers, int) or n_customers < 1:
+        raise InputError(f"n_customers == {n_customers!r}, must be an int >= 1")
+    for name, v in (("complement_rate", complement_rate), ("repeat_rate", repeat_rate)):
+        if not 0 <= v <= 1:
+            raise InputError(f"{name} == {v!r}, must be in [0, 1]")
+    if orders_per_customer < 1 or basket_size < 1:
+        raise InputError(
+            f"orders_per_customer == {orders_per_customer!r} and basket_size == {basket_size!r} must be >= 1"
+        )
+
+
 def retail_orders(
     n_customers: int = 2_000,
     n_products: int = 600,
@@ -399,17 +422,9 @@ def retail_orders(
     depts = list(RETAIL_DEPARTMENTS)
     aisles = [(d, a) for d in depts for a in RETAIL_DEPARTMENTS[d]]
     n_aisles = len(aisles)
-    if isinstance(n_products, bool) or not isinstance(n_products, int) or n_products < 5 * n_aisles:
-        raise InputError(f"n_products == {n_products!r}, must be an int >= {5 * n_aisles} (one per type)")
-    if isinstance(n_customers, bool) or not isinstance(n_customers, int) or n_customers < 1:
-        raise InputError(f"n_customers == {n_customers!r}, must be an int >= 1")
-    for name, v in (("complement_rate", complement_rate), ("repeat_rate", repeat_rate)):
-        if not 0 <= v <= 1:
-            raise InputError(f"{name} == {v!r}, must be in [0, 1]")
-    if orders_per_customer < 1 or basket_size < 1:
-        raise InputError(
-            f"orders_per_customer == {orders_per_customer!r} and basket_size == {basket_size!r} must be >= 1"
-        )
+    _check_retail_args(
+        n_products, n_customers, n_aisles, complement_rate, repeat_rate, orders_per_customer, basket_size
+    )
     rng = np.random.default_rng(seed)
 
     # --- catalogue: products of each type (aisle x noun) form a contiguous id range, types in aisle order

@@ -408,7 +408,6 @@ def tune(
     """
     from . import evaluate as ev
     from .embeddings import Embeddings
-    from .train import train
 
     t0 = time.perf_counter()
     budget = parse_budget(budget_s)
@@ -419,15 +418,7 @@ def tune(
     if mode not in ("auto", "basket", "sequence"):
         raise InputError(f"mode == {mode!r}, must be 'auto', 'basket' or 'sequence'")
 
-    if isinstance(data, ev.Split):
-        split = data
-        if mode != "auto" and mode != split.mode:
-            raise InputError(f"mode == {mode!r}, but the split was made in {split.mode!r} mode")
-    else:
-        seqs, inferred = _read_sequences(data, cache_dir)
-        split = ev.split_sequences(
-            seqs, mode=inferred if mode == "auto" else mode, test_fraction=test_fraction, seed=seed
-        )  # type: ignore[arg-type]
+    split = _split_of(data, mode, test_fraction, seed, cache_dir)
     # The search is over the vectors' settings, which the item-item model (EASE) does not depend on: its
     # trials are scored by the affinity and train none (likewise.completion); the best space completes
     # by its affinity (`likewise train` with the chosen settings fits the item-item model beside them).
@@ -441,64 +432,12 @@ def tune(
         if v is not None:
             fixed[name] = v
     train_part = [s for s in split.train if s]
-    n_items = len({x for s in train_part for x in s})
-    rng = np.random.default_rng([seed, 0x7E5E])
-    show = sys.stderr.isatty() if progress is None else bool(progress)
-    reporter = _Reporter(show, max_trials)
-
-    trials: list[Trial] = []
-    best_trial: Trial | None = None
-    best_emb = None
-    n_test = 0
-    stopped = "budget spent"
-    try:
-        while True:
-            number = len(trials)
-            if number > 0:
-                if max_trials is not None and number >= max_trials:
-                    stopped = f"max_trials={max_trials} reached"
-                    break
-                if time.perf_counter() - t0 >= budget:
-                    break
-            params = {} if number == 0 else sample_params(rng, split.mode, n_items)
-            if number > 0:  # never start a trial that would end past the budget
-                now, guess = time.perf_counter() - t0, expected_seconds(trials, params, split.mode)
-                if now + guess > budget:
-                    stopped = (
-                        f"budget: the next trial, expected to take {guess:.1f} s, would end at "
-                        f"{now + guess:.1f} s, past the {budget:g} s budget; not started"
-                    )
-                    break
-            start = time.perf_counter()
-            emb = train(train_part, **fixed, **params, progress=False)
-            contexts, targets, _ = ev.holdout_cases(emb.vocab.index, split)
-            if len(targets) == 0:
-                raise InputError(
-                    "no held-out case has its hidden item and a visible item in the trained vocabulary "
-                    f"(min_count={emb.config.get('min_count')!r}: lower it)"
-                )
-            n_test = len(targets)
-            m, rule = _best_rule(emb, contexts, targets, k)
-            trial = Trial(
-                number,
-                params,
-                {**_settings(emb.config), "basket_rule": rule},
-                m["hr"],
-                m["ndcg"],
-                m["mrr"],
-                m["coverage"],
-                time.perf_counter() - start,
-            )
-            trials.append(trial)
-            if best_trial is None or (trial.hr, trial.ndcg) > (best_trial.hr, best_trial.ndcg):
-                best_trial, best_emb = trial, emb
-            reporter.trial(trial, best_trial, k)
-            if callback is not None:
-                callback(trial)
-    finally:
-        reporter.close()
-    if best_trial is None or best_emb is None:  # pragma: no cover - the default trial always runs
-        raise InputError("no trial ran")
+    search = _Search(split, train_part, fixed, k, budget, max_trials, t0)
+    trials, best_trial, best_emb = search.run(
+        np.random.default_rng([seed, 0x7E5E]),
+        _Reporter(sys.stderr.isatty() if progress is None else bool(progress), max_trials),
+        callback,
+    )
 
     report = ev.holdout_report(best_emb, split, k=k, baselines=tuple(baselines), seed=seed)
     base = {
@@ -507,23 +446,7 @@ def tune(
         if name not in ("model", "model-cosine")
     }
     elapsed = time.perf_counter() - t0
-    meta = dict(best_emb.meta)
-    meta["tune"] = {
-        "trial": best_trial.number,
-        "params": best_trial.params,
-        "settings": best_trial.settings,
-        "k": k,
-        "hr": best_trial.hr,
-        "ndcg": best_trial.ndcg,
-        "default_hr": trials[0].hr,
-        "default_ndcg": trials[0].ndcg,
-        "trials": len(trials),
-        "budget_s": budget,
-        "seed": seed,
-        "split": {"mode": split.mode, "seed": split.seed, "test_fraction": split.test_fraction},
-        "trained_on": "the train part of the split (held-out cases excluded)",
-        "baselines_hr": {n: v["hr"] for n, v in base.items()},
-    }
+    meta = {**best_emb.meta, "tune": _tune_record(best_trial, trials, k, budget, seed, split, base)}
     final = Embeddings(best_emb.vectors, best_emb.vocab, config=best_emb.config, meta=meta)
     if best_emb.context is not None:
         final.attach_context(best_emb.context)
@@ -538,7 +461,124 @@ def tune(
         elapsed_s=elapsed,
         mode=split.mode,
         n_train=len(train_part),
-        n_test=n_test,
-        stopped=stopped,
+        n_test=search.n_test,
+        stopped=search.stopped,
         split=split,
     )
+
+
+def _split_of(data: Any, mode: str, test_fraction: float, seed: int, cache_dir: Any) -> Any:
+    """The held-out split :func:`tune` scores on: ``data`` itself when it is one, else made from it."""
+    from . import evaluate as ev
+
+    if isinstance(data, ev.Split):
+        if mode != "auto" and mode != data.mode:
+            raise InputError(f"mode == {mode!r}, but the split was made in {data.mode!r} mode")
+        return data
+    seqs, inferred = _read_sequences(data, cache_dir)
+    return ev.split_sequences(
+        seqs, mode=inferred if mode == "auto" else mode, test_fraction=test_fraction, seed=seed
+    )  # type: ignore[arg-type]
+
+
+class _Search:
+    """The trial loop of :func:`tune`: the default settings first, then random ones while the budget holds."""
+
+    def __init__(
+        self,
+        split: Any,
+        train_part: list[list[str]],
+        fixed: dict[str, Any],
+        k: int,
+        budget: float,
+        max_trials: int | None,
+        t0: float,
+    ) -> None:
+        self.split, self.train_part, self.fixed, self.k = split, train_part, fixed, k
+        self.budget, self.max_trials, self.t0 = budget, max_trials, t0
+        self.n_items = len({x for s in train_part for x in s})
+        self.n_test = 0
+        self.stopped = "budget spent"
+
+    def _next_params(self, rng: np.random.Generator, trials: list[Trial]) -> dict[str, Any] | None:
+        """The next trial's settings, or None (with ``self.stopped`` saying why) when the search ends."""
+        number = len(trials)
+        if number == 0:
+            return {}
+        if self.max_trials is not None and number >= self.max_trials:
+            self.stopped = f"max_trials={self.max_trials} reached"
+            return None
+        if time.perf_counter() - self.t0 >= self.budget:
+            return None
+        params = sample_params(rng, self.split.mode, self.n_items)
+        now, guess = time.perf_counter() - self.t0, expected_seconds(trials, params, self.split.mode)
+        if now + guess > self.budget:  # never start a trial that would end past the budget
+            self.stopped = (
+                f"budget: the next trial, expected to take {guess:.1f} s, would end at "
+                f"{now + guess:.1f} s, past the {self.budget:g} s budget; not started"
+            )
+            return None
+        return params
+
+    def _trial(self, number: int, params: dict[str, Any]) -> tuple[Trial, Any]:
+        """Train with ``params`` on the train part and score it on the held-out cases."""
+        from . import evaluate as ev
+        from .train import train
+
+        start = time.perf_counter()
+        emb = train(self.train_part, **self.fixed, **params, progress=False)
+        contexts, targets, _ = ev.holdout_cases(emb.vocab.index, self.split)
+        if len(targets) == 0:
+            raise InputError(
+                "no held-out case has its hidden item and a visible item in the trained vocabulary "
+                f"(min_count={emb.config.get('min_count')!r}: lower it)"
+            )
+        self.n_test = len(targets)
+        m, rule = _best_rule(emb, contexts, targets, self.k)
+        settings = {**_settings(emb.config), "basket_rule": rule}
+        hr, ndcg, mrr, cov = m["hr"], m["ndcg"], m["mrr"], m["coverage"]
+        return Trial(number, params, settings, hr, ndcg, mrr, cov, time.perf_counter() - start), emb
+
+    def run(
+        self, rng: np.random.Generator, reporter: Any, callback: Callable[[Trial], None] | None
+    ) -> tuple[list[Trial], Trial, Any]:
+        """Every trial, the best one and its space."""
+        trials: list[Trial] = []
+        best_trial: Trial | None = None
+        best_emb = None
+        try:
+            while (params := self._next_params(rng, trials)) is not None:
+                trial, emb = self._trial(len(trials), params)
+                trials.append(trial)
+                if best_trial is None or (trial.hr, trial.ndcg) > (best_trial.hr, best_trial.ndcg):
+                    best_trial, best_emb = trial, emb
+                reporter.trial(trial, best_trial, self.k)
+                if callback is not None:
+                    callback(trial)
+        finally:
+            reporter.close()
+        if best_trial is None or best_emb is None:  # pragma: no cover - the default trial always runs
+            raise InputError("no trial ran")
+        return trials, best_trial, best_emb
+
+
+def _tune_record(
+    best: Trial, trials: list[Trial], k: int, budget: float, seed: int, split: Any, base: dict[str, Any]
+) -> dict[str, Any]:
+    """What the tuned space's ``meta["tune"]`` records of the search."""
+    return {
+        "trial": best.number,
+        "params": best.params,
+        "settings": best.settings,
+        "k": k,
+        "hr": best.hr,
+        "ndcg": best.ndcg,
+        "default_hr": trials[0].hr,
+        "default_ndcg": trials[0].ndcg,
+        "trials": len(trials),
+        "budget_s": budget,
+        "seed": seed,
+        "split": {"mode": split.mode, "seed": split.seed, "test_fraction": split.test_fraction},
+        "trained_on": "the train part of the split (held-out cases excluded)",
+        "baselines_hr": {n: v["hr"] for n, v in base.items()},
+    }

@@ -153,35 +153,7 @@ def update(
         that is the parent's folder or would be refused (:func:`likewise._targets.check_target`).
     """
 
-    parent_path = None
-    if isinstance(model, Embeddings):
-        parent = model
-    else:
-        parent_path = Path(model).resolve()
-        parent = Embeddings.load(model)
-    info = parent.meta.get("retail")
-    if not isinstance(info, dict) or not info.get("basket_col") or not info.get("item_col"):
-        raise InputError(
-            "the model does not record the order log it was trained from (meta['retail'] with basket_col "
-            "and item_col); train it with likewise.retail.train_from_log or `likewise train --user-col`"
-        )
-    if parent.context is None:
-        raise InputError("the model has no output table (context.npy) to continue training; retrain it")
-    for name, table in (("vectors", parent.vectors), ("context table", parent.context)):
-        bad = first_nonfinite_row(np.asarray(table))  # a space built with check_finite=False
-        if bad is not None:
-            raise InputError(
-                f"the model's {name} row {bad} ({parent.keys[bad]!r}) holds NaN or infinity; "
-                "an update continues from finite tables only"
-            )
-    if not 0 < lr_scale <= 1:
-        raise InputError(f"lr_scale == {lr_scale!r}, must be in (0, 1]")
-    attr_spec = parent.meta.get("attributes") if isinstance(parent.meta.get("attributes"), dict) else None
-    if item_attrs is not None and attr_spec is None:
-        raise InputError(
-            "item_attrs (--item-attrs) needs a model trained with item attributes, and this one was "
-            "trained without: its attribute tokens and their rules do not exist; retrain with --item-attrs"
-        )
+    parent, parent_path, info, attr_spec = _checked_parent(model, lr_scale, item_attrs)
     if output is not None:
         target = check_target(output, overwrite=overwrite)
         if parent_path is not None and target.resolve() == parent_path:
@@ -197,26 +169,9 @@ def update(
     new_keys, new_counts = corpus.vocab.keys, np.asarray(corpus.vocab.counts, dtype=np.int64)
     attrs = None
     if attr_spec is not None:  # the orders get their items' attribute tokens, as training gave them
-        clash = next((k for k in new_keys if k.startswith(_TOKEN_PREFIX)), None)
-        if clash is not None:
-            raise InputError(
-                f"item {clash!r} of the new log starts with {_TOKEN_PREFIX!r}, which names attribute tokens "
-                "in this model (trained with item attributes); rename such items"
-            )
-        attrs = tokens_by_rules(
-            new_keys,
-            attr_spec,
-            table=parent.item_table,
-            placed=parent.meta.get("placed"),
-            source=item_attrs,
-            item_col=attrs_item_col,
-            log_item_col=info["item_col"],
+        attrs, new_keys, seq_ids, seq_offsets = _with_tokens(
+            parent, info, attr_spec, new_keys, seq_ids, seq_offsets, item_attrs, attrs_item_col
         )
-        tok_keys, tok_indptr, tok_codes = _token_table(new_keys, attrs.tokens)
-        seq_ids, seq_offsets = expand_with_tokens(
-            seq_ids, seq_offsets, tok_indptr, tok_codes, basket=info.get("sessions") is None
-        )
-        new_keys = [*new_keys, *tok_keys]
         new_counts = np.bincount(seq_ids, minlength=len(new_keys)).astype(np.int64)
     # vocabulary: old rows keep their ids; new products and tokens (by count, min_count applied) follow
     old_index = parent.vocab.index
@@ -267,6 +222,94 @@ def update(
         meta=meta,
     )
     emb.attach_context(C)
+    _carry_over(emb, parent, attrs, keys, fresh_vocab.keys, corpus, line_ids, info)
+    if output is not None:
+        emb.save(output, overwrite=overwrite)
+    return emb
+
+
+def _checked_parent(
+    model: Any, lr_scale: float, item_attrs: Any
+) -> tuple[Embeddings, Path | None, dict, dict | None]:
+    """The parent space, its folder, its log's record and its attribute rules, after every check an update
+    makes of them."""
+    parent_path = None
+    if isinstance(model, Embeddings):
+        parent = model
+    else:
+        parent_path = Path(model).resolve()
+        parent = Embeddings.load(model)
+    info = parent.meta.get("retail")
+    if not isinstance(info, dict) or not info.get("basket_col") or not info.get("item_col"):
+        raise InputError(
+            "the model does not record the order log it was trained from (meta['retail'] with basket_col "
+            "and item_col); train it with likewise.retail.train_from_log or `likewise train --user-col`"
+        )
+    if parent.context is None:
+        raise InputError("the model has no output table (context.npy) to continue training; retrain it")
+    for name, table in (("vectors", parent.vectors), ("context table", parent.context)):
+        bad = first_nonfinite_row(np.asarray(table))  # a space built with check_finite=False
+        if bad is not None:
+            raise InputError(
+                f"the model's {name} row {bad} ({parent.keys[bad]!r}) holds NaN or infinity; "
+                "an update continues from finite tables only"
+            )
+    if not 0 < lr_scale <= 1:
+        raise InputError(f"lr_scale == {lr_scale!r}, must be in (0, 1]")
+    attr_spec = parent.meta.get("attributes") if isinstance(parent.meta.get("attributes"), dict) else None
+    if item_attrs is not None and attr_spec is None:
+        raise InputError(
+            "item_attrs (--item-attrs) needs a model trained with item attributes, and this one was "
+            "trained without: its attribute tokens and their rules do not exist; retrain with --item-attrs"
+        )
+    return parent, parent_path, info, attr_spec
+
+
+def _with_tokens(
+    parent: Embeddings,
+    info: dict,
+    attr_spec: dict,
+    new_keys: list[str],
+    seq_ids: np.ndarray,
+    seq_offsets: np.ndarray,
+    item_attrs: Any,
+    attrs_item_col: str | None,
+) -> tuple[Any, list[str], np.ndarray, np.ndarray]:
+    """The new orders with their items' attribute tokens (by the parent's rules), and the tokens' keys."""
+    clash = next((k for k in new_keys if k.startswith(_TOKEN_PREFIX)), None)
+    if clash is not None:
+        raise InputError(
+            f"item {clash!r} of the new log starts with {_TOKEN_PREFIX!r}, which names attribute tokens "
+            "in this model (trained with item attributes); rename such items"
+        )
+    attrs = tokens_by_rules(
+        new_keys,
+        attr_spec,
+        table=parent.item_table,
+        placed=parent.meta.get("placed"),
+        source=item_attrs,
+        item_col=attrs_item_col,
+        log_item_col=info["item_col"],
+    )
+    tok_keys, tok_indptr, tok_codes = _token_table(new_keys, attrs.tokens)
+    seq_ids, seq_offsets = expand_with_tokens(
+        seq_ids, seq_offsets, tok_indptr, tok_codes, basket=info.get("sessions") is None
+    )
+    return attrs, [*new_keys, *tok_keys], seq_ids, seq_offsets
+
+
+def _carry_over(
+    emb: Embeddings,
+    parent: Embeddings,
+    attrs: Any,
+    keys: list[str],
+    fresh_keys: list[str],
+    corpus: Any,
+    line_ids: np.ndarray,
+    info: dict,
+) -> None:
+    """What the updated space takes from its parent beside the tables: the item-item model, the item
+    table, the types and the customers (rebuilt from old purchases plus the new lines)."""
     if parent.itemitem is not None:
         # EASE needs every basket (its Gram matrix), and an update sees only the new ones: the parent's
         # model keeps completing the products it covers, new products are completed by their vectors
@@ -278,14 +321,11 @@ def update(
     # the parent's item attributes still name its products; new rows of item_attrs name new ones
     emb.item_table = parent.item_table if attrs is None else attrs.table(keys)
     if parent.types is not None:  # a typed space: new items of a typed log say their type in their key
-        emb.attach_types(parent.types.extend(_new_types(parent.types, fresh_vocab.keys, info)))
+        emb.attach_types(parent.types.extend(_new_types(parent.types, fresh_keys, info)))
     users = corpus.side.get("user") if corpus.user_keys is not None else None
     if users is not None or parent.customers is not None:
         new_lines = None if users is None else (corpus.user_keys, np.asarray(users), line_ids)
         emb.attach_customers(_merged_customers(emb, parent.customers, new_lines))
-    if output is not None:
-        emb.save(output, overwrite=overwrite)
-    return emb
 
 
 def _new_types(types: Any, keys: list[str], info: dict) -> list[str]:

@@ -363,8 +363,8 @@ def cmd_plot(args: argparse.Namespace) -> None:
 # --- parser ------------------------------------------------------------------------------------------
 
 
-def register(commands: Commands) -> None:
-    """Add ``eval``, ``split``, ``export``, ``import``, ``sweep-dim`` and ``plot``."""
+def _register_eval(commands: Commands) -> None:
+    """Add ``likewise eval``."""
     from likewise.baselines import BASELINES, KNOWN_BASELINES
 
     e = commands.add(
@@ -402,6 +402,9 @@ def register(commands: Commands) -> None:
     e.add_argument("--context-window", type=positive_int, default=None, help="holdout: last N visible items")
     e.add_argument("--markdown", action="store_true", help="print Markdown tables")
 
+
+def _register_split(commands: Commands) -> None:
+    """Add ``likewise split``."""
     s = commands.add(
         "split",
         cmd_split,
@@ -417,6 +420,9 @@ def register(commands: Commands) -> None:
     s.add_argument("--overwrite", action="store_true")
     _add_input_options(s)
 
+
+def _register_export(commands: Commands) -> None:
+    """Add ``likewise export``."""
     x = commands.add(
         "export", cmd_export, help="write vectors for gensim, word2vec, fastText or the Projector"
     )
@@ -433,6 +439,9 @@ def register(commands: Commands) -> None:
     )
     x.add_argument("--overwrite", action="store_true", help="word2vec: replace an existing file at PATH")
 
+
+def _register_import(commands: Commands) -> None:
+    """Add ``likewise import``."""
     i = commands.add("import", cmd_import, help="make a saved space of word2vec / fastText .vec vectors")
     i.add_argument("file", metavar="FILE")
     i.add_argument("-o", "--output", required=True, metavar="MODEL")
@@ -443,6 +452,9 @@ def register(commands: Commands) -> None:
     i.add_argument("--unicode-errors", default="strict", choices=["strict", "replace", "ignore"])
     i.add_argument("--overwrite", action="store_true")
 
+
+def _register_sweep_dim(commands: Commands) -> None:
+    """Add ``likewise sweep-dim``."""
     w = commands.add(
         "sweep-dim",
         cmd_sweep_dim,
@@ -474,6 +486,9 @@ def register(commands: Commands) -> None:
     m.add_argument("--deterministic", action="store_true")
     _add_input_options(w)
 
+
+def _register_plot(commands: Commands) -> None:
+    """Add ``likewise plot``."""
     p = commands.add("plot", cmd_plot, help="draw the PCA map or the training loss of a space")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("-o", "--output", required=True, metavar="PICTURE", help=".png or .svg")
@@ -486,3 +501,13 @@ def register(commands: Commands) -> None:
     p.add_argument("--top", type=int, default=15, help="map: name the N most frequent items")
     p.add_argument("--max-points", type=positive_int, default=2000, help="map: sample large spaces")
     p.add_argument("--seed", type=int, default=0)
+
+
+def register(commands: Commands) -> None:
+    """Add ``eval``, ``split``, ``export``, ``import``, ``sweep-dim`` and ``plot``."""
+    _register_eval(commands)
+    _register_split(commands)
+    _register_export(commands)
+    _register_import(commands)
+    _register_sweep_dim(commands)
+    _register_plot(commands)

@@ -260,20 +260,20 @@ def config_option(group: argparse._ActionsContainer, name: str, **kwargs: Any) -
     group.add_argument("--" + name.replace("_", "-"), default=field.default, **kwargs)
 
 
-def register(commands: Commands) -> None:
-    """Add ``likewise train``."""
-    t = commands.add(
-        "train",
-        cmd_train,
-        help="train vectors from text or a transaction log",
-        description="Train item vectors with skip-gram and negative sampling.",
+def _vocab_options(g: argparse._ActionsContainer) -> None:
+    """Which items are kept, and where compiled corpora go (in the input group)."""
+    config_option(
+        g,
+        "min_count",
+        type=positive_int,
+        help="drop items seen fewer times, reported (default: 5 for sequences and text, 1 for baskets)",
     )
-    t.set_defaults(all_ranks=True)  # under torchrun every rank trains; other commands run on rank 0 alone
-    t.add_argument("input", nargs="+", metavar="INPUT", help="text file(s), folder, or CSV/Parquet/JSONL log")
-    t.add_argument("-o", "--output", required=True, metavar="MODEL", help="folder to save the space in")
-    t.add_argument("--overwrite", action="store_true", help="replace an existing saved space")
-    g = input_group(t)
-    o = t.add_argument_group("order log: products and customers (likewise.retail)")
+    config_option(g, "max_items", type=positive_int, help="keep the N most frequent (default: all)")
+    add_cache_dir(g)
+
+
+def _order_log_options(o: argparse._ActionsContainer) -> None:
+    """Order logs: customers, time, quantities, sessions."""
     o.add_argument("--user-col", default=None, help="customer column: also build customer vectors")
     o.add_argument("--time-col", default=None, help="order time column (ISO 8601, timestamp or seconds)")
     o.add_argument("--quantity-col", default=None, help="quantity column (checked to be >= 0)")
@@ -290,7 +290,16 @@ def register(commands: Commands) -> None:
         help="customer vectors: recency decay, a purchase's weight halving every N days "
         "(default: none, every purchase weighs the same)",
     )
-    y = t.add_argument_group("typed items and side information (likewise.retail.typed, .side)")
+    o.add_argument(
+        "--popularity-power",
+        type=float,
+        default=0.0,
+        help="customer vectors: weigh each product by count ** -P (0 = off)",
+    )
+
+
+def _typed_options(y: argparse._ActionsContainer) -> None:
+    """Typed items and side information."""
     y.add_argument("--type-col", default=None, help="column giving each row's type (or event kind)")
     y.add_argument(
         "--type-map",
@@ -318,21 +327,10 @@ def register(commands: Commands) -> None:
     config_option(
         y, "typed_negatives", action="store_true", help="draw negatives from the type of the item predicted"
     )
-    o.add_argument(
-        "--popularity-power",
-        type=float,
-        default=0.0,
-        help="customer vectors: weigh each product by count ** -P (0 = off)",
-    )
-    config_option(
-        g,
-        "min_count",
-        type=positive_int,
-        help="drop items seen fewer times, reported (default: 5 for sequences and text, 1 for baskets)",
-    )
-    config_option(g, "max_items", type=positive_int, help="keep the N most frequent (default: all)")
-    add_cache_dir(g)
-    m = t.add_argument_group("model")
+
+
+def _model_options(m: argparse._ActionsContainer) -> None:
+    """The model's hyper-parameters (TrainConfig)."""
     config_option(
         m,
         "mode",
@@ -365,7 +363,10 @@ def register(commands: Commands) -> None:
     )
     config_option(m, "lr", type=float)
     config_option(m, "min_lr", type=float)
-    r = t.add_argument_group("run")
+
+
+def _run_options(r: argparse._ActionsContainer) -> None:
+    """How and where the run goes (TrainConfig)."""
     config_option(r, "threads", type=positive_int, help="default: all cores, one per 50,000 tokens")
     config_option(r, "seed", type=int)
     config_option(r, "deterministic", action="store_true", help="one thread, bit-identical runs")
@@ -412,7 +413,10 @@ def register(commands: Commands) -> None:
         "its most frequent ones (default: %(default)s)",
     )
     r.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
-    c = t.add_argument_group("checkpoints")
+
+
+def _checkpoint_options(c: argparse._ActionsContainer) -> None:
+    """Checkpoints and resuming."""
     c.add_argument(
         "--checkpoint-dir",
         default=None,
@@ -432,4 +436,25 @@ def register(commands: Commands) -> None:
         action="store_true",
         help="continue from the checkpoint in --checkpoint-dir (start afresh when there is none)",
     )
+
+
+def register(commands: Commands) -> None:
+    """Add ``likewise train``."""
+    t = commands.add(
+        "train",
+        cmd_train,
+        help="train vectors from text or a transaction log",
+        description="Train item vectors with skip-gram and negative sampling.",
+    )
+    t.set_defaults(all_ranks=True)  # under torchrun every rank trains; other commands run on rank 0 alone
+    t.add_argument("input", nargs="+", metavar="INPUT", help="text file(s), folder, or CSV/Parquet/JSONL log")
+    t.add_argument("-o", "--output", required=True, metavar="MODEL", help="folder to save the space in")
+    t.add_argument("--overwrite", action="store_true", help="replace an existing saved space")
+    g = input_group(t)
+    _vocab_options(g)
+    _order_log_options(t.add_argument_group("order log: products and customers (likewise.retail)"))
+    _typed_options(t.add_argument_group("typed items and side information (likewise.retail.typed, .side)"))
+    _model_options(t.add_argument_group("model"))
+    _run_options(t.add_argument_group("run"))
+    _checkpoint_options(t.add_argument_group("checkpoints"))
     _show_defaults(t)
