@@ -2,8 +2,8 @@
 
 ``python bench/coldstart.py --customers 2000 --products 600 --seeds 0 1 2``
 
-Per seed: the generated shop (``likewise.datasets.retail_orders``) and its catalogue attributes
-(``likewise.eventdata.product_attributes``: category = department, brand, price, title = brand +
+Per seed: the generated shop (``likewise.data.datasets.retail_orders``) and its catalogue attributes
+(``likewise.data.eventdata.product_attributes``: category = department, brand, price, title = brand +
 adjective + product type). A share of the products (``--holdout``, 10 %) is removed from the order log
 entirely -- every line of theirs -- and the model trains on the rest with the attribute table as side
 information. Each held-out product is then placed from its attribute row alone and scored on:
@@ -43,9 +43,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from likewise import retail
-from likewise.coldstart import place
-from likewise.datasets import retail_orders
-from likewise.eventdata import product_attributes
+from likewise.apps.coldstart import place
+from likewise.data.datasets import retail_orders
+from likewise.data.eventdata import product_attributes
 from likewise.retail.side import read_item_attributes
 
 

@@ -5,7 +5,7 @@
 
 Five labelled basket data sets, three generated (drawn afresh for every seed) and two real:
 
-* ``retail`` -- the generated shop of :func:`likewise.datasets.retail_orders` (8 departments, Zipf
+* ``retail`` -- the generated shop of :func:`likewise.data.datasets.retail_orders` (8 departments, Zipf
   popularity, complements, customer tastes); one basket per order, labelled by department (8) and by
   aisle (24; departments are nearly separable, so every vector set scores about 1.0 on them).
 * ``zipf-groups`` -- written here, shaped differently: a long-tailed catalogue (3,000 items with one
@@ -33,24 +33,24 @@ the training baskets) for the same cases:
   measures whatever the defaults are today. Completion is ``emb.recommend(baskets, k=10)`` (a batch
   of queries; unknown items skipped). A case whose hidden item the default vocabulary dropped
   (``min_count``), or whose query is left with no known item, counts as a miss.
-* ``popular``, ``cocount``, ``ppmi``, ``ppmi-svd`` -- :func:`likewise.baselines.fit_baselines` on the
+* ``popular``, ``cocount``, ``ppmi``, ``ppmi-svd`` -- :func:`likewise.baselines.counts.fit_baselines` on the
   training baskets, scored by :func:`likewise.evaluate.ranking_metrics` (what ``eval --holdout`` runs);
   ``ppmi-svd`` has the model's dimension.
 
 The two learned peers are configured as a competent user would, each with its one important
-hyper-parameter chosen on a held-out slice of the *training* baskets (:func:`likewise.auto.split_validation`,
-leave-one-out cases, MRR@10; the test cases are never seen), then refitted on all training baskets
-(:mod:`likewise.peers`, through ``fit_baselines``):
+hyper-parameter chosen on a held-out slice of the *training* baskets
+(:func:`likewise.training.auto.split_validation`, leave-one-out cases, MRR@10; the test cases are never seen),
+then refitted on all training baskets (:mod:`likewise.baselines.peers`, through ``fit_baselines``):
 
 * ``ease`` -- EASE (Steck 2019), closed-form item-item ridge regression over the binary basket x item
-  matrix, every weight kept; ``lam`` from :func:`likewise.itemitem.choose_lambda` (powers of ten around
+  matrix, every weight kept; ``lam`` from :func:`likewise.space.itemitem.choose_lambda` (powers of ten around
   the mean item frequency, refined half a decade either side of the best). A catalogue above
-  :data:`likewise.itemitem.MAX_ITEMS` items is fitted on its most frequent ones (the ``peers`` line
+  :data:`likewise.space.itemitem.MAX_ITEMS` items is fitted on its most frequent ones (the ``peers`` line
   says so); the rest rank last.
 * ``als`` -- confidence-weighted implicit ALS (Hu, Koren & Volinsky 2008) from ``implicit`` (CPU),
   factors = the default model's dimension, implicit's 15 iterations, confidence ``alpha * X``; ``alpha``
   (1, 10, 40, 100) and ``regularization`` (0.1, 1, 10, 100) chosen together, one coordinate at a time
-  (:func:`likewise.peers.coordinate_search`); seeded. A fixed small penalty would be a strawman: 100
+  (:func:`likewise.baselines.peers.coordinate_search`); seeded. A fixed small penalty would be a strawman: 100
   factors on the small data sets overfit below popularity. A query is a new user whose factors are
   solved from its items (implicit's ``recalculate_user``), its own items excluded. Skipped, and said
   so, when ``implicit`` is not installed (``pip install implicit``).
@@ -91,12 +91,12 @@ from typing import Any
 import numpy as np
 
 import likewise
-from likewise.baselines import EASERecommender, fit_baselines
-from likewise.datasets import retail_orders
-from likewise.embeddings import Embeddings
+from likewise.baselines.counts import EASERecommender, fit_baselines
+from likewise.baselines.peers import HAS_IMPLICIT
+from likewise.data.datasets import retail_orders
+from likewise.data.vocab import Vocab
 from likewise.evaluate import evaluate_labels, holdout_cases, ranking_metrics, split_sequences
-from likewise.peers import HAS_IMPLICIT
-from likewise.vocab import Vocab
+from likewise.space.embeddings import Embeddings
 
 IMPLICIT_WHY = "" if HAS_IMPLICIT else "implicit is not installed; pip install implicit"
 
@@ -282,7 +282,7 @@ def make_data(name: str, seed: int, sizes: dict[str, dict[str, int]]) -> Labelle
 
 
 # --------------------------------------------------------------------------------------------------------
-# Rows: the default model (the baselines and the peers come from likewise.baselines as they are)
+# Rows: the default model (the baselines and the peers come from likewise.baselines.counts as they are)
 # --------------------------------------------------------------------------------------------------------
 
 
@@ -303,7 +303,7 @@ def train_default(
 
 
 class DefaultModelRecommender:
-    """The model as a :class:`likewise.baselines.Recommender` over the training catalogue's ids.
+    """The model as a :class:`likewise.baselines.counts.Recommender` over the training catalogue's ids.
 
     Queries go through :meth:`Embeddings.recommend` (what a user calls), unknown items skipped; a query
     with no known item, and a slot the model cannot fill, get id -1 (never a hit).

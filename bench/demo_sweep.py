@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from likewise.datasets import demo_baskets, demo_labels
-from likewise.train import train
+from likewise.data.datasets import demo_baskets, demo_labels
+from likewise.training.train import train
 
 
 def main() -> int:

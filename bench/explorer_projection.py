@@ -1,6 +1,6 @@
 """The explorer's second projection: openTSNE (what the server runs) beside scikit-learn's TSNE and UMAP.
 
-Generates the retail shop (``likewise.datasets.retail_orders``, 2 000 customers, 600 products), trains it
+Generates the retail shop (``likewise.data.datasets.retail_orders``, 2 000 customers, 600 products), trains it
 (basket mode, 100 dims, seed 0), and times, on the products' unit vectors, each library that is installed
 (scikit-learn and umap-learn are not in any extra: ``pip install scikit-learn umap-learn`` to compare),
 then ``likewise.service.projection.tsne`` on ``--clustered`` random clustered unit vectors (the default
@@ -79,7 +79,7 @@ def main() -> None:
     ap.add_argument("--clustered", type=int, default=3000, help="items of the clustered set (0: skip)")
     args = ap.parse_args()
     import likewise
-    from likewise.datasets import retail_orders
+    from likewise.data.datasets import retail_orders
 
     data = retail_orders(2000, 600, seed=0)
     emb = likewise.train(data.orders(), mode="basket", dim=100, seed=0, progress=False)

@@ -13,7 +13,7 @@ Each run is a fresh process (``likewise train ... --quiet``, import included), a
 * **gensim**: ``gensim.models.Word2Vec`` on the same text with the same settings in a fresh process,
   its import included (gensim's kernels are compiled ahead of time: it has no cold start).
 
-Inputs: the seed demo's 400 baskets written as ``orders.csv`` (``likewise.datasets.demo_baskets``,
+Inputs: the seed demo's 400 baskets written as ``orders.csv`` (``likewise.data.datasets.demo_baskets``,
 trained as a log: ``--basket-col order_id --item-col product``, the defaults); about 200 KB of English
 (this project's README and docs); and Zipf-distributed synthetic text of ``--tokens`` tokens (20,000
 word types, exponent 1.1, lines of 5-25 words, seeded). Text trains with likewise's defaults (skip-gram,
@@ -49,7 +49,7 @@ Word2Vec(corpus_file=sys.argv[1], sg=1, vector_size=100, window=5, negative=5, m
 
 
 def _seed_orders(folder: Path) -> Path:
-    from likewise.datasets import demo_baskets
+    from likewise.data.datasets import demo_baskets
 
     path = folder / "orders.csv"
     with open(path, "w", encoding="utf-8") as f:

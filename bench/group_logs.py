@@ -51,7 +51,7 @@ def run_one(method: str, path: str) -> str:
         import tempfile
 
         from likewise import readers
-        from likewise.corpus import build_corpus
+        from likewise.data.corpus import build_corpus
 
         if method == "likewise-32MiB":
             readers.log.GROUP_MEMORY_BUDGET = 32 * 2**20  # force many spill files (read in readers.log)

@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from likewise.search import normalise_rows, top_k_search
+from likewise.space.search import normalise_rows, top_k_search
 
 
 def rss_mib() -> float:

@@ -100,7 +100,7 @@ def main() -> int:
     a = ap.parse_args()
     from speed_vs_gensim import DATA, text_corpus
 
-    from likewise.corpus import build_corpus
+    from likewise.data.corpus import build_corpus
     from likewise.kernels import make_keep_prob, make_neg_cum
     from likewise.kernels._common import chunk_bounds, chunk_states
     from likewise.readers import InputSpec

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from likewise import retail
-from likewise.datasets import retail_orders, write_retail
+from likewise.data.datasets import retail_orders, write_retail
 
 
 def main() -> None:

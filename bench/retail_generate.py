@@ -13,7 +13,7 @@ from pathlib import Path
 
 from benchutil import peak_rss_mib
 
-from likewise.datasets import retail_orders, write_retail
+from likewise.data.datasets import retail_orders, write_retail
 
 
 def main() -> None:

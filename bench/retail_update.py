@@ -5,7 +5,7 @@
 Time splits the generated log: the first 70 % (without 30 products launched later) trains the base
 space; the next 20 % is the new log; the last 10 % is held out. Compared on basket completion HR@10
 over the held-out orders (one product hidden per order; products a space does not know count as
-misses): the base space alone, ``likewise.update.update(base, new log)``, and a full retrain on
+misses): the base space alone, ``likewise.training.update.update(base, new log)``, and a full retrain on
 base + new log with the same settings. Seconds are wall time of the training step only (log reading
 excluded for both); the co-count baseline counts base + new log.
 """
@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 
 from likewise import retail
-from likewise.baselines import fit_baselines
-from likewise.datasets import retail_orders, write_retail
+from likewise.baselines.counts import fit_baselines
+from likewise.data.datasets import retail_orders, write_retail
 from likewise.evaluate import EmbeddingRecommender
-from likewise.update import update
+from likewise.training.update import update
 
 
 def hit_rate(emb, test, rng_seed=0, k=10):

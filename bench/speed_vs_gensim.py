@@ -73,9 +73,9 @@ def _evaluate_words(kv) -> dict:
 
 
 def _label_purity(keys: list[str], vectors: np.ndarray, labels: dict[str, str], n: int = 2000) -> float:
-    from likewise.embeddings import Embeddings
+    from likewise.data.vocab import Vocab
     from likewise.evaluate import label_purity
-    from likewise.vocab import Vocab
+    from likewise.space.embeddings import Embeddings
 
     emb = Embeddings(vectors, Vocab(keys))
     rng = np.random.default_rng(0)
@@ -122,9 +122,9 @@ def work_gensim(a: argparse.Namespace) -> dict:
 def work_likewise(a: argparse.Namespace) -> dict:
     import tempfile
 
-    from likewise.corpus import build_corpus
+    from likewise.data.corpus import build_corpus
     from likewise.readers import InputSpec
-    from likewise.train import train
+    from likewise.training.train import train
 
     p = json.loads(a.params)
     with tempfile.TemporaryDirectory() as cache:  # a cold corpus cache: its build is timed every run
@@ -206,7 +206,7 @@ def run_worker(which: str, corpus: Path, threads: int, params: dict, labels: Pat
 def warm_up() -> None:
     """Compile likewise's kernel into numba's on-disk cache first, so no timed run pays for it (a
     one-time cost of a fresh install, like building gensim's C extension)."""
-    from likewise.train import train
+    from likewise.training.train import train
 
     # the width the runs use: from 32 columns up the kernel is compiled for the exact width
     train([["a", "b", "c", "d"]] * 50, min_count=1, epochs=1, dim=TEXT["dim"], progress=False)
@@ -227,7 +227,7 @@ def text_corpus(tokens: int | None, install: bool) -> Path:
 
 def basket_corpus(n: int) -> tuple[Path, Path, int]:
     """Planted groups with Zipf popularity, one basket per line; returns (text, labels, largest basket)."""
-    from likewise.datasets import planted_baskets
+    from likewise.data.datasets import planted_baskets
 
     DATA.mkdir(parents=True, exist_ok=True)
     path, lab = DATA / f"baskets-{n}.txt", DATA / f"baskets-{n}.labels.tsv"

@@ -57,9 +57,9 @@ def cut_corpus(tokens: int | None) -> Path:
 
 
 def worker(a: argparse.Namespace) -> None:
-    from likewise.corpus import build_corpus
+    from likewise.data.corpus import build_corpus
     from likewise.readers import InputSpec
-    from likewise.train import train
+    from likewise.training.train import train
 
     p = json.loads(a.params)
     corpus = build_corpus(
@@ -137,7 +137,7 @@ def main() -> None:
         corpus = cut_corpus(a.tokens)
     cache = DATA / "corpus-cache"
     subprocess.run(
-        [sys.executable, "-c", "from likewise.corpus import build_corpus; from likewise.readers import "
+        [sys.executable, "-c", "from likewise.data.corpus import build_corpus; from likewise.readers import "
          f"InputSpec; build_corpus(InputSpec(paths=({str(corpus)!r},), format='text'), "
          f"min_count={params['min_count']}, cache_dir={str(cache)!r})"],
         check=True,

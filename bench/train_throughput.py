@@ -21,11 +21,11 @@ from pathlib import Path
 import numpy as np
 from benchutil import peak_rss_mib
 
-from likewise.corpus import build_corpus
-from likewise.datasets import planted_baskets
+from likewise.data.corpus import build_corpus
+from likewise.data.datasets import planted_baskets
 from likewise.evaluate import label_purity
 from likewise.readers import InputSpec
-from likewise.train import train
+from likewise.training.train import train
 
 
 def write_data(a: argparse.Namespace, path: Path) -> dict[str, str]:

@@ -2,7 +2,7 @@
 
 ``python bench/typed_negatives.py --customers 2000 --products 600 --seeds 0 1 2``
 
-One typed space per seed and setting, trained from ``likewise.eventdata.shop_events`` (basket = session,
+One typed space per seed and setting, trained from ``likewise.data.eventdata.shop_events`` (basket = session,
 dim 32, 10 epochs, deterministic):
 
 * ``untyped``: the default kernel (negatives from every item by count^0.75, shared by groups of 16);
@@ -34,9 +34,10 @@ from pathlib import Path
 
 import numpy as np
 
-from likewise import campaigns, content, retail
-from likewise.eventdata import SHOP_TYPE_MAP, shop_events, write_shop_events
-from likewise.itemtypes import split_key
+from likewise import retail
+from likewise.apps import campaigns, content
+from likewise.data.eventdata import SHOP_TYPE_MAP, shop_events, write_shop_events
+from likewise.space.itemtypes import split_key
 
 SETTINGS = {
     "untyped": {},

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._check import is_sparse
-from .embeddings import Embeddings, Neighbours, SpaceVector
+from .data.vocab import Vocab, parse_item
 from .errors import (
     CorruptModelError,
     DistributedError,
@@ -26,12 +26,12 @@ from .errors import (
     SpaceMismatchError,
     UnknownItemError,
 )
-from .train import EpochStats, TrainConfig
-from .train import train as _train_items
-from .vocab import Vocab, parse_item
+from .space.embeddings import Embeddings, Neighbours, SpaceVector
+from .training.train import EpochStats, TrainConfig
+from .training.train import train as _train_items
 
 if TYPE_CHECKING:
-    from .corpus import Corpus, build_corpus, corpus_from_sequences
+    from .data.corpus import Corpus, build_corpus, corpus_from_sequences
     from .readers import InputSpec
 
 from ._version import __version__
@@ -64,9 +64,9 @@ __all__ = [
 
 # Names whose modules import pyarrow: resolved on first access so `import likewise` stays light.
 _LAZY = {
-    "Corpus": "corpus",
-    "build_corpus": "corpus",
-    "corpus_from_sequences": "corpus",
+    "Corpus": "data.corpus",
+    "build_corpus": "data.corpus",
+    "corpus_from_sequences": "data.corpus",
     "InputSpec": "readers",
 }
 
@@ -104,7 +104,7 @@ def train(
 ) -> Embeddings:
     """Train item vectors; with ``user_col`` / ``time_col`` / ``quantity_col`` / ``sessions`` also customers.
 
-    ``data`` is what :func:`likewise.train.train` takes (sequences, a path, an
+    ``data`` is what :func:`likewise.training.train.train` takes (sequences, a path, an
     :class:`InputSpec`, a corpus, or a pyarrow Table / pandas / polars DataFrame with ``basket_col``
     and ``item_col``). The order-log columns route to :func:`likewise.retail.train_from_log`, as
     ``likewise train --user-col`` does, and the space gets customer vectors (``emb.customers``); so do
@@ -118,7 +118,7 @@ def train(
     value > 0. The values are not used otherwise (a basket is a set: a count of 5 weighs as 1), and
     must be finite and >= 0. ``item_keys`` names the columns (one distinct str each; default the column
     numbers ``"0"``, ``"1"``, ...); ``user_keys`` names the rows, and then the space also gets a customer
-    vector per row (:func:`likewise.customers.customer_table`, the mean of the row's item vectors;
+    vector per row (:func:`likewise.space.customers.customer_table`, the mean of the row's item vectors;
     ``emb.customers``). ``emb.recommend(matrix[rows])`` completes such rows (:meth:`Embeddings.recommend`).
     """
     typed = {k: kwargs.pop(k) for k in _TYPED_OPTIONS if k in kwargs}
@@ -160,8 +160,8 @@ def _train_matrix(
     data: Any, config: TrainConfig | None, item_keys: Any, user_keys: Any, unused: list[str], kwargs: dict
 ) -> Embeddings:
     """:func:`train` on a scipy.sparse matrix: the rows as baskets, and customers with ``user_keys``."""
-    from .customers import customer_table
     from .readers import sparse_baskets
+    from .space.customers import customer_table
 
     if not is_sparse(data):
         raise InputError(

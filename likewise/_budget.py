@@ -1,7 +1,7 @@
 """A time budget: read from ``"10m"``, and kept by not starting work expected to end past it.
 
-:func:`likewise.tune.tune` runs trials until its budget is spent. :func:`parse_budget` reads the budget
-the user gives; :func:`expected_seconds` says how long the next trial should take, from the trials
+:func:`likewise.training.tune.tune` runs trials until its budget is spent. :func:`parse_budget` reads the
+budget the user gives; :func:`expected_seconds` says how long the next trial should take, from the trials
 before it, so a trial that would end past the budget is not started.
 """
 
@@ -87,7 +87,7 @@ def expected_seconds(trials: Sequence[Any], params: dict[str, Any], mode: str) -
 
     Parameters
     ----------
-    trials : sequence of likewise.tune.Trial
+    trials : sequence of likewise.training.tune.Trial
         The trials that ran (their ``number``, ``seconds`` and ``settings``).
     params : dict
         The next trial's settings (``epochs``, ``dim``, ``negative``, ``window``).

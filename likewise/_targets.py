@@ -166,7 +166,7 @@ def nested_saved_folder(folder: str | os.PathLike, fmt: str | None) -> tuple[Pat
 def likewise_folder_of(path: str | os.PathLike) -> tuple[Path, str] | None:
     """The nearest folder at or above ``path`` whose manifest names a likewise format, and that format.
 
-    A saved space (``likewise.embeddings``), its index (``likewise.index``), a corpus and the like hold
+    A saved space (``likewise.space.embeddings``), its index (``likewise.index``), a corpus and the like hold
     a ``manifest.json`` whose ``format`` starts with ``likewise``; a file written into one would change
     or break it. Symlinks and ``..`` are resolved first. None when ``path`` is inside no such folder.
     """

@@ -50,7 +50,7 @@ def indexed_space(folder: Path) -> Path:
 
 def corpus(folder: Path) -> Path:
     """A compiled corpus folder (the cache entry of a small text input), moved to ``folder``."""
-    from likewise.corpus import build_corpus
+    from likewise.data.corpus import build_corpus
     from likewise.readers import InputSpec
 
     text = folder.parent / f"{folder.name}.txt"

@@ -20,7 +20,7 @@ import pytest
 
 from likewise import Embeddings, TrainConfig, Vocab
 from likewise.errors import InputError, SpaceMismatchError
-from likewise.search import top_k_search
+from likewise.space.search import top_k_search
 
 
 def clustered_space(n: int = 1500, dim: int = 16, clusters: int = 30, seed: int = 0) -> Embeddings:

@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from likewise.embeddings import Embeddings, SpaceVector
+from likewise.data.vocab import Vocab
 from likewise.errors import (
     InputError,
     ItemIndexError,
@@ -18,7 +18,7 @@ from likewise.errors import (
     SpaceMismatchError,
     UnknownItemError,
 )
-from likewise.vocab import Vocab
+from likewise.space.embeddings import Embeddings, SpaceVector
 
 V, D = 200, 12
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import likewise.baselines as bl
-from likewise.baselines import (
+import likewise.baselines.counts as bl
+from likewise.baselines.counts import (
     CountMatrix,
     Recommender,
     cooccurrence,
@@ -169,7 +169,7 @@ def test_blocks_give_the_same_answer_as_one_block(fitted, monkeypatch):
 
 
 def test_corpus_input_equals_id_arrays(tmp_path):
-    from likewise.corpus import corpus_from_sequences
+    from likewise.data.corpus import corpus_from_sequences
 
     keys = [[f"i{x}" for x in s] for s in _random_sequences(n_items=12, n=80, seed=8)]
     corpus = corpus_from_sequences(keys, tmp_path / "c")

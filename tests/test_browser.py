@@ -161,7 +161,7 @@ def typed_served(tmp_path_factory):
     import numpy as np
 
     from likewise import Vocab
-    from likewise.itemtypes import ItemTypes
+    from likewise.space.itemtypes import ItemTypes
 
     d = tmp_path_factory.mktemp("browser-typed")
     base, _ = planted(5, n_groups=4, group_size=10)

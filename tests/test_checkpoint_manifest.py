@@ -28,12 +28,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import likewise
-import likewise.checkpoint
-import likewise.train_numba
-from likewise.checkpoint import LOCK, Checkpoints
+import likewise.training.checkpoint
+import likewise.training.train_numba
 from likewise.cli import main
 from likewise.errors import CorruptModelError, InputError
 from likewise.kernels.tables import sequence_blocks
+from likewise.training.checkpoint import LOCK, Checkpoints
 
 TESTS = Path(__file__).resolve().parent
 CONFIG = {"mode": "basket", "dim": 8, "epochs": 2, "min_count": 1, "seed": 5, "deterministic": True}
@@ -55,7 +55,7 @@ def ckpts(tmp_path_factory) -> dict[str, Path]:
     (after the second block of the first pass, the run then stopped)."""
     root = tmp_path_factory.mktemp("ckpts")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(likewise.train_numba, "BLOCK_TOKENS", BLOCK_TOKENS)
+        mp.setattr(likewise.training.train_numba, "BLOCK_TOKENS", BLOCK_TOKENS)
         likewise.train(_data(), **CONFIG, checkpoint_dir=root / "finished")
         save = Checkpoints.save
 
@@ -278,7 +278,7 @@ def test_values_out_of_range_are_refused_naming_the_field(ckpts, tmp_path, what,
 @pytest.mark.parametrize("step", [99, "n_steps"])
 def test_a_step_past_the_pass_is_refused(ckpts, tmp_path, monkeypatch, step):
     """The manifest alone cannot bound the step (the backend's block layout does): checked at restore."""
-    monkeypatch.setattr(likewise.train_numba, "BLOCK_TOKENS", BLOCK_TOKENS)
+    monkeypatch.setattr(likewise.training.train_numba, "BLOCK_TOKENS", BLOCK_TOKENS)
     folder = Path(shutil.copytree(ckpts["mid"], tmp_path / "ck"))
     n_steps = len(sequence_blocks(_offsets(), BLOCK_TOKENS))
     at = n_steps if step == "n_steps" else step
@@ -294,7 +294,7 @@ def test_a_step_past_the_pass_is_refused(ckpts, tmp_path, monkeypatch, step):
 def _offsets() -> np.ndarray:
     import tempfile
 
-    from likewise.corpus import corpus_from_sequences
+    from likewise.data.corpus import corpus_from_sequences
 
     with tempfile.TemporaryDirectory() as d:
         c = corpus_from_sequences(_data(), Path(d) / "c", min_count=1)
@@ -302,7 +302,7 @@ def _offsets() -> np.ndarray:
 
 
 def test_a_valid_mid_pass_checkpoint_still_resumes_bit_identical(ckpts, tmp_path, monkeypatch):
-    monkeypatch.setattr(likewise.train_numba, "BLOCK_TOKENS", BLOCK_TOKENS)
+    monkeypatch.setattr(likewise.training.train_numba, "BLOCK_TOKENS", BLOCK_TOKENS)
     whole = likewise.train(_data(), **CONFIG)
     folder = Path(shutil.copytree(ckpts["mid"], tmp_path / "ck"))
     resumed = likewise.train(_data(), **CONFIG, checkpoint_dir=folder, resume=True)
@@ -312,7 +312,7 @@ def test_a_valid_mid_pass_checkpoint_still_resumes_bit_identical(ckpts, tmp_path
 def test_tables_holding_nan_with_matching_checksums_are_refused(ckpts, tmp_path, monkeypatch):
     from likewise._fileio import file_entry
 
-    monkeypatch.setattr(likewise.train_numba, "BLOCK_TOKENS", BLOCK_TOKENS)
+    monkeypatch.setattr(likewise.training.train_numba, "BLOCK_TOKENS", BLOCK_TOKENS)
     folder = Path(shutil.copytree(ckpts["finished"], tmp_path / "ck"))
     w = folder / "checkpoint" / "C.0-of-1.npy"
     arr = np.load(w)
@@ -423,7 +423,7 @@ def test_output_and_checkpoint_dir_inside_one_another_are_refused_before_trainin
     def never(*a, **kw):
         raise AssertionError("training started")
 
-    monkeypatch.setattr(importlib.import_module("likewise.train"), "train", never)
+    monkeypatch.setattr(importlib.import_module("likewise.training.train"), "train", never)
     monkeypatch.chdir(tmp_path)
     text = tmp_path / "baskets.txt"
     text.write_text("a b c\nb c d\n")

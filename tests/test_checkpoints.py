@@ -23,7 +23,7 @@ import pytest
 from conftest import planted_baskets
 
 import likewise
-import likewise.train_numba
+import likewise.training.train_numba
 from likewise.errors import CorruptModelError, InputError
 
 TESTS = Path(__file__).resolve().parent
@@ -34,8 +34,8 @@ import json, os, signal, sys, threading, time
 import numpy as np
 sys.path.insert(0, {tests!r})
 from conftest import planted_baskets
-import likewise, likewise.train_numba
-likewise.train_numba.BLOCK_TOKENS = 500  # several blocks per pass, so numba checkpoints mid-pass too
+import likewise, likewise.training.train_numba
+likewise.training.train_numba.BLOCK_TOKENS = 500  # several blocks per pass, so numba checkpoints mid-pass too
 args = json.loads(sys.argv[1])
 kill, out = args.pop("kill"), args.pop("out")
 data = [sorted(b) for b in planted_baskets(n=1200)[0]]
@@ -74,7 +74,7 @@ def test_killed_mid_epoch_and_resumed_is_bit_identical(tmp_path, monkeypatch, ba
     run, and the resumed run skips the trials (its checkpoint holds the pass count and rule they chose)."""
     if backend.startswith("torch"):
         pytest.importorskip("torch")
-    monkeypatch.setattr(likewise.train_numba, "BLOCK_TOKENS", 500)
+    monkeypatch.setattr(likewise.training.train_numba, "BLOCK_TOKENS", 500)
     data = [sorted(b) for b in planted_baskets(n=1200)[0]]
     config = _config(backend, epochs)
     whole = likewise.train(data, **config)

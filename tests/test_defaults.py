@@ -12,12 +12,12 @@ import pyarrow as pa
 import pytest
 
 import likewise
-from likewise.auto import trial_passes
 from likewise.cli import main
 from likewise.errors import InputError, UnknownItemError
 from likewise.readers import InputSpec
-from likewise.search import basket_affinity
-from likewise.train import infer_mode, plan_epochs, validation_completion
+from likewise.space.search import basket_affinity
+from likewise.training.auto import trial_passes
+from likewise.training.train import infer_mode, plan_epochs, validation_completion
 
 DEPARTMENTS = {
     "outdoor": ["tent", "sleeping bag", "rain jacket", "trail shoes", "headlamp"],

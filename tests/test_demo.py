@@ -6,8 +6,8 @@ import struct
 
 import pytest
 
-from likewise.datasets import DEMO_CATALOGUE, demo_baskets, demo_labels
-from likewise.demo import DEMO_QUERIES, run_demo
+from likewise.apps.demo import DEMO_QUERIES, run_demo
+from likewise.data.datasets import DEMO_CATALOGUE, demo_baskets, demo_labels
 
 
 def png_size(path) -> tuple[int, int]:

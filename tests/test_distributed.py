@@ -24,7 +24,7 @@ from _live import free_port
 torch = pytest.importorskip("torch")
 
 import likewise  # noqa: E402
-from likewise.datasets import planted_baskets  # noqa: E402
+from likewise.data.datasets import planted_baskets  # noqa: E402
 from likewise.evaluate import label_purity  # noqa: E402
 
 TESTS = Path(__file__).resolve().parent
@@ -199,7 +199,7 @@ def test_negatives_follow_unigram_075_on_every_rank():
 
     from likewise.kernels import draws, make_keep_prob, make_neg_cum
     from likewise.kernels import minibatch as K
-    from likewise.train_torch import deal
+    from likewise.training.train_torch import deal
 
     rng = np.random.default_rng(0)
     counts = np.round(5000 / np.arange(1, 31) ** 1.1).astype(np.int64)  # Zipf-like over 30 items
@@ -251,7 +251,7 @@ def test_torchrun_trains_the_seed_shop(tmp_path):
 
 def test_torchrun_trains_an_order_log_with_customers_and_sessions(tmp_path):
     """The same streamed order log under torchrun: customers, sessions and a checkpoint, rank 0 saves."""
-    from likewise.datasets import retail_orders, write_retail
+    from likewise.data.datasets import retail_orders, write_retail
 
     shop = tmp_path / "shop"
     write_retail(retail_orders(n_customers=300, n_products=120, seed=2), shop, formats=("csv",))

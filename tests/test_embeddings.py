@@ -8,9 +8,9 @@ import hashlib
 import numpy as np
 import pytest
 
-from likewise.embeddings import Embeddings, Neighbours, SpaceVector, compute_fingerprint, top_k_search
+from likewise.data.vocab import Vocab
 from likewise.errors import InputError, ItemIndexError, SpaceMismatchError, UnknownItemError
-from likewise.vocab import Vocab
+from likewise.space.embeddings import Embeddings, Neighbours, SpaceVector, compute_fingerprint, top_k_search
 
 V, D = 300, 16
 

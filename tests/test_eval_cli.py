@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from likewise.baselines import BASELINES
+from likewise.baselines.counts import BASELINES
+from likewise.baselines.peers import HAS_IMPLICIT
 from likewise.cli import main
-from likewise.datasets import demo_baskets, planted_baskets
-from likewise.peers import HAS_IMPLICIT
+from likewise.data.datasets import demo_baskets, planted_baskets
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from likewise import Embeddings, Vocab
-from likewise.baselines import BASELINES
-from likewise.datasets import planted_baskets, ring_baskets
+from likewise.baselines.counts import BASELINES
+from likewise.data.datasets import planted_baskets, ring_baskets
 from likewise.errors import CorruptModelError, InputError
 from likewise.evaluate import (
     EmbeddingRecommender,
@@ -26,7 +26,7 @@ from likewise.evaluate import (
     split_sequences,
     winners,
 )
-from likewise.train import train
+from likewise.training.train import train
 
 gensim = pytest.importorskip("gensim")
 from gensim.models import KeyedVectors  # noqa: E402

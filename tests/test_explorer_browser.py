@@ -29,7 +29,7 @@ from test_browser import ARGS  # noqa: E402
 
 import likewise  # noqa: E402
 from likewise import Embeddings, retail  # noqa: E402
-from likewise.datasets import demo_baskets, demo_labels, retail_orders, write_retail  # noqa: E402
+from likewise.data.datasets import demo_baskets, demo_labels, retail_orders, write_retail  # noqa: E402
 
 WAIT = 60_000  # ms: an upper bound for a slow shared machine, never a pause
 

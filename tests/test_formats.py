@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from likewise import Embeddings, Vocab
+from likewise.data.formats import export_projector, read_word2vec, write_word2vec
 from likewise.errors import CorruptModelError, InputError
-from likewise.formats import export_projector, read_word2vec, write_word2vec
 
 gensim = pytest.importorskip("gensim")
 from gensim.models import KeyedVectors  # noqa: E402
@@ -167,9 +167,9 @@ def test_library_writers_refuse_to_replace_a_file_unless_told(tmp_path):
     """write_word2vec and write_audience replace an existing file only with overwrite=True, as the
     command line needs --overwrite; gensim's save_word2vec_format name replaces it, as gensim does."""
     import likewise
-    from likewise.formats import write_word2vec
+    from likewise.data.formats import write_word2vec
     from likewise.retail.queries import write_audience
-    from likewise.space import Neighbours
+    from likewise.space.results import Neighbours
 
     emb = likewise.Embeddings(np.eye(3, dtype=np.float32), likewise.Vocab(["a", "b", "c"], [3, 2, 1]))
     out = tmp_path / "v.txt"

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from likewise import train
-from likewise.embeddings import Embeddings, SpaceVector
+from likewise.data.formats import write_word2vec
+from likewise.data.vocab import Vocab
 from likewise.errors import InputError, SpaceMismatchError, UnknownItemError
-from likewise.formats import write_word2vec
-from likewise.vocab import Vocab
+from likewise.space.embeddings import Embeddings, SpaceVector
 
 V, D = 200, 12
 

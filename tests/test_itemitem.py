@@ -1,5 +1,6 @@
-"""The item-item completion model (likewise/itemitem.py, likewise/completion.py): each piece against a
-dense NumPy reference, the choice training makes, saving and loading, and the queries that use it."""
+"""The item-item completion model (likewise/space/itemitem.py, likewise/space/completion.py): each
+piece against a dense NumPy reference, the choice training makes, saving and loading, and the queries
+that use it."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ import numpy as np
 import pytest
 
 import likewise
-from likewise import itemitem as ii
-from likewise.completion import fit_completion
-from likewise.config import TrainConfig
 from likewise.errors import CorruptModelError, InputError, NotFittedError
+from likewise.space import itemitem as ii
+from likewise.space.completion import fit_completion
+from likewise.training.config import TrainConfig
 
 
 def packed(baskets: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:

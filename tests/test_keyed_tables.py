@@ -161,7 +161,7 @@ def test_a_key_with_a_line_break_is_refused(tmp_path):
 
 
 def test_a_key_longer_than_the_cap_is_refused_in_labels_seeds_and_logs(tmp_path):
-    from likewise.corpus import build_corpus
+    from likewise.data.corpus import build_corpus
     from likewise.readers import InputSpec
 
     long = "x" * (MAX_ITEM_CHARS + 1)

@@ -17,9 +17,23 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "likewise"
 MAX_LINES = 600
 
-# (layer, modules or packages; a package stands for all its submodules)
+# (layer, modules or packages; a package stands for all its submodules, a module listed inside one
+# takes its own layer). The folders group modules by job (data/, training/, space/, baselines/, apps/);
+# the layers cut across them, so each module is named here.
 LAYERS: list[tuple[str, list[str]]] = [
-    ("L0 leaves", ["likewise._version", "likewise.errors"]),
+    (
+        "L0 leaves",
+        [
+            "likewise._version",
+            "likewise.errors",
+            # the folders' own __init__ files import nothing: each module is imported by its full name
+            "likewise.data",
+            "likewise.training",
+            "likewise.space",
+            "likewise.baselines",
+            "likewise.apps",
+        ],
+    ),
     (
         "L1 helpers and kernels",
         [
@@ -30,14 +44,17 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise._pages",  # pages of a memory-mapped array given back after each block of a pass
             "likewise._progress",  # tqdm or one line per epoch
             "likewise._threads",  # BLAS threads for a query size (the one policy)
-            "likewise._ranking",  # what every recommender checks: contexts, k, training ids, padding
-            "likewise._word2vec",  # the one word2vec writer (formats and Embeddings.save_word2vec_format)
             "likewise._budget",  # a time budget: parsed, and kept by estimating the next trial
             "likewise._lineage",  # a new version's meta: its parent and its own step (update, place)
-            "likewise._checkpoint_manifest",  # every field of a checkpoint manifest, checked
-            "likewise.search",  # top-k, unit rows, affinity scores: arrays in, arrays out
-            "likewise.config",  # TrainConfig, EpochStats, the one backend choice (select_backend)
-            "likewise.distributed",  # RANK/WORLD_SIZE detection, process group, collectives (torch lazily)
+            # what every recommender checks: contexts, k, training ids, padding
+            "likewise.baselines._ranking",
+            # the one word2vec writer (formats and Embeddings.save_word2vec_format)
+            "likewise.data._word2vec",
+            "likewise.training._checkpoint_manifest",  # every field of a checkpoint manifest, checked
+            "likewise.space.search",  # top-k, unit rows, affinity scores: arrays in, arrays out
+            "likewise.training.config",  # TrainConfig, EpochStats, the one backend choice (select_backend)
+            # RANK/WORLD_SIZE detection, process group, collectives (torch lazily)
+            "likewise.training.distributed",
             # numba SGNS, the torch minibatch kernel (kernels.minibatch: tensors in, updates out, torch
             # behind a guarded import) and their NumPy references: kernels sit below everything that
             # trains, so the L5 trainer reaches the torch kernel without importing up into likewise.torch
@@ -47,38 +64,43 @@ LAYERS: list[tuple[str, list[str]]] = [
     (
         "L2 plain data",
         [
-            "likewise.vocab",
-            "likewise.itemtypes",  # the type of each row of a typed space
-            "likewise.space",  # SpaceVector, Neighbours, fingerprints
-            "likewise.itemitem",  # the item-item completion model (EASE): arrays in, arrays out
-            "likewise.store",  # the files of a saved space; no model class
-            "likewise.checkpoint",  # the files of a training checkpoint (.npy shards + manifest)
+            "likewise.data.vocab",
+            "likewise.space.itemtypes",  # the type of each row of a typed space
+            "likewise.space.results",  # SpaceVector, Neighbours, fingerprints
+            "likewise.space.itemitem",  # the item-item completion model (EASE): arrays in, arrays out
+            "likewise.space.store",  # the files of a saved space; no model class
+            "likewise.training.checkpoint",  # the files of a training checkpoint (.npy shards + manifest)
             "likewise.index",  # ExactIndex | HnswIndex, one interface
         ],
     ),
     (
         "L3 the space",
         [
-            "likewise.customers",
-            "likewise.analogies",  # mixins of Embeddings
-            "likewise.affinity",
-            "likewise.itemtable",  # types, the type filter and export (a mixin of Embeddings)
-            "likewise.gensim_names",  # gensim's KeyedVectors names (a mixin of Embeddings)
-            "likewise.persist",
-            "likewise.embeddings",
+            "likewise.space.customers",
+            "likewise.space.analogies",  # mixins of Embeddings
+            "likewise.space.affinity",
+            "likewise.space.itemtable",  # types, the type filter and export (a mixin of Embeddings)
+            "likewise.space.gensim_names",  # gensim's KeyedVectors names (a mixin of Embeddings)
+            "likewise.space.persist",
+            "likewise.space.embeddings",
         ],
     ),
-    ("L4 input", ["likewise.readers", "likewise.corpus_build", "likewise.corpus", "likewise.formats"]),
+    (
+        "L4 input",
+        ["likewise.readers", "likewise.data.corpus_build", "likewise.data.corpus", "likewise.data.formats"],
+    ),
     (
         "L5 learning",
         [
-            "likewise.auto",
-            "likewise.completion",  # item-item or affinity: which completes baskets, chosen on held-out data
-            "likewise.train",  # the epoch loop, the backend factory, checkpoints hooked in
-            "likewise.train_numba",  # the numba backend's passes (blocks -> compiled kernels)
-            "likewise.train_torch",  # the torch backend's passes: steps, dealing, sharded tables
-            "likewise.peers",  # EASE and implicit's ALS, tuned on a held-out slice (re-exported by baselines)
-            "likewise.baselines",
+            "likewise.training.auto",
+            # item-item or affinity: which completes baskets, chosen on held-out data
+            "likewise.space.completion",
+            "likewise.training.train",  # the epoch loop, the backend factory, checkpoints hooked in
+            "likewise.training.train_numba",  # the numba backend's passes (blocks -> compiled kernels)
+            "likewise.training.train_torch",  # the torch backend's passes: steps, dealing, sharded tables
+            # EASE and implicit's ALS, tuned on a held-out slice (re-exported by baselines.counts)
+            "likewise.baselines.peers",
+            "likewise.baselines.counts",  # popular, co-count, PPMI, PPMI-SVD
         ],
     ),
     (
@@ -86,11 +108,12 @@ LAYERS: list[tuple[str, list[str]]] = [
         [
             "likewise.evaluate",
             "likewise.retail",
-            "likewise.update",
-            "likewise.tune",
-            "likewise.campaigns",  # typed spaces: campaigns for customers and audiences, their lookalikes
-            "likewise.content",  # read next
-            "likewise.coldstart",  # new products placed from their attributes
+            "likewise.training.update",
+            "likewise.training.tune",
+            # typed spaces: campaigns for customers and audiences, their lookalikes
+            "likewise.apps.campaigns",
+            "likewise.apps.content",  # read next
+            "likewise.apps.coldstart",  # new products placed from their attributes
         ],
     ),
     (
@@ -98,10 +121,10 @@ LAYERS: list[tuple[str, list[str]]] = [
         [
             "likewise.torch",
             "likewise.plot",
-            "likewise.datasets",
-            "likewise.eventdata",  # typed event logs and reading sessions with planted answers
-            "likewise.names",
-            "likewise.demo",
+            "likewise.data.datasets",
+            "likewise.data.eventdata",  # typed event logs and reading sessions with planted answers
+            "likewise.data.names",
+            "likewise.apps.demo",
         ],
     ),
     ("L8 front ends", ["likewise.cli", "likewise.service", "likewise.__main__"]),
@@ -264,8 +287,10 @@ def test_no_module_is_too_long() -> None:
 def test_the_guard_sees_what_it_guards(tmp_path: Path) -> None:
     """The checks above are only as good as the parser: it must see function-level and relative
     imports, attribute use of private names, and skip TYPE_CHECKING blocks."""
-    assert ("likewise.search", "normalise_rows") in {(t, n) for t, n, _ in GRAPH["likewise.customers"]}
-    persist = {t for t, _, _ in GRAPH["likewise.persist"]}
-    assert "likewise.store" in persist  # imported inside a method
+    assert ("likewise.space.search", "normalise_rows") in {
+        (t, n) for t, n, _ in GRAPH["likewise.space.customers"]
+    }
+    persist = {t for t, _, _ in GRAPH["likewise.space.persist"]}
+    assert "likewise.space.store" in persist  # imported inside a method
     assert "likewise.embeddings" not in {t for t, _, _ in GRAPH["likewise.index._query"]}  # TYPE_CHECKING
     assert _layer_of("likewise.kernels.sgns") == 1 and _layer_of("likewise.cli.train") == 8

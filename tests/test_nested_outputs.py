@@ -46,9 +46,9 @@ def _no_training(monkeypatch) -> None:
     def never(*a, **kw):
         raise AssertionError("the work started before the output was checked")
 
-    monkeypatch.setattr(importlib.import_module("likewise.train"), "train", never)
-    monkeypatch.setattr(importlib.import_module("likewise.train"), "train_tables", never)
-    monkeypatch.setattr(importlib.import_module("likewise.update"), "train_tables", never)
+    monkeypatch.setattr(importlib.import_module("likewise.training.train"), "train", never)
+    monkeypatch.setattr(importlib.import_module("likewise.training.train"), "train_tables", never)
+    monkeypatch.setattr(importlib.import_module("likewise.training.update"), "train_tables", never)
 
 
 def _commands(d: Path, out: Path) -> dict[str, list[str]]:
@@ -91,7 +91,7 @@ def test_the_python_api_refuses_too(work):
     emb = likewise.load(work / "m")
     with pytest.raises(InputError, match="inside .* a saved likewise folder"):
         emb.save(work / "m" / "inner")
-    from likewise.update import update
+    from likewise.training.update import update
 
     with pytest.raises(InputError, match="inside .* a saved likewise folder"):
         update(work / "m", work / "shop" / "orders.csv", work / "m" / "inner", epochs=1)

@@ -16,10 +16,10 @@ httpx = pytest.importorskip("httpx")
 
 from likewise import Embeddings, Vocab, parse_item  # noqa: E402
 from likewise.cli import main  # noqa: E402
+from likewise.data.vocab import MAX_ID_DIGITS, parse_items  # noqa: E402
 from likewise.errors import InputError  # noqa: E402
 from likewise.service import create_app  # noqa: E402
 from likewise.service.models import ModelSpec, Registry  # noqa: E402
-from likewise.vocab import MAX_ID_DIGITS, parse_items  # noqa: E402
 
 BAD_DIGITS = ["#²", "#٣", "#1²", "#-٣", "#" + "1" * (MAX_ID_DIGITS + 1)]
 
@@ -151,19 +151,19 @@ def test_train_options_default_to_the_train_config_and_offer_its_literals():
 @pytest.mark.parametrize(
     ("command", "argv", "func"),
     [
-        ("similar", ["m", "a"], "likewise.embeddings:Embeddings.similar"),
-        ("recommend", ["m", "a"], "likewise.embeddings:Embeddings.recommend"),
-        ("analogy", ["m", "a", "b", "c"], "likewise.embeddings:Embeddings.analogy"),
+        ("similar", ["m", "a"], "likewise.space.embeddings:Embeddings.similar"),
+        ("recommend", ["m", "a"], "likewise.space.embeddings:Embeddings.recommend"),
+        ("analogy", ["m", "a", "b", "c"], "likewise.space.embeddings:Embeddings.analogy"),
         ("also-bought", ["m", "a"], "likewise.retail:also_bought"),
         ("complete", ["m", "a"], "likewise.retail:complete_basket"),
         ("for-customer", ["m", "c"], "likewise.retail:for_customer"),
         ("similar-customers", ["m", "c"], "likewise.retail:similar_customers"),
         ("lookalike", ["m", "c"], "likewise.retail:lookalike"),
-        ("campaigns", ["m", "c"], "likewise.campaigns:campaigns_for_customer"),
-        ("campaign-products", ["m", "c"], "likewise.campaigns:campaign_products"),
-        ("campaign-audience", ["m", "c"], "likewise.campaigns:campaign_audience"),
-        ("read-next", ["m", "a"], "likewise.content:read_next"),
-        ("place", ["m"], "likewise.coldstart:place"),
+        ("campaigns", ["m", "c"], "likewise.apps.campaigns:campaigns_for_customer"),
+        ("campaign-products", ["m", "c"], "likewise.apps.campaigns:campaign_products"),
+        ("campaign-audience", ["m", "c"], "likewise.apps.campaigns:campaign_audience"),
+        ("read-next", ["m", "a"], "likewise.apps.content:read_next"),
+        ("place", ["m"], "likewise.apps.coldstart:place"),
     ],
 )
 def test_query_commands_default_to_what_the_library_defaults_to(command, argv, func):
@@ -185,8 +185,8 @@ def test_query_commands_default_to_what_the_library_defaults_to(command, argv, f
 
 
 def test_recommend_scoring_is_offered_on_the_command_line_as_over_http(model, capsys):
-    from likewise.affinity import SCORINGS
-    from likewise.search import BASKET_RULES
+    from likewise.space.affinity import SCORINGS
+    from likewise.space.search import BASKET_RULES
 
     assert SCORINGS == ("auto", "itemitem", "affinity", *BASKET_RULES, "cosine")
     emb = Embeddings.load(model)

@@ -8,11 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from likewise.auto import split_validation
-from likewise.baselines import BASELINES, KNOWN_BASELINES, Recommender, fit_baselines
-from likewise.errors import InputError, ItemIndexError, MissingDependencyError, NotFittedError
-from likewise.itemitem import MAX_ITEMS, covered_rows, gram_matrix, lambda_grid
-from likewise.peers import (
+from likewise.baselines.counts import BASELINES, KNOWN_BASELINES, Recommender, fit_baselines
+from likewise.baselines.peers import (
     ALS_ALPHAS,
     ALS_REGULARIZATIONS,
     HAS_IMPLICIT,
@@ -21,6 +18,9 @@ from likewise.peers import (
     basket_matrix,
     coordinate_search,
 )
+from likewise.errors import InputError, ItemIndexError, MissingDependencyError, NotFittedError
+from likewise.space.itemitem import MAX_ITEMS, covered_rows, gram_matrix, lambda_grid
+from likewise.training.auto import split_validation
 
 
 def grouped_baskets(
@@ -284,9 +284,9 @@ def test_the_default_baselines_hold_the_peers() -> None:
 
 
 def test_the_holdout_report_scores_ease() -> None:
-    from likewise.datasets import planted_baskets
+    from likewise.data.datasets import planted_baskets
     from likewise.evaluate import holdout_report, split_sequences
-    from likewise.train import train
+    from likewise.training.train import train
 
     baskets, _ = planted_baskets(n_groups=4, group_size=8, n_baskets=400, zipf=1.0, seed=0)
     split = split_sequences(baskets, mode="basket", test_fraction=0.2, seed=0)

@@ -257,7 +257,7 @@ def csv_of(rows: list[tuple[str, str, str]], sep: str) -> bytes:
 
 
 def build_log(path: Path, ordered: bool) -> Any:
-    from likewise.corpus import build_corpus
+    from likewise.data.corpus import build_corpus
 
     spec = InputSpec(str(path), basket_col="b", item_col="i", order_col="t" if ordered else None)
     return build_corpus(spec, cache_dir=path.parent / "cache")
@@ -325,7 +325,7 @@ def test_parquet_gives_a_corpus_or_an_input_error(data: bytes, ordered: bool) ->
 
 
 def word2vec_seed(binary: bool) -> bytes:
-    from likewise.formats import write_word2vec
+    from likewise.data.formats import write_word2vec
 
     emb = Embeddings(
         np.arange(12, dtype=np.float32).reshape(4, 3) / 7, Vocab(["a", "b", "日本", "d"], [4, 3, 2, 1])
@@ -351,7 +351,7 @@ def with_header(seed: bytes) -> st.SearchStrategy[bytes]:
     limit=st.sampled_from([None, 2]),
 )
 def test_word2vec_gives_a_space_or_an_error(data: bytes, binary: Any, limit: Any) -> None:
-    from likewise.formats import read_word2vec
+    from likewise.data.formats import read_word2vec
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "vectors.bin"
@@ -382,7 +382,7 @@ def load(kind: str, folder: Path) -> Any:
             emb.index.warm()
         return emb.similar(emb.keys[0], k=3) if len(emb) else emb
     if kind == "corpus":
-        from likewise.corpus import Corpus
+        from likewise.data.corpus import Corpus
 
         return Corpus.open(folder, verify=True)
     if kind == "split":
@@ -562,7 +562,7 @@ def test_a_jsonl_row_that_is_null_is_an_input_error_not_a_crash(tmp_path: Path) 
     path.write_bytes(b'{"b": "o1", "i": "p1"}\n' * 3 + b"  null \r\n" + b'{"b": "o2", "i": "p2"}\n')
     code = (
         "import sys\n"
-        "from likewise.corpus import build_corpus\n"
+        "from likewise.data.corpus import build_corpus\n"
         "from likewise.errors import InputError\n"
         "from likewise.readers import InputSpec\n"
         "try:\n"
@@ -585,7 +585,7 @@ def test_parquet_text_that_is_not_utf8_is_an_input_error(tmp_path: Path) -> None
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from likewise.corpus import build_corpus
+    from likewise.data.corpus import build_corpus
 
     items = pa.array([b"p1", b"\x80\xff", b"p2"], pa.binary()).view(pa.string())
     pq.write_table(pa.table({"b": ["o1", "o1", "o2"], "i": items}), tmp_path / "log.parquet")
@@ -598,7 +598,7 @@ def test_parquet_text_that_is_not_utf8_is_an_input_error(tmp_path: Path) -> None
 
 
 def test_a_csv_header_that_is_not_utf8_is_an_input_error(tmp_path: Path) -> None:
-    from likewise.corpus import build_corpus
+    from likewise.data.corpus import build_corpus
 
     (tmp_path / "log.csv").write_bytes(b"\x80,i\no1,p1\n")
     with pytest.raises(LikewiseError, match=r"cannot read .*log.csv as CSV"):

@@ -14,7 +14,7 @@ import pytest
 import zstandard
 
 from likewise import readers
-from likewise.corpus import build_corpus
+from likewise.data.corpus import build_corpus
 from likewise.errors import InputError
 from likewise.readers import InputSpec, detect_format, hash_keys, iter_text_sequences, resolve_files
 from likewise.readers import log as log_reader

@@ -15,9 +15,9 @@ import pytest
 
 import likewise
 from likewise import _fileio
-from likewise.embeddings import Embeddings
+from likewise.data.vocab import Vocab
 from likewise.errors import CorruptModelError
-from likewise.vocab import Vocab
+from likewise.space.embeddings import Embeddings
 
 
 def make_space(seed: int = 0, n: int = 40, dim: int = 6) -> Embeddings:
@@ -225,7 +225,7 @@ def test_index_save_fsyncs_the_graph(tmp_path: Path, fsynced: set[tuple[int, int
 
 
 def test_corpus_files_are_fsynced(tmp_path: Path, fsynced: set[tuple[int, int]]) -> None:
-    from likewise.corpus import corpus_from_sequences
+    from likewise.data.corpus import corpus_from_sequences
 
     corpus_from_sequences([["a", "b"], ["b", "c"]] * 5, tmp_path / "c")
     assert sorted(p.name for p in (tmp_path / "c").iterdir()) == [
@@ -239,7 +239,7 @@ def test_corpus_files_are_fsynced(tmp_path: Path, fsynced: set[tuple[int, int]])
 
 
 def test_projector_and_saved_space_files_are_fsynced(tmp_path: Path, fsynced: set[tuple[int, int]]) -> None:
-    from likewise.formats import export_projector
+    from likewise.data.formats import export_projector
 
     emb = make_space()
     export_projector(emb, tmp_path / "proj")
@@ -252,7 +252,7 @@ def test_projector_and_saved_space_files_are_fsynced(tmp_path: Path, fsynced: se
 
 
 def test_a_rewrite_with_the_same_size_and_mtime_is_not_served_stale(tmp_path: Path) -> None:
-    from likewise.corpus import build_corpus
+    from likewise.data.corpus import build_corpus
     from likewise.readers import InputSpec
 
     data = tmp_path / "s.txt"
@@ -272,7 +272,7 @@ def test_a_rewrite_with_the_same_size_and_mtime_is_not_served_stale(tmp_path: Pa
 def test_a_swapped_vocabulary_or_counts_file_is_caught_and_rebuilt(tmp_path: Path, name: str) -> None:
     import json
 
-    from likewise.corpus import Corpus, build_corpus
+    from likewise.data.corpus import Corpus, build_corpus
     from likewise.readers import InputSpec
 
     data = tmp_path / "s.txt"
@@ -298,7 +298,7 @@ def test_a_swapped_vocabulary_or_counts_file_is_caught_and_rebuilt(tmp_path: Pat
 @pytest.fixture
 def shop_model(tmp_path: Path) -> Path:
     """A saved space with a small customer table (enough for ``lookalike``)."""
-    from likewise.customers import CustomerTable
+    from likewise.space.customers import CustomerTable
 
     emb = make_space()
     rng = np.random.default_rng(5)
@@ -465,7 +465,7 @@ def test_killed_writers_never_lose_the_last_good_model(fault_work: Path, seed: i
     ``.tmp-`` / ``.old-`` litter anywhere.
     """
     from likewise.cli import main
-    from likewise.formats import read_word2vec
+    from likewise.data.formats import read_word2vec
 
     d = fault_work
     rng = np.random.default_rng(seed)

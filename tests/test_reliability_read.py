@@ -68,7 +68,7 @@ def loader(kind: str, **kw: Any) -> Callable[[Path], Any]:
     if kind in ("space", "retail", "index"):
         return lambda p: Embeddings.load(p, **kw)
     if kind == "corpus":
-        from likewise.corpus import Corpus
+        from likewise.data.corpus import Corpus
 
         return lambda p: Corpus.open(p, verify=True)
     if kind == "split":
@@ -109,7 +109,7 @@ def test_a_npy_header_claiming_a_trillion_rows_is_refused_before_allocating(
 
 @pytest.mark.parametrize("binary", [False, True])
 def test_a_word2vec_header_claiming_a_trillion_vectors_is_refused(tmp_path: Path, binary: bool) -> None:
-    from likewise.formats import read_word2vec
+    from likewise.data.formats import read_word2vec
 
     path = tmp_path / "v.bin"
     body = b"a " + np.ones(4, "<f4").tobytes() if binary else b"a 1 2 3 4\n"
@@ -203,7 +203,7 @@ FIFO_CHILD = textwrap.dedent(
                 from likewise import Embeddings
                 Embeddings.load(folder)
             elif kind == "corpus":
-                from likewise.corpus import Corpus
+                from likewise.data.corpus import Corpus
                 Corpus.open(folder)
             elif kind == "split":
                 from likewise.evaluate import load_split
@@ -301,7 +301,7 @@ def test_a_corpus_with_ids_out_of_range_is_refused_with_or_without_verify(
 ) -> None:
     """``verify=False`` skips the checksums, not the cheap checks: before, such a corpus opened and a
     key lookup failed later with a bare IndexError (training with the kernel's own id check)."""
-    from likewise.corpus import Corpus
+    from likewise.data.corpus import Corpus
 
     folder = copy_of(folders, "corpus", tmp_path)
     arr = np.load(folder / name)
@@ -315,7 +315,7 @@ def test_a_corpus_with_ids_out_of_range_is_refused_with_or_without_verify(
 
 @pytest.mark.parametrize("verify", [True, False])
 def test_a_corpus_with_a_customer_past_its_customer_list_is_refused(tmp_path: Path, verify: bool) -> None:
-    from likewise.corpus import Corpus, build_corpus
+    from likewise.data.corpus import Corpus, build_corpus
     from likewise.readers import InputSpec
 
     log = tmp_path / "orders.csv"
@@ -380,7 +380,7 @@ def test_serve_refuses_a_non_finite_model_at_start(folders: dict[str, Path], tmp
 
 
 def test_update_refuses_a_non_finite_parent(folders: dict[str, Path], tmp_path: Path) -> None:
-    from likewise.update import update
+    from likewise.training.update import update
 
     folder = copy_of(folders, "retail", tmp_path)
     log = folders["retail"].parent / "retail.csv"
@@ -501,7 +501,7 @@ def test_an_item_without_end_is_an_error_naming_the_line(tmp_path: Path, monkeyp
 
 def test_long_lines_are_cut_as_word2vec_does_and_training_sees_the_pieces(tmp_path: Path) -> None:
     from likewise import readers
-    from likewise.corpus import build_corpus
+    from likewise.data.corpus import build_corpus
     from likewise.readers import InputSpec
 
     cap = getattr(readers, "MAX_SEQUENCE_LENGTH", 10_000)  # getattr: on old code the assertion fails

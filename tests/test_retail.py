@@ -11,7 +11,7 @@ import pytest
 
 import likewise
 from likewise import retail
-from likewise.datasets import retail_orders, write_retail
+from likewise.data.datasets import retail_orders, write_retail
 from likewise.errors import InputError, NotFittedError, SpaceMismatchError, UnknownItemError
 from likewise.evaluate import EmbeddingRecommender
 
@@ -367,7 +367,7 @@ def test_queries_need_a_customer_table(emb):
 
 
 def test_save_load_keeps_customers_and_context(emb, tmp_path):
-    from likewise.store import read_manifest
+    from likewise.space.store import read_manifest
 
     emb.save(tmp_path / "m")
     manifest = read_manifest(tmp_path / "m")

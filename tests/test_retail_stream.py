@@ -2,8 +2,8 @@
 
 A log is compiled into the corpus cache with each line's customer and time beside its product
 (``user.npy``, ``time.npy``), customer sessions cut by the reader, a typed log's keys typed as they are
-read and item attributes compiled in as tokens; training is :func:`likewise.train.train` on that corpus,
-so checkpoints, ``resume`` and the cache work for every option; customer vectors are one bounded pass
+read and item attributes compiled in as tokens; training is :func:`likewise.training.train.train` on that
+corpus, so checkpoints, ``resume`` and the cache work for every option; customer vectors are one bounded pass
 over the corpus. ``test_every_log_option_takes_the_one_path`` runs each option through it.
 """
 
@@ -22,8 +22,8 @@ import pytest
 
 from likewise import retail
 from likewise.cli import main
-from likewise.corpus import Corpus, build_corpus, cache_key
-from likewise.datasets import retail_orders, write_retail
+from likewise.data.corpus import Corpus, build_corpus, cache_key
+from likewise.data.datasets import retail_orders, write_retail
 from likewise.errors import CorruptModelError, InputError
 from likewise.kernels import add_weighted_rows, add_weighted_rows_reference
 from likewise.readers import InputSpec, resolve_files
@@ -158,8 +158,8 @@ def watch():
             pass
         time.sleep(0.001)
 
-import likewise.train_numba
-likewise.train_numba.BLOCK_TOKENS = 500  # several blocks per pass: a checkpoint mid-pass
+import likewise.training.train_numba
+likewise.training.train_numba.BLOCK_TOKENS = 500  # several blocks per pass: a checkpoint mid-pass
 threading.Thread(target=watch, daemon=True).start()
 log = args.pop("log")
 emb = retail.train_from_log(log, **args)
@@ -314,7 +314,7 @@ def test_weighted_row_sums_match_the_reference():
 
 def test_customer_sums_in_ranges_give_the_same_table(monkeypatch):
     """A working set of a few customers' sums at a time (many passes) builds the same bytes as one pass."""
-    import likewise.customers as customers
+    import likewise.space.customers as customers
 
     rng = np.random.default_rng(1)
     vectors = rng.standard_normal((40, 6)).astype(np.float32)

@@ -11,7 +11,7 @@ from likewise import Embeddings, Vocab
 from likewise import index as index_mod
 from likewise.index import ScanTable, scan_top_k
 from likewise.kernels.scan import quantize_rows, scan_candidates, scan_candidates_reference
-from likewise.search import normalise_rows, top_k_search
+from likewise.space.search import normalise_rows, top_k_search
 
 
 def unit_rows(n: int, d: int, seed: int = 0) -> np.ndarray:

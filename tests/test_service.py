@@ -20,7 +20,7 @@ from _live import live_server  # noqa: E402
 
 from likewise import Embeddings, Vocab  # noqa: E402
 from likewise.cli import main  # noqa: E402
-from likewise.datasets import planted_baskets  # noqa: E402
+from likewise.data.datasets import planted_baskets  # noqa: E402
 from likewise.errors import InputError  # noqa: E402
 from likewise.service import create_app  # noqa: E402
 from likewise.service.app import Limits  # noqa: E402

@@ -9,9 +9,9 @@ import pytest
 
 from likewise.cli import main
 from likewise.cli.nn import table_size
-from likewise.embeddings import Embeddings
+from likewise.data.vocab import Vocab
 from likewise.errors import InputError
-from likewise.vocab import Vocab
+from likewise.space.embeddings import Embeddings
 
 
 def test_llama_sized_table():

@@ -17,8 +17,8 @@ import pytest
 from conftest import planted_baskets
 
 import likewise
-from likewise.customers import customer_table
 from likewise.errors import InputError, UnknownItemError
+from likewise.space.customers import customer_table
 
 sp = pytest.importorskip("scipy.sparse")
 
@@ -64,7 +64,7 @@ def test_matrix_trains_exactly_as_its_rows_listed(spaces, data) -> None:
 
 
 def test_any_format_values_and_explicit_zeros_give_the_same_corpus(data, tmp_path) -> None:
-    from likewise.corpus import corpus_from_sequences
+    from likewise.data.corpus import corpus_from_sequences
     from likewise.readers import sparse_baskets
 
     m, keys, _, lists, _ = data

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from likewise import store
 from likewise._fileio import file_sha256
-from likewise.embeddings import Embeddings, compute_fingerprint
+from likewise.data.vocab import Vocab
 from likewise.errors import CorruptModelError, InputError
-from likewise.vocab import Vocab
+from likewise.space import store
+from likewise.space.embeddings import Embeddings, compute_fingerprint
 
 FIXTURE_V1 = Path(__file__).parent / "fixtures" / "space_v1"
 

@@ -11,7 +11,7 @@ import pytest
 threadpoolctl = pytest.importorskip("threadpoolctl")
 
 from likewise._threads import BATCH_MIN_QUERIES, blas_threads_for, query_threads  # noqa: E402
-from likewise.search import top_k_search  # noqa: E402
+from likewise.space.search import top_k_search  # noqa: E402
 
 
 def blas_threads() -> int:

@@ -6,7 +6,7 @@ import pytest
 
 import likewise
 from likewise.cli import main
-from likewise.corpus import cache_key
+from likewise.data.corpus import cache_key
 from likewise.errors import InputError
 from likewise.readers import InputSpec, iter_text_sequences, resolve_files
 from likewise.readers import text as text_reader

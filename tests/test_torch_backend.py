@@ -16,11 +16,11 @@ from conftest import BackendContract
 
 torch = pytest.importorskip("torch")
 
-from likewise.config import select_backend  # noqa: E402
 from likewise.errors import InputError  # noqa: E402
 from likewise.kernels import draws, make_keep_prob, make_neg_cum  # noqa: E402
 from likewise.kernels import minibatch as K  # noqa: E402
 from likewise.kernels.reference import build_batch_reference, sgns_grads_reference  # noqa: E402
+from likewise.training.config import select_backend  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_defaults import own_department, seed_shop, write_orders  # noqa: E402
@@ -146,7 +146,7 @@ def test_bfloat16_tables_train_the_planted_groups(data):
 
 
 def test_backend_choice(monkeypatch):
-    import likewise.config as config
+    import likewise.training.config as config
 
     assert select_backend("torch") == "torch" and select_backend("cpu") == "cpu"
     monkeypatch.setattr(config, "_cuda_present", lambda: False)

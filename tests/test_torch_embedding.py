@@ -10,10 +10,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from likewise.embeddings import Embeddings  # noqa: E402
+from likewise.data.vocab import Vocab  # noqa: E402
 from likewise.errors import InputError, ItemIndexError, MissingDependencyError  # noqa: E402
+from likewise.space.embeddings import Embeddings  # noqa: E402
 from likewise.torch import EmbeddingTable, check_ids, resolve_device  # noqa: E402
-from likewise.vocab import Vocab  # noqa: E402
 
 torch.set_num_threads(1)
 

@@ -11,8 +11,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from likewise.cli import main  # noqa: E402
-from likewise.embeddings import Embeddings  # noqa: E402
 from likewise.errors import CorruptModelError, InputError, UnknownItemError  # noqa: E402
+from likewise.space.embeddings import Embeddings  # noqa: E402
 from likewise.torch import (  # noqa: E402
     NextTokenConfig,
     build_examples,
@@ -179,7 +179,7 @@ def test_cli_sweep_dims(tmp_path, capsys):
 
 def test_tiny_real_names_run_beats_uniform_guessing():
     pytest.importorskip("pyarrow")
-    from likewise.names import load_names
+    from likewise.data.names import load_names
 
     names = load_names(300)
     m = train_next(names, NextTokenConfig(dim=2, hidden=50, steps=300, batch_size=64))

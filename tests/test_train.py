@@ -7,11 +7,11 @@ import sys
 import numpy as np
 import pytest
 
-from likewise.datasets import planted_baskets
+from likewise.data.datasets import planted_baskets
 from likewise.errors import InputError
 from likewise.evaluate import label_purity
 from likewise.kernels import sequence_blocks as _blocks
-from likewise.train import EpochStats, TrainConfig, kept_share, resolve_sample, train
+from likewise.training.train import EpochStats, TrainConfig, kept_share, resolve_sample, train
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +116,7 @@ def test_unknown_parameter_is_named():
 
 
 def test_a_ready_corpus_records_its_own_trimming(tmp_path):
-    from likewise.corpus import corpus_from_sequences
+    from likewise.data.corpus import corpus_from_sequences
 
     corpus = corpus_from_sequences(
         [["a", "b"], ["a", "rare"]] * 3 + [["once", "a"]], tmp_path / "c", min_count=1
@@ -126,13 +126,13 @@ def test_a_ready_corpus_records_its_own_trimming(tmp_path):
 
 
 def test_torch_backend_without_torch_says_how_to_install_it(monkeypatch):
-    import likewise.config
+    import likewise.training.config
     from likewise.errors import MissingDependencyError
 
-    monkeypatch.setattr(likewise.config, "_torch_installed", lambda: False)
+    monkeypatch.setattr(likewise.training.config, "_torch_installed", lambda: False)
     with pytest.raises(MissingDependencyError, match=r"pip install '\.\[torch\]' in the likewise clone"):
         train([["a", "b"]], backend="torch", min_count=1)
-    assert likewise.config.select_backend("auto") == "cpu"
+    assert likewise.training.config.select_backend("auto") == "cpu"
 
 
 def test_empty_vocabulary_is_an_error():
@@ -229,7 +229,7 @@ def test_neg_group_one_runs_the_classic_kernel(monkeypatch):
 def test_neg_group_default_follows_the_mode(monkeypatch):
     """Unset, neg_group is 16 for sequences and 4 for baskets (NEG_GROUP), and the saved config says so."""
     import likewise.kernels as k
-    from likewise.config import NEG_GROUP
+    from likewise.training.config import NEG_GROUP
 
     groups = []
     real = k.train_sgns_batched_block_serial
@@ -246,7 +246,7 @@ def test_kernel_is_compiled_before_the_tables_and_llvm_pages_go_back(monkeypatch
     """The numba kernel runs once on a one-row table, LLVM's pages are released, then the real tables are
     allocated: compiling does not sit in the peak beside them. The warm-up changes no result."""
     import likewise.kernels as k
-    import likewise.train_numba as tn
+    import likewise.training.train_numba as tn
 
     events = []
     real = k.train_sgns_batched_block_serial
@@ -267,7 +267,7 @@ def test_kernel_is_compiled_before_the_tables_and_llvm_pages_go_back(monkeypatch
 def test_release_compiler_pages_keeps_compiled_code_running():
     import numba
 
-    from likewise.train_numba import _clean_mappings, release_compiler_pages
+    from likewise.training.train_numba import _clean_mappings, release_compiler_pages
 
     @numba.njit
     def twice(x):

@@ -1,4 +1,5 @@
-"""``likewise tune`` and :func:`likewise.tune.tune`: budgets, the leaderboard, the saved model, seeds."""
+"""``likewise tune`` and :func:`likewise.training.tune.tune`: budgets, the leaderboard, the saved model,
+seeds."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import pytest
 
 from likewise import load
 from likewise.cli import main
-from likewise.datasets import planted_baskets
+from likewise.data.datasets import planted_baskets
 from likewise.errors import InputError
-from likewise.tune import SPACE, parse_budget, sample_params, tune
+from likewise.training.tune import SPACE, parse_budget, sample_params, tune
 
 BASELINES = {"popular", "cocount", "ppmi", "ppmi-svd"}
 
@@ -202,10 +203,10 @@ def fake_trials(baskets, monkeypatch):
     import importlib
     import types
 
-    import likewise.tune as tune_module
+    import likewise.training.tune as tune_module
     from likewise import Embeddings
 
-    train_module = importlib.import_module("likewise.train")
+    train_module = importlib.import_module("likewise.training.train")
     real = train_module.train(
         baskets,
         mode="basket",
@@ -258,7 +259,7 @@ def test_the_command_says_why_the_search_stopped(baskets, fake_trials, tmp_path,
 
 
 def test_expected_seconds_scales_the_slowest_rate_by_the_work():
-    from likewise.tune import Trial, expected_seconds
+    from likewise.training.tune import Trial, expected_seconds
 
     def trial(number, seconds, **settings):
         return Trial(number, {}, settings, 0.0, 0.0, 0.0, 0.0, seconds)

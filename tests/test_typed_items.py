@@ -10,11 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from likewise import Embeddings, Vocab, campaigns, content, retail
+from likewise import Embeddings, Vocab, retail
+from likewise.apps import campaigns, content
 from likewise.cli import main
+from likewise.data.eventdata import SHOP_TYPE_MAP, content_sessions, shop_events, write_shop_events
 from likewise.errors import InputError, NotFittedError, UnknownItemError
-from likewise.eventdata import SHOP_TYPE_MAP, content_sessions, shop_events, write_shop_events
-from likewise.itemtypes import ItemTypes, split_key, typed_key
+from likewise.space.itemtypes import ItemTypes, split_key, typed_key
 
 FIXTURE = Path(__file__).parent / "fixtures" / "space_v1_typed"
 TYPE_MAP = ",".join(f"{k}={v}" for k, v in SHOP_TYPE_MAP.items())
@@ -287,8 +288,7 @@ def test_cli_python_and_http_agree(shop, capsys):
 
     py = content.read_next(emb, ["tent-guide", "trowel-guide"], k=4).keys
     assert [
-        r["item"]
-        for r in _cli(capsys, ["read-next", m, "tent-guide", "trowel-guide", "-k", "4"])["results"]
+        r["item"] for r in _cli(capsys, ["read-next", m, "tent-guide", "trowel-guide", "-k", "4"])["results"]
     ] == py
     assert (
         keys(http.post("/models/m/read_next", json={"articles": ["tent-guide", "trowel-guide"], "k": 4}))
@@ -398,7 +398,7 @@ def test_typed_negatives_train_and_are_recorded(tmp_path):
 
 
 def test_update_keeps_a_space_typed(shop, tmp_path):
-    from likewise.update import update
+    from likewise.training.update import update
 
     ev, d, emb = shop
     new = tmp_path / "new.csv"

@@ -10,10 +10,10 @@ import pytest
 
 import likewise
 from likewise import retail
-from likewise.datasets import retail_orders, write_retail
+from likewise.data.datasets import retail_orders, write_retail
 from likewise.errors import InputError
-from likewise.train import train_tables
-from likewise.update import _start_rows, update
+from likewise.training.train import train_tables
+from likewise.training.update import _start_rows, update
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +148,7 @@ def test_start_rows_are_means_of_co_bought_items():
 
 
 def test_train_tables_is_deterministic_and_continues():
-    from likewise.train import TrainConfig
+    from likewise.training.train import TrainConfig
 
     rng = np.random.default_rng(1)
     ids = rng.integers(0, 30, 3000).astype(np.int32)

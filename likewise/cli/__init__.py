@@ -92,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _one_process_unless_train(args: argparse.Namespace) -> Iterator[bool]:
     """Yield whether this process runs the command: under ``torchrun`` a command other than ``train``
     (whose parser sets ``all_ranks``) runs on rank 0 only, told it is one process of one."""
-    from likewise.distributed import detect
+    from likewise.training.distributed import detect
 
     d = detect()  # the one place RANK / WORLD_SIZE are read
     if not d.active or getattr(args, "all_ranks", False):

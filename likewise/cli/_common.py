@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from likewise.embeddings import Embeddings
     from likewise.readers import InputSpec
+    from likewise.space.embeddings import Embeddings
 
 __all__ = [
     "Commands",
@@ -333,7 +333,7 @@ def load_space(path: str) -> Embeddings:
     -------
     likewise.Embeddings
     """
-    from likewise.embeddings import Embeddings
+    from likewise.space.embeddings import Embeddings
 
     return Embeddings.load(path, mmap=True)
 

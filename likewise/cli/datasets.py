@@ -2,7 +2,7 @@
 ``content`` (reading sessions) and ``likewise datasets names``.
 
 ``likewise datasets retail -o DIR --customers N --products M --seed S`` writes a seeded retail order log
-(Parquet and CSV), its catalogue and the ground truth it was drawn from (:mod:`likewise.datasets`).
+(Parquet and CSV), its catalogue and the ground truth it was drawn from (:mod:`likewise.data.datasets`).
 ``likewise datasets names -o FILE --top N`` writes a names file for the next-character model.
 """
 
@@ -17,7 +17,7 @@ def cmd_retail(args: argparse.Namespace) -> None:
     """Write the generated retail order log, catalogue and ground truth to ``args.output``."""
     import time
 
-    from likewise.datasets import retail_orders, write_retail
+    from likewise.data.datasets import retail_orders, write_retail
 
     t0 = time.perf_counter()
     data = retail_orders(
@@ -36,7 +36,7 @@ def cmd_retail(args: argparse.Namespace) -> None:
 
 def cmd_events(args: argparse.Namespace) -> None:
     """Write a generated typed event log (products, campaigns, articles) to ``args.output``."""
-    from likewise.eventdata import shop_events, write_shop_events
+    from likewise.data.eventdata import shop_events, write_shop_events
 
     data = shop_events(
         args.customers, args.products, campaigns_per_department=args.campaigns_per_department, seed=args.seed
@@ -52,7 +52,7 @@ def cmd_events(args: argparse.Namespace) -> None:
 
 def cmd_content(args: argparse.Namespace) -> None:
     """Write generated reading sessions over articles in planted topics to ``args.output``."""
-    from likewise.eventdata import content_sessions, write_content
+    from likewise.data.eventdata import content_sessions, write_content
 
     data = content_sessions(
         args.readers, n_topics=args.topics, articles_per_topic=args.articles_per_topic, seed=args.seed
@@ -68,7 +68,7 @@ def cmd_content(args: argparse.Namespace) -> None:
 def cmd_names(args: argparse.Namespace) -> None:
     """Write the names file for the next-character model to ``args.output``."""
     from likewise._targets import check_output_file
-    from likewise.names import write_names  # written by the torch topic; imported only when asked
+    from likewise.data.names import write_names  # written by the torch topic; imported only when asked
 
     check_output_file(args.output, overwrite=args.overwrite)  # the message names --overwrite
     summary = write_names(args.output, top=args.top, overwrite=args.overwrite)

@@ -1,4 +1,4 @@
-"""``likewise demo``: train the 15-product seed demo and draw its map (:mod:`likewise.demo`)."""
+"""``likewise demo``: train the 15-product seed demo and draw its map (:mod:`likewise.apps.demo`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from ._common import Commands, emit, neighbour_payload, neighbour_table
 
 def cmd_demo(args: argparse.Namespace) -> None:
     """Run the demo into ``args.output`` and print its neighbours and where the map went."""
-    from likewise.demo import run_demo
+    from likewise.apps.demo import run_demo
 
     res = run_demo(args.output, seed=args.seed, progress=False if args.quiet else None)
     payload = {

@@ -52,7 +52,7 @@ def _read_sequences(args: argparse.Namespace) -> tuple[list[list[str]], dict[str
     """Every sequence of the input as key lists, read with the same options as ``likewise train``."""
     import numpy as np
 
-    from likewise.corpus import build_corpus
+    from likewise.data.corpus import build_corpus
     from likewise.readers import input_format, resolve_files
 
     spec = input_spec(args)
@@ -117,7 +117,7 @@ def cmd_eval(args: argparse.Namespace) -> None:
         parts.append("word pairs:\n" + _render(args, ["file", "pairs", "oov", "spearman", "pearson"], rows))
     if args.holdout:
         split = ev.load_split(args.holdout)
-        # None: the library's default set (likewise.baselines.BASELINES), resolved only when needed
+        # None: the library's default set (likewise.baselines.counts.BASELINES), resolved only when needed
         chosen = None if args.baselines is None else [b for b in args.baselines.split(",") if b]
         r = ev.holdout_report(
             emb,
@@ -192,8 +192,8 @@ def cmd_split(args: argparse.Namespace) -> None:
 
 def cmd_export(args: argparse.Namespace) -> None:
     """Write a saved space as word2vec text/binary or a TensorBoard Projector folder."""
-    from likewise import formats
     from likewise._targets import check_output_file, check_outside_saved
+    from likewise.data import formats
     from likewise.evaluate import read_labels
 
     # before loading: an export never lands inside a model folder nor replaces a file unasked
@@ -225,8 +225,8 @@ def cmd_export(args: argparse.Namespace) -> None:
 
 def cmd_import(args: argparse.Namespace) -> None:
     """Save word2vec / fastText vectors as a space."""
-    from likewise.formats import read_word2vec
-    from likewise.store import check_target
+    from likewise.data.formats import read_word2vec
+    from likewise.space.store import check_target
 
     check_target(args.output, overwrite=args.overwrite)
     binary = True if args.binary else False if args.text else None
@@ -261,7 +261,7 @@ def cmd_sweep_dim(args: argparse.Namespace) -> None:
     from pathlib import Path
 
     from likewise import evaluate as ev
-    from likewise.train import train
+    from likewise.training.train import train
 
     if len(args.input) == 1 and (Path(args.input[0]) / "split.json").is_file():
         split = ev.load_split(args.input[0])
@@ -307,7 +307,7 @@ def cmd_sweep_dim(args: argparse.Namespace) -> None:
             }
         )
         if not base and args.baselines:
-            from likewise.baselines import fit_baselines
+            from likewise.baselines.counts import fit_baselines
 
             index = emb.vocab.index
             train_ids = [[index[x] for x in s if x in index] for s in split.train]
@@ -365,7 +365,7 @@ def cmd_plot(args: argparse.Namespace) -> None:
 
 def _register_eval(commands: Commands) -> None:
     """Add ``likewise eval``."""
-    from likewise.baselines import BASELINES, KNOWN_BASELINES
+    from likewise.baselines.counts import BASELINES, KNOWN_BASELINES
 
     e = commands.add(
         "eval",

@@ -196,7 +196,7 @@ def cmd_train_next(args: argparse.Namespace) -> None:
     }
     keys = set(trained.vocab.keys)
     if set("abcdefghijklmnopqrstuvwxyz") <= keys:
-        from likewise.names import vowel_clustering
+        from likewise.data.names import vowel_clustering
 
         vc = vowel_clustering(trained.model.table.weight.detach().cpu().numpy(), trained.vocab.keys)
         summary |= {

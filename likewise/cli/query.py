@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from likewise.vocab import parse_items
+from likewise.data.vocab import parse_items
 
 from ._common import (
     Commands,
@@ -109,8 +109,8 @@ def cmd_info(args: argparse.Namespace) -> None:
 
 def register(commands: Commands) -> None:
     """Add ``similar``, ``recommend``, ``analogy`` and ``info``."""
-    from likewise.affinity import SCORINGS
-    from likewise.embeddings import Embeddings
+    from likewise.space.affinity import SCORINGS
+    from likewise.space.embeddings import Embeddings
 
     s = commands.add("similar", cmd_similar, help="nearest items to each ITEM")
     s.add_argument("model", metavar="MODEL")

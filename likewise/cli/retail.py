@@ -3,7 +3,7 @@
 ``also-bought MODEL PRODUCT``, ``complete MODEL PRODUCT...``, ``for-customer MODEL CUSTOMER``,
 ``similar-customers MODEL CUSTOMER``, ``lookalike MODEL SEED... [--seeds-file F] [-o audience.csv]``
 and ``update MODEL NEW_LOG -o NEW_MODEL``. The logic lives in :mod:`likewise.retail` and
-:mod:`likewise.update`.
+:mod:`likewise.training.update`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from likewise.vocab import parse_items
+from likewise.data.vocab import parse_items
 
 from ._common import (
     Commands,
@@ -180,7 +180,7 @@ def _fewer_than_k(n: int, found: int, args: argparse.Namespace, n_seeds: int, n_
 
 def cmd_update(args: argparse.Namespace) -> None:
     """Continue a retail space with new orders and save it to ``args.output``."""
-    from likewise.update import update
+    from likewise.training.update import update
 
     emb = update(
         args.model,

@@ -11,8 +11,8 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 def cmd_index(args: argparse.Namespace) -> None:
     """Build the HNSW index beside a model and print its measured recall."""
-    from likewise.embeddings import Embeddings
     from likewise.index import IndexParams, build_index, check_index_target, index_folder
+    from likewise.space.embeddings import Embeddings
 
     folder = check_index_target(index_folder(args.model), overwrite=args.overwrite)  # before the build
     emb = Embeddings.load(args.model, mmap=True, index=False)
@@ -87,7 +87,7 @@ def cmd_serve(args: argparse.Namespace) -> None:
     names = ", ".join(s.name for s in specs)
     if args.workers > 1:
         # Each worker process loads the models; check the folders here so a bad path fails with one message.
-        from likewise.store import read_manifest
+        from likewise.space.store import read_manifest
 
         for s in specs:
             read_manifest(s.path)

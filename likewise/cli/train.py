@@ -1,6 +1,6 @@
 """``likewise train``: text or an order log -> a saved space, then a summary of what was chosen for you.
 
-Options map one to one onto :class:`likewise.train.TrainConfig`; with ``--user-col``, ``--time-col``,
+Options map one to one onto :class:`likewise.training.train.TrainConfig`; with ``--user-col``, ``--time-col``,
 ``--sessions`` or ``--quantity-col`` the input is an order log and :func:`likewise.retail.train_from_log`
 builds customer vectors too.
 """
@@ -39,9 +39,9 @@ _NOTES = (
 
 def cmd_train(args: argparse.Namespace) -> None:
     """Train a space from ``args.input`` and save it to ``args.output``."""
-    from likewise.checkpoint import check_apart
-    from likewise.store import check_target
-    from likewise.train import TrainConfig, train
+    from likewise.space.store import check_target
+    from likewise.training.checkpoint import check_apart
+    from likewise.training.train import TrainConfig, train
 
     check_target(args.output, overwrite=args.overwrite)  # fail before training, not after
     check_apart(args.checkpoint_dir, args.output)
@@ -84,7 +84,7 @@ def cmd_train(args: argparse.Namespace) -> None:
 
 def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, Any]) -> None:
     """The summary table, then what the user did not choose: mode, subsampling, dropped keys."""
-    from likewise.vocab import Dropped
+    from likewise.data.vocab import Dropped
 
     meta, cfg = emb.meta, emb.config
     dropped = Dropped.from_dict(meta["dropped"]) if meta.get("dropped") else None
@@ -120,7 +120,7 @@ def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, A
 def _train_retail(args: argparse.Namespace) -> None:
     """``train`` with --user-col / --time-col / --sessions: an order log -> products and customers."""
     from likewise.retail import train_from_log
-    from likewise.train import TrainConfig
+    from likewise.training.train import TrainConfig
 
     if not (args.basket_col and (args.item_col or args.type_cols)):
         raise LikewiseError(
@@ -206,7 +206,7 @@ def _epochs(text: str) -> int | str:
 
 def _device(text: str) -> str:
     """``--device``: auto, cpu, cuda or cuda:N."""
-    from likewise.config import check_device
+    from likewise.training.config import check_device
 
     try:
         return check_device(text)
@@ -251,7 +251,7 @@ def config_option(group: argparse._ActionsContainer, name: str, **kwargs: Any) -
     import dataclasses
     import typing
 
-    from likewise.config import TrainConfig
+    from likewise.training.config import TrainConfig
 
     field = {f.name: f for f in dataclasses.fields(TrainConfig)}[name]
     hint = typing.get_type_hints(TrainConfig)[name]

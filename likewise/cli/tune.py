@@ -4,7 +4,7 @@
 splits the input as ``likewise split`` does, trains the library defaults first and then seeded random
 settings until the budget is spent, prints a leaderboard of the trials and the baselines (popular,
 co-count, PPMI, PPMI-SVD) on the same held-out split, and saves the best trial's model (trained on the
-train part) to ``-o``. The search itself is :func:`likewise.tune.tune`.
+train part) to ``-o``. The search itself is :func:`likewise.training.tune.tune`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ._common import Commands, add_cache_dir, emit, input_group, input_spec, pos
 def _budget(text: str) -> float:
     """``--budget``: ``90s``, ``10m``, ``1h`` (argparse reports a bad value with status 2)."""
     from likewise.errors import InputError
-    from likewise.tune import parse_budget
+    from likewise.training.tune import parse_budget
 
     try:
         return parse_budget(text)
@@ -39,8 +39,8 @@ def cmd_tune(args: argparse.Namespace) -> None:
     from pathlib import Path
 
     from likewise import evaluate as ev
-    from likewise.store import check_target
-    from likewise.tune import tune
+    from likewise.space.store import check_target
+    from likewise.training.tune import tune
 
     check_target(args.output, overwrite=args.overwrite)  # fail before searching, not after
     if len(args.input) == 1 and (Path(args.input[0]) / "split.json").is_file():

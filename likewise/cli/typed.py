@@ -3,7 +3,7 @@
 ``campaigns MODEL CUSTOMER...`` (one customer, or an audience), ``campaign-products MODEL CAMPAIGN``,
 ``campaign-audience MODEL CAMPAIGN [-o audience.csv]``, ``read-next MODEL ARTICLE... | --reader R`` and
 ``place MODEL --attrs k=v ... | --attrs-file FILE [-o NEW_MODEL]``. The logic lives in
-:mod:`likewise.campaigns`, :mod:`likewise.content` and :mod:`likewise.coldstart`.
+:mod:`likewise.apps.campaigns`, :mod:`likewise.apps.content` and :mod:`likewise.apps.coldstart`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from likewise.vocab import parse_items
+from likewise.data.vocab import parse_items
 
 from ._common import (
     Commands,
@@ -31,7 +31,7 @@ def _show(args: argparse.Namespace, res: Any, title: str, what: str, **extra: An
 
 def cmd_campaigns(args: argparse.Namespace) -> None:
     """Print the campaigns that fit one customer, or an audience of several."""
-    from likewise.campaigns import campaigns_for_audience, campaigns_for_customer
+    from likewise.apps.campaigns import campaigns_for_audience, campaigns_for_customer
     from likewise.errors import InputError
 
     from .retail import read_seeds
@@ -54,7 +54,7 @@ def cmd_campaigns(args: argparse.Namespace) -> None:
 
 def cmd_campaign_products(args: argparse.Namespace) -> None:
     """Print the products bought with a campaign."""
-    from likewise.campaigns import campaign_products
+    from likewise.apps.campaigns import campaign_products
 
     res = campaign_products(
         load_space(args.model),
@@ -69,7 +69,7 @@ def cmd_campaign_products(args: argparse.Namespace) -> None:
 def cmd_campaign_audience(args: argparse.Namespace) -> None:
     """Print (or export with ``-o``) the customers who look like a campaign's responders."""
     from likewise._targets import check_output_file
-    from likewise.campaigns import campaign_audience, campaign_responders
+    from likewise.apps.campaigns import campaign_audience, campaign_responders
     from likewise.retail import write_audience
 
     if args.output:
@@ -89,7 +89,7 @@ def cmd_campaign_audience(args: argparse.Namespace) -> None:
 
 def cmd_read_next(args: argparse.Namespace) -> None:
     """Print the articles to read next after ARTICLE(s), or for ``--reader``."""
-    from likewise.content import read_next, read_next_for
+    from likewise.apps.content import read_next, read_next_for
     from likewise.errors import InputError
 
     emb = load_space(args.model)
@@ -123,9 +123,9 @@ def _attrs(pairs: list[str]) -> dict[str, str]:
 
 def cmd_place(args: argparse.Namespace) -> None:
     """Place new products from their attributes; with ``-o``, save a new version that holds them."""
-    from likewise.coldstart import add_placed, place, place_table
+    from likewise.apps.coldstart import add_placed, place, place_table
     from likewise.errors import InputError
-    from likewise.store import check_target
+    from likewise.space.store import check_target
 
     if bool(args.attrs) == bool(args.attrs_file):
         raise InputError("give one product's --attrs NAME=VALUE ..., or a table of them with --attrs-file")
@@ -157,7 +157,7 @@ def cmd_place(args: argparse.Namespace) -> None:
 
 def register(commands: Commands) -> None:
     """Add ``campaigns``, ``campaign-products``, ``campaign-audience``, ``read-next`` and ``place``."""
-    from likewise import campaigns, coldstart, content
+    from likewise.apps import campaigns, coldstart, content
 
     p = commands.add("campaigns", cmd_campaigns, help="campaigns that fit a customer, or an audience")
     p.add_argument("model", metavar="MODEL")

@@ -8,7 +8,7 @@ One module per kind of evidence, all re-exported here (``likewise.evaluate.X`` i
 * :mod:`.split` -- :class:`Split`, :func:`split_sequences`, :func:`save_split` / :func:`load_split`: a
   reproducible train/test split and its folder format.
 * :mod:`.holdout` -- :func:`holdout_report`, which scores the model and the baselines of
-  :mod:`likewise.baselines` on a split's test part with :func:`ranking_metrics` (HR@K, NDCG@K, MRR,
+  :mod:`likewise.baselines.counts` on a split's test part with :func:`ranking_metrics` (HR@K, NDCG@K, MRR,
   coverage); :func:`heldout_loss`; :class:`EmbeddingRecommender`.
 * :mod:`.labels` -- :func:`evaluate_labels` (kNN majority-label accuracy, per-label purity),
   :func:`label_purity`, :func:`read_labels`.

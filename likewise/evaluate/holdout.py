@@ -1,6 +1,6 @@
 """Held-out recommendation: the model and the baselines (counts, EASE, ALS) scored on the same test cases.
 
-* :class:`EmbeddingRecommender` -- the space as a :class:`~likewise.baselines.Recommender`.
+* :class:`EmbeddingRecommender` -- the space as a :class:`~likewise.baselines.counts.Recommender`.
 * :func:`ranking_metrics` -- HR@K, NDCG@K, MRR and coverage of one recommender; :func:`winners`.
 * :func:`holdout_cases` / :func:`holdout_report` -- a :class:`~likewise.evaluate.split.Split`'s test part
   as ids, and every row (model, baselines) scored on it.
@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from ..affinity import SCORINGS
-from ..baselines import BASELINES, Recommender, VectorRecommender, fit_baselines
-from ..embeddings import Embeddings
+from ..baselines.counts import BASELINES, Recommender, VectorRecommender, fit_baselines
 from ..errors import InputError
-from ..search import BASKET_RULES, normalise_rows
+from ..space.affinity import SCORINGS
+from ..space.embeddings import Embeddings
+from ..space.search import BASKET_RULES, normalise_rows
 from .split import Split
 
 __all__ = [
@@ -35,7 +35,8 @@ METRICS = ("hr", "ndcg", "mrr", "coverage")
 
 
 class EmbeddingRecommender(VectorRecommender):
-    """The model as a :class:`~likewise.baselines.Recommender`, scored as :meth:`Embeddings.recommend` does.
+    """The model as a :class:`~likewise.baselines.counts.Recommender`, scored as :meth:`Embeddings.recommend`
+    does.
 
     By default the space's :attr:`~Embeddings.completion`: the item-item model training kept
     (:meth:`Embeddings.complete_top_k`), else the affinity of :meth:`Embeddings.affinity_top_k` under the
@@ -64,7 +65,7 @@ class EmbeddingRecommender(VectorRecommender):
         self._emb = emb
 
     def recommend_ids(self, contexts: Sequence[np.ndarray], k: int) -> np.ndarray:
-        """See :class:`~likewise.baselines.Recommender`."""
+        """See :class:`~likewise.baselines.counts.Recommender`."""
         if self.scoring == "cosine":
             return super().recommend_ids(contexts, k)
         if self.scoring == "itemitem":
@@ -204,7 +205,7 @@ def holdout_report(
     Baselines use the model's vocabulary (training items outside it are dropped), so every row ranks
     the same catalogue for the same cases. ``ppmi-svd`` gets the model's dimension, ``als`` as many
     factors; ``ease`` and ``als`` choose their penalty / confidence weight on a held-out slice of
-    ``split.train`` (:mod:`likewise.peers`).
+    ``split.train`` (:mod:`likewise.baselines.peers`).
 
     Parameters
     ----------
@@ -213,8 +214,8 @@ def holdout_report(
     k : int
         Length of each recommendation list.
     baselines : sequence of str
-        Names from :data:`likewise.baselines.KNOWN_BASELINES` to fit and score (default
-        :data:`likewise.baselines.BASELINES`: the count baselines and ``ease``, and ``als`` when
+        Names from :data:`likewise.baselines.counts.KNOWN_BASELINES` to fit and score (default
+        :data:`likewise.baselines.counts.BASELINES`: the count baselines and ``ease``, and ``als`` when
         ``implicit`` is installed).
     context_window : int, optional
         As in :func:`holdout_cases`.

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ..embeddings import Embeddings
 from ..errors import InputError
+from ..space.embeddings import Embeddings
 
 __all__ = ["evaluate_labels", "label_purity", "read_labels"]
 

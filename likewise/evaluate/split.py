@@ -2,7 +2,7 @@
 
 :func:`split_sequences` holds out a seeded share of the sequences (one item of each hidden);
 :func:`save_split` / :func:`load_split` write and read it, so ``likewise split`` and ``eval --holdout``
-(and :mod:`likewise.tune`) score the same cases.
+(and :mod:`likewise.training.tune`) score the same cases.
 
 Split folder format (version 1)
 -------------------------------

@@ -16,9 +16,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..embeddings import Embeddings
 from ..errors import InputError
-from ..search import normalise_rows, top_k_search
+from ..space.embeddings import Embeddings
+from ..space.search import normalise_rows, top_k_search
 
 __all__ = ["evaluate_analogies", "evaluate_pairs"]
 

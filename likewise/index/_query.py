@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..errors import InputError, SpaceMismatchError
-from ..search import top_k_search
+from ..space.search import top_k_search
 
 if TYPE_CHECKING:
-    from ..embeddings import Embeddings
+    from ..space.embeddings import Embeddings
 
 __all__ = ["NeighbourIndex", "ann_top_k", "check_index_for", "check_search", "measure_recall"]
 
@@ -109,7 +109,7 @@ def ann_top_k(
     Returns
     -------
     (ids, scores) : ndarray of int64 [n, k], ndarray of float32 [n, k], or None
-        Best first, ties by lower id, as :func:`~likewise.search.top_k_search` orders them.
+        Best first, ties by lower id, as :func:`~likewise.space.search.top_k_search` orders them.
     """
     n, size = len(queries), index.size
     ex_rows = np.asarray(ex_rows, dtype=np.int64)

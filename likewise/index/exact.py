@@ -1,7 +1,7 @@
 """Brute-force search behind the index interface: the oracle every approximate index is measured against.
 
 As hnswlib keeps ``BFIndex`` beside its HNSW graph, :class:`ExactIndex` answers ``search(queries, k)``
-exactly (blocked BLAS products and :func:`likewise.search.top_k_search`), so code and tests written
+exactly (blocked BLAS products and :func:`likewise.space.search.top_k_search`), so code and tests written
 against the interface run with either, and recall is a comparison of two objects of one API.
 """
 
@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputError
-from ..search import top_k_search
+from ..space.search import top_k_search
 from ._query import check_search
 
 if TYPE_CHECKING:
-    from ..embeddings import Embeddings
+    from ..space.embeddings import Embeddings
 
 __all__ = ["ExactIndex"]
 

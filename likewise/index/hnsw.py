@@ -7,7 +7,8 @@ Read top to bottom:
    was built. Saved beside the model as ``MODEL/index/`` (``hnsw.bin`` + ``manifest.json``), written to a
    temporary folder and renamed into place. The graph file is read on first use, so loading a model
    with an index stays cheap.
-2. :func:`build_index` -- builds it from an :class:`~likewise.embeddings.Embeddings` and measures recall.
+2. :func:`build_index` -- builds it from an :class:`~likewise.space.embeddings.Embeddings` and measures
+recall.
 3. :func:`~likewise.index.ann_top_k` -- what :meth:`Embeddings.similar` and friends call when an index
    is attached and no ``restrict`` is given: ask the graph for ``k`` + (number of excluded items)
    candidates, drop the excluded ones, and rescore the rest exactly on the unit vectors, so scores are
@@ -39,7 +40,7 @@ from ._graphfile import check_graph
 from ._query import check_search, measure_recall
 
 if TYPE_CHECKING:
-    from ..embeddings import Embeddings
+    from ..space.embeddings import Embeddings
 
 __all__ = [
     "INDEX_DIR",

@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from ..search import select_top_k
+from ..space.search import select_top_k
 
 __all__ = ["SCAN_MIN_ROWS", "ScanTable", "scan_top_k"]
 
@@ -66,7 +66,7 @@ def scan_top_k(
     Returns
     -------
     (ids, scores) : ndarray of int64 [n, k], ndarray of float32 [n, k], or None
-        As :func:`likewise.search.top_k_search` returns them; None when a query has fewer than ``k``
+        As :func:`likewise.space.search.top_k_search` returns them; None when a query has fewer than ``k``
         rows left or too many candidates.
     """
     from ..kernels.scan import scan_candidates

@@ -76,7 +76,7 @@ class InputSpec:
     user_col, time_col : str, optional
         Logs: side columns compiled beside the items, one value per kept line: the customer of each line
         (``user.npy``, codes into ``customers.json``) and its time (``time.npy``, seconds since 1970).
-        They do not change training; customer vectors are built from them (:mod:`likewise.customers`).
+        They do not change training; customer vectors are built from them (:mod:`likewise.space.customers`).
     quantity_col : str, optional
         Logs: units bought per line, checked to be numbers >= 0 (not used in training).
     session_gap : int, optional

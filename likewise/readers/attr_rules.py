@@ -4,8 +4,8 @@ Training fixes how each attribute column becomes tokens (bands, words, values, l
 :mod:`likewise.readers.attrs`) and saves the rules as ``meta["attributes"]`` and the rows it read as the
 space's item table (``item_table.json``). :func:`tokens_by_rules` gives the tokens of any list of item
 keys by those rules, from, in this order: a new attribute table (new products, or new attributes of old
-ones), the space's own item table, and the tokens a placed product was placed with. ``likewise.update``
-uses it to add attribute tokens to new orders as training did.
+ones), the space's own item table, and the tokens a placed product was placed with.
+``likewise.training.update`` uses it to add attribute tokens to new orders as training did.
 """
 
 from __future__ import annotations

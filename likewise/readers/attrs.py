@@ -3,7 +3,7 @@
 The rules (bands, words, values) are told in :mod:`likewise.retail.side`. This module reads and tokenises
 the table (:func:`read_item_attributes`) and adds each item's tokens to the sequences that hold it
 (:func:`expand_tokens`); the log reader uses both to compile a log with ``InputSpec.attrs`` into one
-corpus, and :mod:`likewise.coldstart` tokenises a new product by the same rules.
+corpus, and :mod:`likewise.apps.coldstart` tokenises a new product by the same rules.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..itemtypes import SIDE_TYPE, TYPE_SEP
+from ..space.itemtypes import SIDE_TYPE, TYPE_SEP
 from .keyed import key_column, read_table_file, text_column
 
 __all__ = [

@@ -3,7 +3,7 @@
 Row ``r`` is one basket: the columns where it holds a value > 0. The values themselves are not used
 (a basket is a set), so counts, confidences and ones give the same baskets. The rows are already packed
 ids: a CSR's ``indices`` and ``indptr`` are the column numbers of every basket back to back and where
-each basket starts, so no Python object is made per row; :func:`likewise.corpus.corpus_from_sequences`
+each basket starts, so no Python object is made per row; :func:`likewise.data.corpus.corpus_from_sequences`
 maps the columns to vocabulary ids. scipy is never imported here: the matrix brings its own methods.
 """
 
@@ -63,7 +63,7 @@ class SparseBaskets:
         }
 
     def lines(self, index: Mapping[str, int]) -> tuple[np.ndarray, np.ndarray]:
-        """One line per basket item, as :func:`likewise.customers.customer_table` reads them.
+        """One line per basket item, as :func:`likewise.space.customers.customer_table` reads them.
 
         Parameters
         ----------

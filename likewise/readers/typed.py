@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..itemtypes import SIDE_TYPE, TYPE_SEP, check_type_name
+from ..space.itemtypes import SIDE_TYPE, TYPE_SEP, check_type_name
 
 __all__ = ["ItemTyping"]
 

@@ -5,7 +5,7 @@ The flow::
     order log (CSV / Parquet / JSONL: order, customer, product[, time, quantity, type])
       -> likewise.readers          the one log reader: checked, grouped into orders or customer
                                    sessions (--sessions 30m), typed, attribute tokens added, streamed
-      -> likewise.corpus           compiled once into the corpus cache, customers and times beside
+      -> likewise.data.corpus           compiled once into the corpus cache, customers and times beside
       -> likewise.train            product vectors (basket or sequence mode), checkpoints, resume
       -> customer_table            a weighted mean of each customer's products, one bounded pass
       -> queries                   also_bought, complete_basket, for_customer, similar_customers, lookalike
@@ -22,7 +22,7 @@ checks into memory, for analyses such as :func:`split_last_order` (:mod:`likewis
 
 from __future__ import annotations
 
-from ..customers import CustomerTable
+from ..space.customers import CustomerTable
 from .evidence import holdout_hit_rates, lookalike_precision, split_last_order
 from .fit import build_customer_vectors, fit_order_log, train_from_log
 from .log import OrderLog, log_codes, log_sequences, parse_duration, read_order_log

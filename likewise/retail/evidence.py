@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..embeddings import Embeddings
 from ..errors import InputError
+from ..space.embeddings import Embeddings
 from .log import OrderLog, log_codes
 from .queries import affinity_top_k, customer_table, lookalike
 
@@ -74,10 +74,10 @@ def holdout_hit_rates(
       bought in ``train`` is the target; the query is the customer (model: their vector; baselines:
       their ``train`` purchases); bought products are excluded for every method.
 
-    The baselines (:func:`likewise.baselines.fit_baselines`) count the ``train`` orders in the space's
+    The baselines (:func:`likewise.baselines.counts.fit_baselines`) count the ``train`` orders in the space's
     ids. Returns ``{"complete": {method: hr, "n": ...}, "for_customer": {...}}``.
     """
-    from ..baselines import fit_baselines
+    from ..baselines.counts import fit_baselines
     from ..evaluate import EmbeddingRecommender
 
     lut = np.array([emb.vocab.index.get(key, -1) for key in train.item_keys], dtype=np.int64)

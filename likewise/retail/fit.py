@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from ..config import config_with, min_count_for
-from ..customers import CustomerTable, customer_table
-from ..embeddings import Embeddings
 from ..errors import InputError
+from ..space.customers import CustomerTable, customer_table
+from ..space.embeddings import Embeddings
+from ..training.config import config_with, min_count_for
 from .log import OrderLog, parse_duration
 from .typed import parse_type_map
 
@@ -141,8 +141,8 @@ def train_from_log(
 ) -> Embeddings:
     """Train product vectors from an order log and attach customer vectors built from the same log.
 
-    Every log streams through :func:`likewise.train.train` like any other input: compiled once into the
-    corpus cache by the one log reader (the customer and time of each line beside its product, customer
+    Every log streams through :func:`likewise.training.train.train` like any other input: compiled once into
+    the corpus cache by the one log reader (the customer and time of each line beside its product, customer
     sessions cut, a typed log's keys typed and item attributes added as tokens as it is read), trained
     with checkpoints if asked, and the customer vectors built in one bounded pass over the compiled
     corpus. A table in memory is written to a temporary Parquet file and read the same way.
@@ -167,7 +167,7 @@ def train_from_log(
     half_life_days, popularity_power
         Customer vector weights (see :func:`build_customer_vectors`).
     cache_dir, checkpoint_dir, checkpoint_every, resume
-        As in :func:`likewise.train.train`; not for a typed log (see above).
+        As in :func:`likewise.training.train.train`; not for a typed log (see above).
 
     Returns
     -------
@@ -226,11 +226,11 @@ def _train_streamed(
     """:func:`train_from_log` for a log the streaming reader compiles (see there)."""
     import tempfile
 
-    from ..auto import infer_mode
-    from ..corpus import build_corpus
+    from ..data.corpus import build_corpus
     from ..readers import InputSpec, as_arrow_table, is_table, write_table
     from ..readers.attrs import item_table
-    from ..train import train
+    from ..training.auto import infer_mode
+    from ..training.train import train
 
     t0 = time.perf_counter()
     config = config_with(config, overrides)

@@ -11,12 +11,12 @@ import numpy as np
 
 from .._check import check_k
 from .._fileio import atomic_file
-from ..customers import CustomerTable
-from ..embeddings import Embeddings
 from ..errors import InputError, NotFittedError
-from ..itemtable import Types
-from ..search import top_k_search
-from ..space import Neighbours
+from ..space.customers import CustomerTable
+from ..space.embeddings import Embeddings
+from ..space.itemtable import Types
+from ..space.results import Neighbours
+from ..space.search import top_k_search
 
 # --------------------------------------------------------------------------------------- queries
 

@@ -10,9 +10,9 @@ holds the item holds its tokens too, so the unchanged SGNS kernel trains
 * item -> its own attributes and those of the items bought with it,
 * attribute -> the items bought with items that have it, and attribute -> attribute.
 
-The tokens are typed ``attr`` and hidden (:mod:`likewise.itemtypes`): they live in the space but a
+The tokens are typed ``attr`` and hidden (:mod:`likewise.space.itemtypes`): they live in the space but a
 query returns them only when asked for ``types=["attr"]``. A product with no orders yet is then placed
-from its attributes alone (:mod:`likewise.coldstart`).
+from its attributes alone (:mod:`likewise.apps.coldstart`).
 
 How a column becomes tokens (decided on the table, recorded in the space as ``meta["attributes"]`` so a
 new item is tokenised the same way):

@@ -10,7 +10,7 @@ Two layouts of the same information are read (by the log reader, :mod:`likewise.
   row fills exactly one of them, and that column's type is the row's.
 
 Either way the row's item key becomes ``type:item`` (``campaign:spring-sale``), and the type is kept apart
-from the key when the space is built (:class:`likewise.itemtypes.ItemTypes`).
+from the key when the space is built (:class:`likewise.space.itemtypes.ItemTypes`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..errors import InputError
-from ..itemtypes import check_type_name
 from ..readers.typed import ItemTyping  # applied by the log reader to every batch
+from ..space.itemtypes import check_type_name
 
 __all__ = ["ItemTyping", "parse_type_map"]
 

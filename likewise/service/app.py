@@ -40,6 +40,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
+from ..data.vocab import parse_item
 from ..errors import (
     CorruptModelError,
     InputError,
@@ -48,7 +49,6 @@ from ..errors import (
     UnknownItemError,
     shown,
 )
-from ..vocab import parse_item
 from .bodies import Limits, as_sent, error_responses, make_bodies, validation_message
 from .explorer_routes import add_explorer_routes
 from .guard import LOOPBACK_NAMES, Guard

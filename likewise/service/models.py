@@ -178,7 +178,7 @@ class Served:
 
     def map_ids(self, sample: int) -> np.ndarray:
         """The items on a map of ``sample``: the most frequent (of the types that are not hidden, in a
-        typed space), plus every item placed from its attributes (:mod:`likewise.coldstart`)."""
+        typed space), plus every item placed from its attributes (:mod:`likewise.apps.coldstart`)."""
         emb = self.emb
         types = emb.types
         ids = np.arange(len(emb), dtype=np.int64) if types is None else types.ids(None)
@@ -312,7 +312,7 @@ class Registry:
         return served
 
     def _load(self, spec: ModelSpec, version: int) -> Served:
-        from ..embeddings import Embeddings
+        from ..space.embeddings import Embeddings
 
         stamp = _stamp(spec.path)
         emb = Embeddings.load(spec.path, mmap=True)

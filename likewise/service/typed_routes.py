@@ -4,16 +4,16 @@
 route                                      answer (the function of the library it calls)
 =========================================  =================================================================
 ``POST /models/{name}/campaigns``          campaigns for ``customer``, or for an audience of ``customers``
-                                           (:func:`~likewise.campaigns.campaigns_for_customer`,
-                                           :func:`~likewise.campaigns.campaigns_for_audience`)
+                                           (:func:`~likewise.apps.campaigns.campaigns_for_customer`,
+                                           :func:`~likewise.apps.campaigns.campaigns_for_audience`)
 ``GET  /models/{name}/campaign_products``  products bought with ``campaign``
-                                           (:func:`~likewise.campaigns.campaign_products`)
+                                           (:func:`~likewise.apps.campaigns.campaign_products`)
 ``POST /models/{name}/campaign_audience``  customers like the campaign's responders
-                                           (:func:`~likewise.campaigns.campaign_audience`)
+                                           (:func:`~likewise.apps.campaigns.campaign_audience`)
 ``POST /models/{name}/read_next``          articles after ``articles``, or for ``reader``
-                                           (:func:`~likewise.content.read_next`, ``read_next_for``)
+                                           (:func:`~likewise.apps.content.read_next`, ``read_next_for``)
 ``POST /models/{name}/place``              a new product's vector and neighbours from its ``attrs``
-                                           (:func:`~likewise.coldstart.place`; nothing is saved)
+                                           (:func:`~likewise.apps.coldstart.place`; nothing is saved)
 =========================================  =================================================================
 
 Unknown items, customers and types, and spaces without what a route needs, answer as every other
@@ -53,7 +53,7 @@ def add_typed_routes(
         The request models of this app (their limits).
     answer, item_of, neighbours
         ``create_app``'s helpers: run a query off the event loop, read ``#12`` as an id, and turn a
-        :class:`~likewise.space.Neighbours` into JSON rows.
+        :class:`~likewise.space.results.Neighbours` into JSON rows.
     """
     lim = app.state.limits
     K = Annotated[int, Query(ge=1, le=lim.max_k, description="results wanted")]
@@ -62,7 +62,7 @@ def add_typed_routes(
     @app.post("/models/{name}/campaigns", summary="Campaigns that fit a customer, or an audience")
     async def campaigns(name: str, body: bodies.campaigns):  # type: ignore[valid-type]
         s = registry.get(name)
-        from .. import campaigns as c
+        from ..apps import campaigns as c
 
         if (body.customer is None) == (body.customers is None):
             raise InputError("give customer (one) or customers (an audience), not both and not neither")
@@ -81,7 +81,7 @@ def add_typed_routes(
     @app.get("/models/{name}/campaign_products", summary="Products bought with a campaign")
     async def campaign_products(name: str, campaign: KeyParam, k: K = 10):
         s = registry.get(name)
-        from .. import campaigns as c
+        from ..apps import campaigns as c
 
         return await answer(
             lambda: {
@@ -93,7 +93,7 @@ def add_typed_routes(
     @app.post("/models/{name}/campaign_audience", summary="Customers like a campaign's responders")
     async def campaign_audience(name: str, body: bodies.audience):  # type: ignore[valid-type]
         s = registry.get(name)
-        from .. import campaigns as c
+        from ..apps import campaigns as c
 
         def run() -> dict:
             campaign = item_of(body.campaign)
@@ -106,7 +106,7 @@ def add_typed_routes(
     @app.post("/models/{name}/read_next", summary="Articles to read next, after articles or for a reader")
     async def read_next(name: str, body: bodies.read_next):  # type: ignore[valid-type]
         s = registry.get(name)
-        from .. import content
+        from ..apps import content
 
         if (body.articles is None) == (body.reader is None):
             raise InputError("give articles (those just read) or reader, not both and not neither")
@@ -124,7 +124,7 @@ def add_typed_routes(
     @app.post("/models/{name}/place", summary="Place a new product from its attributes (cold start)")
     async def place(name: str, body: bodies.place):  # type: ignore[valid-type]
         s = registry.get(name)
-        from .. import coldstart
+        from ..apps import coldstart
 
         def run() -> dict:
             placed = coldstart.place(s.emb, body.attrs, body.k, item_type=body.type)

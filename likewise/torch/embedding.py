@@ -162,7 +162,7 @@ class EmbeddingTable(nn.Module):
 
     @classmethod
     def from_embeddings(cls, emb: Any, *, sparse: bool = False, freeze: bool = False) -> EmbeddingTable:
-        """A table initialised from a likewise :class:`~likewise.embeddings.Embeddings` space.
+        """A table initialised from a likewise :class:`~likewise.space.embeddings.Embeddings` space.
 
         Parameters
         ----------
@@ -181,7 +181,8 @@ class EmbeddingTable(nn.Module):
         return table
 
     def to_embeddings(self, vocab: Any, *, config: dict | None = None, meta: dict | None = None) -> Any:
-        """The table as a likewise :class:`~likewise.embeddings.Embeddings` space (a float32 copy on CPU).
+        """The table as a likewise :class:`~likewise.space.embeddings.Embeddings` space (a float32 copy on
+        CPU).
 
         Save it with ``.save(path)`` and every query, evaluation and plot of likewise works on it.
 
@@ -192,7 +193,7 @@ class EmbeddingTable(nn.Module):
         config, meta : dict, optional
             Stored with the space.
         """
-        from ..embeddings import Embeddings
+        from ..space.embeddings import Embeddings
 
         if len(vocab) != self.num_items:
             raise InputError(f"vocab has {len(vocab)} keys but the table has {self.num_items} rows")

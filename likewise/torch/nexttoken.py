@@ -33,8 +33,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from .._progress import bar as progress_bar
+from ..data.vocab import Vocab
 from ..errors import InputError
-from ..vocab import Vocab
 from .embedding import EmbeddingTable, resolve_device
 
 __all__ = [
@@ -263,7 +263,7 @@ class TrainedNextToken:
         return self.model.table.weight.device
 
     def to_embeddings(self) -> Any:
-        """The input table as a likewise :class:`~likewise.embeddings.Embeddings` space."""
+        """The input table as a likewise :class:`~likewise.space.embeddings.Embeddings` space."""
         meta = {
             "source": "likewise.torch next-token model (input table)",
             "train_loss": self.train_loss,

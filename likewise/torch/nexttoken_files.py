@@ -28,7 +28,7 @@ __all__ = ["check_model_target", "load_model", "save_model"]
 
 def check_model_target(path: str | os.PathLike, *, overwrite: bool = False) -> Path:
     """Raise now if :func:`save_model` would refuse ``path`` (call it before a long training run)."""
-    from ..store import check_target
+    from ..space.store import check_target
 
     return check_target(path, overwrite=overwrite, fmt=FORMAT, what="saved next-token model")
 
@@ -92,7 +92,7 @@ def load_model(path: str | os.PathLike, *, device: str | torch.device = "cpu") -
         Missing files, a wrong format, a path outside the folder, a checksum, shape or value that does
         not match the manifest; the message names the file.
     """
-    from ..embeddings import Embeddings
+    from ..space.embeddings import Embeddings
 
     folder = Path(path)
     mpath = folder / _MANIFEST

@@ -1,0 +1,4 @@
+"""The yardsticks a space must beat: counting baselines (``counts``: popular, co-count, PPMI, PPMI-SVD)
+and the strongest simple peers as a competent user would configure them (``peers``: EASE and
+confidence-weighted ALS), behind one recommender interface (``_ranking``). Modules are imported by their
+full name; this file imports nothing."""

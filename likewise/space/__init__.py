@@ -1,0 +1,5 @@
+"""A trained space and what it answers: ``embeddings`` (the :class:`Embeddings` class, its mixins in
+``analogies``, ``affinity``, ``gensim_names``, ``itemtable``, ``persist``), what a query hands back
+(``results``: neighbours, tagged vectors, fingerprints), the arrays behind the answers (``search``,
+``itemitem``, ``completion``), customers and item types (``customers``, ``itemtypes``) and the files of a
+saved space (``store``). Modules are imported by their full name; this file imports nothing."""

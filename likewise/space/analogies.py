@@ -1,0 +1,226 @@
+"""The word-vector queries of a space: analogies, the odd one out, pairwise similarity, gensim's
+``most_similar``.
+
+:class:`WordQueries` is a mixin of :class:`~likewise.space.embeddings.Embeddings` (its methods are
+``Embeddings`` methods, documented there); it lives apart so that the class's core -- construction,
+lookup, neighbours and recommendations -- reads in one file. It relies on the host's ``normed``,
+``ids_of``, ``id_of``, ``similar_to_vector`` and the shared ``_search`` / ``_result`` / ``_query_matrix``
+plumbing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from .._check import check_k, is_batch, is_item
+from ..data.vocab import OnUnknown
+from ..errors import InputError
+from .results import Neighbours
+from .search import normalise_rows
+
+if TYPE_CHECKING:
+    from .embeddings import Item, Restrict
+
+__all__ = ["WordQueries"]
+
+
+class WordQueries:
+    """Analogy, ``doesnt_match``, ``similarity`` and ``most_similar`` (mixed into ``Embeddings``)."""
+
+    def analogy(
+        self,
+        a: Item | Sequence[Item],
+        b: Item | Sequence[Item],
+        c: Item | Sequence[Item],
+        k: int = 10,
+        *,
+        method: Literal["add", "mul"] = "add",
+        restrict: Restrict = None,
+    ) -> Neighbours:
+        """Answer "``a`` is to ``b`` as ``c`` is to ?"; ``a``, ``b`` and ``c`` themselves are excluded.
+
+        Parameters
+        ----------
+        a, b, c : item, or sequences of items of equal length
+            One analogy (1-D result) or a batch (2-D result).
+        k : int
+            Answers per analogy, >= 1; clamped to the number of candidates available.
+        method : {"add", "mul"}
+            ``"add"`` (3CosAdd): score ``cos(x, b̂ - â + ĉ)`` on unit vectors. ``"mul"`` (3CosMul, Levy &
+            Goldberg 2014, as gensim's ``most_similar_cosmul``): with ``pos(y) = (1 + cos(x, y)) / 2``, score
+            ``pos(b) * pos(c) / (pos(a) + 1e-6)``.
+        restrict : None, int or collection of keys
+            As in :meth:`similar`.
+
+        Returns
+        -------
+        Neighbours
+        """
+        if method not in ("add", "mul"):
+            raise InputError(f"method == {method!r}, must be 'add' or 'mul'")
+        if is_item(a) and is_item(b) and is_item(c):
+            single, abc = True, [[a], [b], [c]]
+        elif is_batch(a) and is_batch(b) and is_batch(c):
+            if not len(a) == len(b) == len(c):  # type: ignore[arg-type]
+                raise InputError(f"a, b and c must have equal lengths, got {len(a)}, {len(b)}, {len(c)}")  # type: ignore[arg-type]
+            single, abc = False, [a, b, c]
+        else:
+            raise InputError("a, b and c must all be single items or all be sequences of items")
+        ia, ib, ic = (self.ids_of(x)[0] for x in abc)
+        n = len(ia)
+        normed = self.normed
+        if method == "add":
+            queries = normalise_rows(normed[ib] - normed[ia] + normed[ic])
+        else:
+            queries = np.stack([normed[ia], normed[ib], normed[ic]], axis=1)
+        rows = np.tile(np.arange(n), 3)
+        out_ids, scores = self._search(
+            queries,
+            k,
+            restrict,
+            rows,
+            np.concatenate([ia, ib, ic]),
+            method="dot" if method == "add" else "cosmul",
+        )
+        return self._result(out_ids, scores, single)
+
+    def doesnt_match(self, items: Sequence[Item], *, on_unknown: OnUnknown = "raise") -> str:
+        """The item least like the others: lowest cosine to the mean of the unit vectors (gensim semantics).
+
+        Parameters
+        ----------
+        items : sequence of items
+            At least two (known) items.
+        on_unknown : {"raise", "skip"}
+            ``"skip"`` drops unknown keys first.
+
+        Returns
+        -------
+        str
+            Its key; ties go to the lower id.
+        """
+        if not is_batch(items):
+            raise InputError(f"items must be a sequence of at least two items, got {type(items).__name__}")
+        ids, _ = self.ids_of(items, on_unknown)
+        if len(ids) < 2:
+            raise InputError(f"doesnt_match needs at least two known {self.vocab.what}s, got {len(ids)}")
+        vecs = self.normed[ids]
+        mean = normalise_rows(vecs.mean(axis=0, keepdims=True))[0]
+        dists = vecs @ mean
+        worst = np.lexsort((ids, dists))[0]
+        return self.keys[int(ids[worst])]
+
+    def similarity(self, a: Item | Sequence[Item], b: Item | Sequence[Item]) -> Any:
+        """Cosine of two items (a float), or of two equal-length sequences pairwise (float32 [n])."""
+        if is_item(a) and is_item(b):
+            normed = self.normed
+            return float(normed[self.id_of(a)] @ normed[self.id_of(b)])
+        if is_batch(a) and is_batch(b):
+            if len(a) != len(b):  # type: ignore[arg-type]
+                raise InputError(f"a and b must have equal lengths, got {len(a)} and {len(b)}")  # type: ignore[arg-type]
+            va, vb = self.normed[self.ids_of(a)[0]], self.normed[self.ids_of(b)[0]]
+            return np.einsum("ij,ij->i", va, vb).astype(np.float32)
+        raise InputError("a and b must both be single items or both be sequences of items")
+
+    def most_similar(
+        self,
+        positive: Any = None,
+        negative: Any = None,
+        topn: int = 10,
+        *,
+        restrict: Restrict = None,
+        restrict_vocab: Restrict = None,
+    ) -> list[tuple[str, float]]:
+        """gensim's ``KeyedVectors.most_similar``: the items nearest to ``mean(positive) - mean(negative)``.
+
+        The query is the weighted mean of the terms' unit vectors (weight +1 for each positive term and
+        -1 for each negative one), normalised; items are ranked by cosine to it and the items named in
+        ``positive`` and ``negative`` are never returned. ``most_similar(positive=["king", "woman"],
+        negative=["man"])`` is :meth:`analogy` ``("man", "king", "woman")``; ``most_similar("tent")`` is
+        :meth:`similar` ``("tent")``.
+
+        Parameters
+        ----------
+        positive, negative : term, sequence of terms, or None
+            A term is a str key or an int id, a ``(key, weight)`` pair (the weight replaces the default
+            +1 or -1, in either list, as in gensim), or a raw 1-D vector of length D (added as given, not
+            normalised, and not excluded from the result, as in gensim; a :class:`SpaceVector` of another
+            space raises :class:`SpaceMismatchError`). A single key, id or 1-D vector needs no list.
+        topn : int
+            Results wanted, >= 1; fewer when fewer candidates are left. (gensim's ``topn=None``, the raw
+            score array, has no equivalent: use :meth:`similar_to_vector` or :attr:`normed`.)
+        restrict : None, int or collection of keys
+            As in :meth:`similar`; an int ``N`` is gensim's ``restrict_vocab=N``.
+        restrict_vocab : None, int or collection of keys
+            gensim's name for ``restrict``, accepted so gensim code runs unchanged; give one of the two.
+
+        Returns
+        -------
+        list of (str, float)
+            ``(key, cosine)`` pairs, best first, ties by lower id.
+
+        Raises
+        ------
+        UnknownItemError
+            An unknown key.
+        InputError
+            No term at all, or a malformed term or ``topn``.
+        """
+        if restrict_vocab is not None:
+            if restrict is not None:
+                raise InputError(
+                    f"restrict={restrict!r} and restrict_vocab={restrict_vocab!r}: give one "
+                    "(restrict_vocab is gensim's name for restrict)"
+                )
+            restrict = restrict_vocab
+        terms = [(t, 1.0) for t in self._terms(positive, "positive")]
+        terms += [(t, -1.0) for t in self._terms(negative, "negative")]
+        if not terms:
+            raise InputError("most_similar needs at least one positive or negative term")
+        topn = check_k(topn)
+        query = np.zeros(self.dim, dtype=np.float64)
+        total = 0.0
+        exclude: list[int] = []
+        normed = self.normed
+        for term, default in terms:
+            weight = default
+            if isinstance(term, tuple):
+                if len(term) != 2 or not isinstance(term[1], int | float | np.integer | np.floating):
+                    raise InputError(f"a weighted term must be a (key, weight) pair, got {term!r}")
+                term, weight = term[0], float(term[1])
+            if is_item(term):
+                i = self.id_of(term)
+                exclude.append(i)
+                query += weight * normed[i]
+            elif isinstance(term, np.ndarray) and term.ndim == 1:
+                self._query_matrix(term)  # validates the space, dtype, length and finiteness
+                query += weight * np.asarray(term, dtype=np.float64)
+            else:
+                raise InputError(
+                    f"a most_similar term must be a str key, an int id, a (key, weight) pair or a 1-D "
+                    f"vector, got {type(term).__name__} {term!r}"
+                )
+            total += abs(weight)
+        if total > 0:
+            query /= total
+        found = self.similar_to_vector(query, topn, restrict=restrict, exclude=exclude)
+        return list(found)
+
+    @staticmethod
+    def _terms(value: Any, name: str) -> list[Any]:
+        """``positive`` or ``negative`` of :meth:`most_similar` as a list (gensim's ``_ensure_list``)."""
+        if value is None:
+            return []
+        if is_item(value) or (isinstance(value, np.ndarray) and value.ndim == 1):
+            return [value]
+        if isinstance(value, np.ndarray) and value.ndim == 2:
+            return list(value)
+        if is_batch(value):
+            return list(value)
+        raise InputError(
+            f"{name} must be a term or a sequence of terms (keys, ids, (key, weight) pairs or vectors), "
+            f"got {type(value).__name__} {value!r}"
+        )

@@ -1,0 +1,221 @@
+"""Which model completes a basket: the item-item model (EASE) or the affinity, chosen on held-out data.
+
+Training in basket mode fits an item-item model (:mod:`likewise.space.itemitem`) beside the embeddings and
+keeps the one of the two that completes held-out baskets better:
+
+1. the held-out slice is the one ``epochs="auto"`` trains its trials without
+   (:func:`likewise.training.auto.split_validation`, the same seed, the same leave-one-out cases);
+2. EASE is fitted on the rest for a grid of penalties (:func:`likewise.space.itemitem.choose_lambda`);
+3. its MRR@10 on the slice is compared with the affinity's after the chosen number of passes (which the
+   trials measured); the better one answers ``recommend``, ``complete`` and ``also-bought``
+   (ties: the item-item model, which is deterministic); the penalty is refitted on all the baskets.
+
+Without trials (``epochs`` set, or a corpus of 5 M tokens or more) the affinity is measured on the same
+held-out cases with the final tables, which were trained on the held-out baskets too: a comparison
+biased towards the affinity, so the item-item model replaces it only when it wins all the same. With too
+few baskets to hold any out (fewer than 40 with two items or more) the affinity stays.
+
+``completion="affinity"`` skips the fit; ``completion="itemitem"`` keeps the item-item model whatever
+the comparison says. Sequence (text) spaces are not fitted: their completion is the affinity.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..training.auto import split_validation, validation_completion, validation_queries
+from .itemitem import ItemItem, choose_lambda, covered_rows, describe, fit_itemitem, gram_matrix, lambda_grid
+from .search import basket_affinity
+
+__all__ = ["COMPLETIONS", "attach_completion", "fit_completion"]
+
+COMPLETIONS = ("auto", "itemitem", "affinity")
+
+
+def fit_completion(
+    ids: np.ndarray,
+    offsets: np.ndarray,
+    counts: np.ndarray,
+    config: Any,
+    affinity_rr: list[float] | None,
+    progress: bool = False,
+    affinity: Callable[[list[np.ndarray], np.ndarray], np.ndarray] | None = None,
+) -> tuple[ItemItem | None, dict[str, Any]]:
+    """The item-item model to complete baskets with (None: the affinity) and what the manifest says of it.
+
+    Parameters
+    ----------
+    ids, offsets : ndarray
+        The training corpus (packed ids).
+    counts : ndarray of int, shape (V,)
+        Count of each id.
+    config : TrainConfig
+        Its ``mode``, ``seed``, ``completion`` and ``completion_max_items`` are read.
+    affinity_rr : list of float, optional
+        The affinity's reciprocal ranks on the held-out cases (from the ``epochs="auto"`` trials).
+    progress : bool
+        Say on stderr what is being fitted (it can take tens of seconds on large catalogues).
+    affinity : callable, optional
+        ``affinity(queries, hidden) -> rr``: the final tables' reciprocal ranks on held-out cases, used
+        when there are no trial ranks (``affinity_rr`` is None).
+
+    Returns
+    -------
+    model : ItemItem or None
+    notes : dict
+        ``completion`` ("itemitem" or "affinity"), ``completion_reason`` (one line for the summary) and,
+        when a model was fitted, ``itemitem`` (:func:`likewise.space.itemitem.describe`, with the held-out
+        MRR@10 per penalty tried).
+    """
+    choice = getattr(config, "completion", "auto")
+    if config.mode != "basket":
+        return None, {"completion": "affinity", "completion_reason": "sequences: the affinity of the space"}
+    if choice == "affinity":
+        return None, {"completion": "affinity", "completion_reason": "set by the caller"}
+    max_items = int(getattr(config, "completion_max_items", 8_192))
+    counts = np.asarray(counts, dtype=np.int64)
+    have = int(np.count_nonzero(counts))
+    if have < 2:
+        return None, {"completion": "affinity", "completion_reason": "fewer than two items with orders"}
+    m = min(have, max_items)
+    if progress:
+        import sys
+
+        print(
+            f"fitting the item-item completion (EASE) on {m:,} items ({16 * m * m / 2**20:,.0f} MiB)",
+            file=sys.stderr,
+        )
+    seed = int(config.seed)
+    split = split_validation(ids, offsets, seed)
+    tried: dict[str, float] = {}
+    ease_mrr = None
+    if split is None and choice == "auto":
+        return None, {
+            "completion": "affinity",
+            "completion_reason": "the affinity: too few baskets to hold some out and compare",
+        }
+    leaked = ""
+    if split is not None:
+        tr_ids, tr_off, va_ids, va_off = split
+        queries, hidden = validation_queries(va_ids, va_off, seed)
+        lam, rr, tried = choose_lambda((tr_ids, tr_off), queries, hidden, counts, max_items=max_items)
+        ease_mrr = float(rr.mean())
+        how = f"penalty {lam:g} chosen on {len(hidden):,} held-out baskets"
+        if affinity_rr is None and affinity is not None and choice == "auto":
+            affinity_rr = affinity(queries, hidden).tolist()
+            leaked = " (trained on them too)"
+    else:
+        g = gram_matrix(ids, offsets, covered_rows(counts, max_items), len(counts))
+        grid = lambda_grid(g)
+        lam = grid[len(grid) // 2]
+        how = f"penalty {lam:g} (too few baskets to hold some out: the middle of the grid)"
+    model = fit_itemitem(ids, offsets, counts, lam, max_items=max_items)
+    cover = f"{len(model.items):,} items" + (
+        f" (the {max_items:,} most frequent of {have:,}: completion_max_items)" if have > max_items else ""
+    )
+    info = {**describe(model, len(counts)), "validation_mrr": tried}
+    aff = float(np.mean(affinity_rr)) if affinity_rr else None
+    if choice == "itemitem":
+        why = f"item-item (EASE) on {cover}, {how}; set by the caller"
+    elif ease_mrr is not None and aff is not None:
+        if aff > ease_mrr:
+            return None, {
+                "completion": "affinity",
+                "completion_reason": (
+                    f"the affinity: held-out MRR@10 {aff:.4f}{leaked} against item-item (EASE) {ease_mrr:.4f}"
+                ),
+                "itemitem_tried": info,
+            }
+        why = (
+            f"item-item (EASE) on {cover}: held-out MRR@10 {ease_mrr:.4f} against the affinity's "
+            f"{aff:.4f}{leaked}; {how}"
+        )
+    else:
+        why = f"item-item (EASE) on {cover}, {how}; the space has no affinity to compare with"
+    if ease_mrr is not None:
+        info["validation_mrr_chosen"] = ease_mrr if math.isfinite(ease_mrr) else None
+    return model, {"completion": "itemitem", "completion_reason": why, "itemitem": info}
+
+
+def attach_completion(emb: Any, ids: np.ndarray, offsets: np.ndarray, config: Any, progress: bool) -> None:
+    """Fit the completion model of a freshly trained space and attach it; record why in ``emb.meta``.
+
+    The affinity's held-out reciprocal ranks travel from the trials in ``meta["validation_rr"]``; they
+    are taken out of the meta here (the comparison's outcome stays, in ``completion_reason``).
+    """
+    rr = emb.meta.pop("validation_rr", None)
+    types = getattr(emb, "types", None)
+
+    def affinity(queries: list[np.ndarray], hidden: np.ndarray) -> np.ndarray:
+        W, C = np.asarray(emb.vectors), np.asarray(emb.context)
+        rule = emb.basket_rule
+        bias = np.asarray(emb.affinity_bias, dtype=np.float64)
+        if types is not None and types.hidden:  # as recommend ranks: hidden types (tokens) never proposed
+            bias = np.where(types.mask(), bias, -np.inf)
+        return validation_completion(W, C, bias, queries, hidden, rules=(rule,))[rule]
+
+    scorer = affinity if emb.context is not None else None
+    if types is not None and types.hidden:
+        # attribute tokens are context, never a completion: the item-item model (and the held-out
+        # comparison) sees the baskets' items alone, so tokens cost no rows of its m x m matrices
+        visible = types.mask()
+        kept = visible[np.asarray(ids)]
+        csum = np.concatenate([[0], np.cumsum(kept, dtype=np.int64)])
+        offsets = csum[np.asarray(offsets)]
+        ids = np.asarray(ids)[kept]
+        rr = None  # the trials' ranks were taken over baskets with tokens: compare on these instead
+    counts = np.where(types.mask(), emb.counts, 0) if types is not None and types.hidden else emb.counts
+    model, notes = fit_completion(ids, offsets, counts, config, rr, progress, scorer)
+    if model is not None and types is not None and emb.context is not None and config.completion == "auto":
+        notes["completion_by_type"] = _choose_by_type(emb, model, ids, offsets, types, int(config.seed))
+    emb.meta.update(notes)
+    emb.attach_itemitem(model)
+
+
+_MIN_TYPE_CASES = 20
+
+
+def _choose_by_type(emb: Any, model: ItemItem, ids: np.ndarray, offsets: np.ndarray, types: Any, seed: int):
+    """In a typed space, the better completion for each visible type: queries asking for one type only
+    (``types="article"``: read-next, also-bought among campaigns) rank that type's candidates alone,
+    where the item-item model's direct co-occurrences can be far sparser than the whole space's.
+
+    Held-out cases whose hidden item is of the type are ranked among that type's rows by both models
+    (the affinity with the final tables, which saw these baskets: a comparison biased towards it); a
+    type with fewer than 20 cases keeps the affinity, the completion it had before.
+    Returns ``{type: "itemitem" | "affinity"}``.
+    """
+    split = split_validation(ids, offsets, seed)
+    if split is None:
+        return {}
+    queries, hidden = validation_queries(split[2], split[3], seed)
+    codes = np.asarray(types.codes, dtype=np.int64)
+    W, C = np.asarray(emb.vectors), np.asarray(emb.context)
+    bias, rule = emb.affinity_bias, emb.basket_rule
+    ct = np.ascontiguousarray(C.T)
+    out: dict[str, str] = {}
+    for t, name in enumerate(types.names):
+        if name in types.hidden:
+            continue
+        cases = [i for i, h in enumerate(hidden.tolist()) if codes[h] == t]
+        if len(cases) < _MIN_TYPE_CASES:  # too little evidence to change what this type had
+            out[name] = "affinity"
+            continue
+        allowed = codes == t
+        mine = model.scores([queries[i] for i in cases])
+        rr_ii, rr_aff = np.zeros(len(cases)), np.zeros(len(cases))
+        for j, i in enumerate(cases):
+            q, h = queries[i], int(hidden[i])
+            aff = basket_affinity(W[q] @ ct, bias, rule)
+            for row, rr in ((mine[j].astype(np.float64), rr_ii), (aff, rr_aff)):
+                row = np.where(allowed, row, -np.inf)
+                row[q] = -np.inf
+                if np.isfinite(row[h]):
+                    rank = int(np.count_nonzero(row > row[h])) + int(np.count_nonzero(row[:h] == row[h]))
+                    rr[j] = 1.0 / (rank + 1) if rank < 10 else 0.0
+        out[name] = "affinity" if rr_aff.mean() > rr_ii.mean() else "itemitem"
+    return out

@@ -1,0 +1,573 @@
+"""A trained embedding space: vectors + vocabulary + fingerprint, and the queries on it.
+
+:class:`Embeddings` is a thin class: it validates its arguments, resolves keys to ids and calls the pure
+search functions of :mod:`likewise.space.search` (blocked matrix products through BLAS, top-k with a
+deterministic tie-break by id). Word-vector queries (analogies, ``most_similar``) come from the
+:class:`~likewise.space.analogies.WordQueries` mixin and gensim's other ``KeyedVectors`` names
+(``key_to_index``, ``distance``, ``most_similar_cosmul``, ``save_word2vec_format`` ...) from the
+:class:`~likewise.space.gensim_names.GensimNames` mixin; saving and loading use the plain files of
+:mod:`likewise.space.store`.
+
+All scores are cosines computed on unit-normalised vectors (except 3CosMul, whose score is documented on
+:meth:`Embeddings.analogy`, and the affinity of :meth:`Embeddings.recommend`). Results are best first;
+equal scores are ordered by ascending id so that two runs on the same space always agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from .._check import check_k, check_vectors, is_batch, is_item, jsonable
+from .._threads import BATCH_MIN_QUERIES
+from ..data.vocab import OnUnknown, Vocab
+from ..errors import InputError, ItemIndexError, SpaceMismatchError
+from .affinity import BasketQueries
+from .analogies import WordQueries
+from .gensim_names import GensimNames
+from .itemtable import ItemTable, Types
+from .persist import SpaceFiles
+from .results import Neighbours, SpaceVector, compute_fingerprint
+from .search import normalise_rows, top_k_search
+
+__all__ = ["Embeddings", "Neighbours", "SpaceVector", "compute_fingerprint", "top_k_search"]
+
+Item = str | int | np.integer
+Restrict = int | Sequence[Item] | set | frozenset | np.ndarray | None
+
+
+class Embeddings(BasketQueries, WordQueries, GensimNames, ItemTable, SpaceFiles):
+    """Item vectors with their vocabulary, and neighbour / recommendation / analogy queries.
+
+    Parameters
+    ----------
+    vectors : array-like of float, shape [V, D]
+        One row per vocabulary item, in id order. Stored as float32 (float64 input is converted); must be
+        finite. A float32 C-contiguous array (or memory map) is used without a copy.
+    vocab : Vocab
+        The items, ``len(vocab) == V``.
+    config : dict, optional
+        The training configuration (JSON-serialisable).
+    fingerprint : str, optional
+        Identity of the space; computed from the vectors and keys when omitted (see
+        :func:`compute_fingerprint`). Spaces with different fingerprints cannot be compared.
+    meta : dict, optional
+        Free JSON-serialisable metadata (parent model, creation time ...).
+    check_finite : bool
+        Scan the vectors for NaN and infinities (O(V·D)); loading skips it for files whose checksums
+        were verified.
+
+    Notes
+    -----
+    Items may be given as str keys or int ids everywhere. Unknown keys raise
+    :class:`~likewise.errors.UnknownItemError` (a ``KeyError``) with close suggestions; ids outside
+    ``[0, V)`` raise :class:`~likewise.errors.ItemIndexError` (an ``IndexError``) naming the table size.
+    Queries use :attr:`normed`, a unit-length float32 copy of the vectors computed once and cached.
+    """
+
+    def __init__(
+        self,
+        vectors: Any,
+        vocab: Vocab,
+        *,
+        config: dict | None = None,
+        fingerprint: str | None = None,
+        meta: dict | None = None,
+        check_finite: bool = True,
+    ) -> None:
+        self._setup(vectors, vocab, config, fingerprint, meta, check_finite=check_finite)
+
+    def _setup(
+        self,
+        vectors: Any,
+        vocab: Vocab,
+        config: dict | None,
+        fingerprint: str | None,
+        meta: dict | None,
+        check_finite: bool,
+    ) -> None:
+        if not isinstance(vocab, Vocab):
+            raise InputError(f"vocab must be a likewise.Vocab, got {type(vocab).__name__}")
+        arr = check_vectors(vectors, vocab.keys, check_finite=check_finite)
+        if fingerprint is not None and (not isinstance(fingerprint, str) or not fingerprint):
+            raise InputError(f"fingerprint == {fingerprint!r}, must be a non-empty str or None")
+        view = arr.view()
+        view.flags.writeable = False  # a read-only view: the fingerprint and the normed cache stay valid
+        self._vectors = view
+        self._vocab = vocab
+        self._config = jsonable(config, "config")
+        self._meta = jsonable(meta, "meta")
+        self._fingerprint = fingerprint
+        self._normed: np.ndarray | None = None
+        self._norms: np.ndarray | None = None  # cache of norms (gensim's name)
+        self._index: Any = None  # an attached likewise.index.AnnIndex, used by queries without restrict
+        self._scan: Any = None  # likewise.index.ScanTable: int8 rows for exact single queries
+        self._customers: Any = None  # an attached likewise.retail.CustomerTable
+        self._context: np.ndarray | None = None  # skip-gram's output table, when kept
+        self._types = None  # the type of each row (likewise.space.itemtypes.ItemTypes) in a typed space
+        self._bias: np.ndarray | None = None  # cache of affinity_bias
+        self._affinity_table: np.ndarray | None = None  # cache of affinity_table
+        self._itemitem: Any = (
+            None  # the item-item completion model (likewise.space.itemitem.ItemItem), if fitted
+        )
+        # the item attributes trained with (``{"item_col", "columns"}``; train --item-attrs), for display
+        self.item_table: dict[str, Any] | None = None
+
+    # ---- properties ------------------------------------------------------------------------------------
+
+    @property
+    def vocab(self) -> Vocab:
+        """The vocabulary (ids ordered by descending count)."""
+        return self._vocab
+
+    @property
+    def keys(self) -> list[str]:
+        """Keys in id order."""
+        return self._vocab.keys
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Count of each item, int64 [V]."""
+        return self._vocab.counts
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """The raw vectors, float32 [V, D], read-only."""
+        return self._vectors
+
+    @property
+    def dim(self) -> int:
+        """Number of dimensions D."""
+        return int(self._vectors.shape[1])
+
+    @property
+    def config(self) -> dict:
+        """The training configuration."""
+        return self._config
+
+    @property
+    def meta(self) -> dict:
+        """Free metadata."""
+        return self._meta
+
+    @property
+    def fingerprint(self) -> str:
+        """Identity of the space (computed once, on first use, when not given)."""
+        if self._fingerprint is None:
+            self._fingerprint = compute_fingerprint(self._vectors, self._vocab.keys)
+        return self._fingerprint
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the raw vectors (the :attr:`normed` cache, once built, takes as many again)."""
+        return int(self._vectors.nbytes)
+
+    @property
+    def normed(self) -> np.ndarray:
+        """Unit-length rows, float32 [V, D], read-only and cached; all-zero rows stay zero."""
+        if self._normed is None:
+            normed = normalise_rows(self._vectors)
+            normed.flags.writeable = False
+            self._normed = normed
+        return self._normed
+
+    def __len__(self) -> int:
+        return len(self._vocab)
+
+    def __contains__(self, item: object) -> bool:
+        """True for a known key, or an int id in ``[0, V)``."""
+        if isinstance(item, str):
+            return item in self._vocab
+        if is_item(item):
+            return 0 <= int(item) < len(self)  # type: ignore[arg-type]
+        return False
+
+    def __getitem__(self, item: Item | Sequence[Item]) -> SpaceVector:
+        """``emb["tent"]``, ``emb[7]``: the raw vector of an item; ``emb[["tent", "tarp"]]``: a stack of them.
+
+        Parameters
+        ----------
+        item : str, int, or sequence of them
+            A key or an id (as in :meth:`vector`), or a batch of them (as in :meth:`vectors_of`).
+
+        Returns
+        -------
+        SpaceVector
+            float32 [D] for one item, float32 [n, D] for a batch; tagged with this space's fingerprint.
+
+        Raises
+        ------
+        UnknownItemError
+            An unknown key (a ``KeyError``, with close suggestions).
+        ItemIndexError
+            An id outside ``[0, V)`` (an ``IndexError``).
+        InputError
+            Anything else (a slice, a float, a dict ...).
+
+        Notes
+        -----
+        The mapping protocol is consistent: ``x in emb`` is True exactly for the keys and ids ``emb[x]``
+        accepts, ``len(emb)`` is V and iterating yields the keys in id order.
+        """
+        if is_item(item):
+            return self.vector(item)  # type: ignore[arg-type]
+        if is_batch(item):
+            return self.vectors_of(item)  # type: ignore[arg-type]
+        raise InputError(
+            f"emb[...] takes a str key, an int id or a sequence of them, got {type(item).__name__} {item!r}"
+        )
+
+    def __iter__(self) -> Iterator[str]:
+        """The keys in id order (as a dict iterates its keys; without this, ``__getitem__`` would be used)."""
+        return iter(self._vocab.keys)
+
+    def __repr__(self) -> str:
+        return (
+            f"Embeddings({len(self)} {self._vocab.what}s × {self.dim} dims, fingerprint={self.fingerprint!r})"
+        )
+
+    @property
+    def index(self) -> Any:
+        """The attached approximate index (:class:`likewise.index.AnnIndex`), or None for exact search."""
+        return self._index
+
+    def attach_index(self, index: Any) -> None:
+        """Answer queries without ``restrict`` through an approximate index (None detaches it).
+
+        Raises :class:`SpaceMismatchError` when the index was built on another space. Queries with
+        ``restrict`` and 3CosMul analogies always use exact search.
+        """
+        if index is not None:
+            from ..index import check_index_for
+
+            check_index_for(self, index)
+        self._index = index
+
+    @property
+    def customers(self) -> Any:
+        """The customer table (:class:`likewise.retail.CustomerTable`) saved with this space, or None."""
+        return self._customers
+
+    def attach_customers(self, table: Any) -> None:
+        """Attach a customer table built in this space (None detaches it); saved with the space.
+
+        Raises :class:`SpaceMismatchError` when the table carries another space's fingerprint, and
+        :class:`InputError` when its dimension differs.
+        """
+        if table is not None:
+            if table.fingerprint != self.fingerprint:
+                raise SpaceMismatchError(self.fingerprint, str(table.fingerprint), what="customer table")
+            if table.dim != self.dim:
+                raise InputError(f"customer vectors have dim {table.dim}, the space has dim {self.dim}")
+        self._customers = table
+
+    @property
+    def context(self) -> np.ndarray | None:
+        """The output ("context") table of skip-gram, float32 [V, D] read-only, when kept; else None.
+
+        Spaces trained from an order log keep it: ``vectors[i] @ context[j]`` scores how much more
+        often ``j`` goes with ``i`` than chance (complements), and an update continues from it.
+        """
+        return self._context
+
+    def attach_context(self, table: Any) -> None:
+        """Keep the output table (float32 [V, D], same shape as :attr:`vectors`); saved with the space."""
+        if table is not None:
+            arr = np.ascontiguousarray(table, dtype=np.float32)
+            if arr.shape != self._vectors.shape:
+                raise InputError(f"context table has shape {arr.shape}, expected {self._vectors.shape}")
+            arr = arr.view()
+            arr.flags.writeable = False
+            table = arr
+        self._context = table
+        self._affinity_table = None
+
+    def check_same_space(self, other: Any) -> None:
+        """Raise :class:`SpaceMismatchError` unless ``other`` is this space."""
+        got = getattr(other, "fingerprint", None)
+        if got != self.fingerprint:
+            raise SpaceMismatchError(self.fingerprint, str(got), what="Embeddings")
+
+    # ---- items -----------------------------------------------------------------------------------------
+
+    def id_of(self, item: object) -> int:
+        """Id of one item.
+
+        Parameters
+        ----------
+        item : str or int
+            A key, or an id (checked against the table size).
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        UnknownItemError
+            An unknown key (with close matches, and why it is missing when training dropped it).
+        ItemIndexError
+            An id outside ``[0, V)``.
+        """
+        if isinstance(item, str):
+            return self._vocab.id(item)
+        if is_item(item):
+            i = int(item)  # type: ignore[call-overload]
+            if not 0 <= i < len(self._vocab):  # before any int64 conversion: 2**63 must not wrap
+                raise ItemIndexError(i, len(self._vocab), what=f"{self._vocab.what} id")
+            return i
+        raise InputError(
+            f"an {self._vocab.what} must be a str key or an int id, got {type(item).__name__} {item!r}"
+        )
+
+    def ids_of(self, items: Any, on_unknown: OnUnknown = "raise") -> tuple[np.ndarray, np.ndarray]:
+        """Ids of a batch of items.
+
+        Parameters
+        ----------
+        items : iterable of str or int
+            Keys and/or ids.
+        on_unknown : {"raise", "skip"}
+            ``"skip"`` leaves unknown keys out (ids out of range always raise).
+
+        Returns
+        -------
+        ids : ndarray of int64
+            The ids of the items kept.
+        kept : ndarray of int64
+            Their positions in ``items``.
+        """
+        if on_unknown not in ("raise", "skip"):
+            raise InputError(f"on_unknown == {on_unknown!r}, must be 'raise' or 'skip'")
+        ids: list[int] = []
+        kept: list[int] = []
+        for pos, item in enumerate(items):
+            if on_unknown == "skip" and isinstance(item, str) and item not in self._vocab:
+                continue
+            ids.append(self.id_of(item))
+            kept.append(pos)
+        return np.asarray(ids, dtype=np.int64), np.asarray(kept, dtype=np.int64)
+
+    def vector(self, item: Item, *, norm: bool = False) -> SpaceVector:
+        """The vector of one item.
+
+        Parameters
+        ----------
+        item : str or int
+            Key or id.
+        norm : bool
+            Return the unit-length vector instead of the raw one.
+
+        Returns
+        -------
+        SpaceVector, float32 [D]
+            A copy, tagged with this space's fingerprint.
+        """
+        if not is_item(item):
+            raise InputError(
+                f"vector() takes one str key or int id, got {type(item).__name__}; "
+                "use vectors_of() for a batch"
+            )
+        source = self.normed if norm else self._vectors
+        return SpaceVector(source[self.id_of(item)].copy(), self.fingerprint)
+
+    def vectors_of(self, items: Sequence[Item], *, norm: bool = False) -> SpaceVector:
+        """Vectors of a batch of items, float32 [n, D], as a :class:`SpaceVector`."""
+        if not is_batch(items):
+            raise InputError(
+                f"vectors_of() takes a sequence of items, got {type(items).__name__}; "
+                "use vector() for one item"
+            )
+        ids, _ = self.ids_of(items)
+        source = self.normed if norm else self._vectors
+        return SpaceVector(source[ids].reshape(len(ids), self.dim), self.fingerprint)
+
+    # ---- query plumbing --------------------------------------------------------------------------------
+
+    def _candidates(self, restrict: Restrict) -> tuple[np.ndarray, np.ndarray | None]:
+        """(table of candidate vectors, sorted candidate ids or None when the table is a prefix)."""
+        if restrict is None:
+            return self.normed, None
+        if is_item(restrict) and not isinstance(restrict, str):
+            n = int(restrict)  # type: ignore[arg-type]
+            if not 1 <= n <= len(self):
+                raise InputError(f"restrict == {n}, must be between 1 and the vocabulary size {len(self)}")
+            top = self._vocab.most_frequent(n)  # by count: rows appended by update or place may rank high
+            return (self.normed[:n], None) if top is None else (self.normed[top], top)
+        if isinstance(restrict, str) or not isinstance(restrict, Sequence | set | frozenset | np.ndarray):
+            raise InputError(
+                f"restrict must be None, an int (the N most frequent items) or a collection of keys, "
+                f"got {type(restrict).__name__} {restrict!r}"
+            )
+        if isinstance(restrict, np.ndarray) and restrict.dtype.kind in "iu":
+            ids = self._vocab.check_ids(restrict.reshape(-1))  # ids, as typed_restrict gives them
+        else:
+            ids, _ = self.ids_of(list(restrict))
+        if len(ids) == 0:
+            raise InputError("restrict is an empty collection: there would be nothing to return")
+        cand = np.unique(ids)
+        return self.normed[cand], cand
+
+    def _search(
+        self,
+        queries: np.ndarray,
+        k: int,
+        restrict: Restrict,
+        ex_rows: np.ndarray,
+        ex_ids: np.ndarray,
+        method: Literal["dot", "cosmul"] = "dot",
+        n_negative: int = 1,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Map exclusions into candidate positions, run the kernel, map positions back to ids.
+
+        ``method`` and ``n_negative`` are those of :func:`~likewise.space.search.top_k_search`.
+        """
+        k = check_k(k)
+        if self._index is not None and restrict is None and method == "dot":
+            from ..index import ann_top_k
+
+            found = ann_top_k(self._index, self.normed, queries, k, ex_rows, ex_ids)
+            if found is not None:
+                return found
+        if restrict is None and method == "dot" and len(queries) < BATCH_MIN_QUERIES:
+            from ..index import SCAN_MIN_ROWS, ScanTable, scan_top_k
+
+            if len(self) >= SCAN_MIN_ROWS:  # exact, through int8 rows: a quarter of the reads
+                self._scan = self._scan or ScanTable(self.normed)
+                found = scan_top_k(self._scan, queries, k, ex_rows, ex_ids)
+                if found is not None:
+                    return found
+        table, cand = self._candidates(restrict)
+        ex_rows = np.asarray(ex_rows, dtype=np.int64)
+        ex_ids = np.asarray(ex_ids, dtype=np.int64)
+        if cand is None:
+            keep = ex_ids < table.shape[0]
+            ex_pos = ex_ids[keep]
+        else:
+            pos = np.minimum(np.searchsorted(cand, ex_ids), len(cand) - 1)
+            keep = cand[pos] == ex_ids
+            ex_pos = pos[keep]
+        rows, scores = top_k_search(
+            table, queries, k, ex_rows[keep], ex_pos, method=method, n_negative=n_negative
+        )
+        return (rows if cand is None else cand[rows]), scores
+
+    def _result(
+        self, ids: np.ndarray, scores: np.ndarray, single: bool, queries: np.ndarray | None = None
+    ) -> Neighbours:
+        keys = self._vocab.keys
+        if single:
+            return Neighbours([keys[i] for i in ids[0].tolist()], ids[0], scores[0])
+        return Neighbours(
+            [[keys[i] for i in row] for row in ids.tolist()],
+            ids,
+            scores,
+            np.arange(len(ids), dtype=np.int64) if queries is None else queries,
+        )
+
+    def _query_matrix(self, v: Any) -> tuple[np.ndarray, bool]:
+        """Validate query vectors -> (unit-normalised float32 [n, D], single?)."""
+        if isinstance(v, SpaceVector) and v.fingerprint is not None and v.fingerprint != self.fingerprint:
+            raise SpaceMismatchError(self.fingerprint, v.fingerprint, what="vector")
+        arr = np.asarray(v)
+        if arr.dtype.kind not in "fiu":
+            raise InputError(f"query vector must hold real numbers, got dtype {arr.dtype}")
+        if arr.ndim not in (1, 2):
+            raise InputError(f"query vector must be 1-D [D] or 2-D [n, D], got shape {arr.shape}")
+        single = arr.ndim == 1
+        arr = np.array(arr.reshape(1, -1) if single else arr, dtype=np.float32)  # always a copy
+        if arr.shape[1] != self.dim:
+            raise InputError(f"query vector has length {arr.shape[1]}, expected {self.dim} (the space's dim)")
+        if not np.isfinite(arr).all():
+            raise InputError("query vector contains NaN or infinite values")
+        zero = ~np.any(arr, axis=1)
+        if zero.any():  # cosine with a zero vector is undefined: any "neighbours" would be arbitrary
+            where = "" if single else f" (row {int(np.argmax(zero))})"
+            raise InputError(f"query vector{where} is all zeros: its cosine similarity is undefined")
+        return normalise_rows(arr), single
+
+    # ---- queries ---------------------------------------------------------------------------------------
+
+    def similar(
+        self,
+        items: Item | Sequence[Item],
+        k: int = 10,
+        *,
+        restrict: Restrict = None,
+        on_unknown: OnUnknown = "raise",
+        types: Types = None,
+    ) -> Neighbours:
+        """The ``k`` items most cosine-similar to each query item, the query itself excluded.
+
+        Parameters
+        ----------
+        items : str, int, or sequence of them
+            One item (1-D result) or a batch (2-D result, one row per query).
+        k : int
+            Neighbours per query, >= 1. Clamped to the number of candidates available (for a batch, the
+            smallest number available to any query, so that the result stays rectangular).
+        restrict : None, int or collection of keys
+            Only return items among the ``N`` most frequent (an int, ``1 <= N <= V``; ids ``< N``) or among
+            the given keys/ids.
+        on_unknown : {"raise", "skip"}
+            With ``"skip"`` unknown keys in a batch are dropped; ``Neighbours.queries`` then says which
+            input each row answers. A single unknown item always raises. Out-of-range ids always raise.
+        types : str or list of str, optional
+            In a typed space, return only items of these types (``["campaign"]``); default: every type
+            but hidden ones (side information). See :meth:`typed_restrict`.
+
+        Returns
+        -------
+        Neighbours
+            ids/scores of shape [k] for one item, [n, k] for a batch.
+        """
+        if is_item(items):
+            ids, kept = np.array([self.id_of(items)], dtype=np.int64), None
+            single = True
+        elif is_batch(items):
+            ids, kept = self.ids_of(items, on_unknown)
+            single = False
+        else:
+            raise InputError(f"items must be a key, an id or a sequence of them, got {type(items).__name__}")
+        queries = self.normed[ids]
+        restrict = self.typed_restrict(restrict, types)
+        out_ids, scores = self._search(queries, k, restrict, np.arange(len(ids)), ids)
+        return self._result(out_ids, scores, single, kept)
+
+    def similar_to_vector(
+        self,
+        v: Any,
+        k: int = 10,
+        *,
+        restrict: Restrict = None,
+        exclude: Item | Sequence[Item] = (),
+        types: Types = None,
+    ) -> Neighbours:
+        """The ``k`` items most cosine-similar to a vector.
+
+        Parameters
+        ----------
+        v : array-like, shape [D] or [n, D]
+            Query vector(s); a :class:`SpaceVector` from another space raises :class:`SpaceMismatchError`.
+        k : int
+            Neighbours per query, >= 1; clamped to the number of candidates available.
+        restrict : None, int or collection of keys
+            As in :meth:`similar`.
+        exclude : item or sequence of items
+            Items never returned (for every query).
+        types : str or list of str, optional
+            As in :meth:`similar`.
+
+        Returns
+        -------
+        Neighbours
+            1-D for a 1-D ``v``, 2-D for a 2-D ``v``.
+        """
+        queries, single = self._query_matrix(v)
+        ex = self.ids_of([exclude] if is_item(exclude) else list(exclude))[0]
+        n = len(queries)
+        restrict = self.typed_restrict(restrict, types)
+        out_ids, scores = self._search(queries, k, restrict, np.repeat(np.arange(n), len(ex)), np.tile(ex, n))
+        return self._result(out_ids, scores, single)

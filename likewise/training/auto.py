@@ -1,0 +1,286 @@
+"""The defaults that follow the data: the context mode, the subsampling threshold, the number of passes.
+
+Each function answers one question a text-first default would get wrong on baskets, and says why:
+
+- :func:`infer_mode` -- baskets or sequences, from what the input says (a log grouped by a basket column
+  with no ordering column is a basket; text and ordered logs are sequences);
+- :func:`resolve_sample` -- word2vec's 1e-3 subsampling, raised until at least half the tokens stay, and
+  off in basket mode (a catalogue has no stop words);
+- :func:`plan_epochs`, :func:`trial_passes`, :func:`split_validation`, :func:`validation_queries`,
+  :func:`validation_completion`, :func:`clearly_better` -- ``epochs="auto"``: passes planned from the
+  data's size; trials of 10, 20, 40, ... passes scored by leave-one-out completion on a held-out slice
+  choose the number of passes and the rule that combines a basket's items (the mixture or the product
+  of :func:`likewise.space.search.basket_affinity`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..space.search import BASKET_RULES, basket_affinity
+
+__all__ = [
+    "EPOCHS_AT_SCALE",
+    "clearly_better",
+    "infer_mode",
+    "kept_share",
+    "peek",
+    "plan_epochs",
+    "resolve_sample",
+    "split_validation",
+    "trial_passes",
+    "validation_completion",
+    "validation_queries",
+]
+
+_SAMPLE_TEXT = 1e-3
+_MIN_KEPT_SHARE = 0.5
+
+
+def kept_share(counts: np.ndarray, sample: float) -> float:
+    """Expected share of tokens that subsampling at ``sample`` keeps (word2vec's formula)."""
+    from ..kernels.tables import make_keep_prob
+
+    c = np.asarray(counts, dtype=np.float64)
+    total = c.sum()
+    if total <= 0 or sample == 0:
+        return 1.0
+    return float((make_keep_prob(c, sample).astype(np.float64) * c).sum() / total)
+
+
+def resolve_sample(counts: np.ndarray, sample: float | None, mode: str) -> tuple[float, str]:
+    """The subsampling threshold to train with, and why.
+
+    Parameters
+    ----------
+    counts : ndarray of int, shape (V,)
+        Count of each item.
+    sample : float or None
+        The user's value; None asks for the default.
+    mode : {"sequence", "basket"}
+        The resolved context mode.
+
+    Returns
+    -------
+    sample : float
+        An explicit ``sample`` as given. Otherwise 0 in basket mode; in sequence mode word2vec's
+        1e-3, raised to the mean frequency ``1 / V`` (so an item no more frequent than average is
+        never thinned: in a catalogue of 15 items 1e-3 would drop 86 % of the data) and further, by
+        bisection, until at least half the tokens stay. Large text vocabularies keep 1e-3.
+    reason : str
+        One line for the training summary.
+    """
+    if sample is not None:
+        return float(sample), "set by the caller"
+    if mode == "basket":
+        return 0.0, "off in basket mode, where every item of a basket is context for the rest"
+    c = np.asarray(counts, dtype=np.float64)
+    c = c[c > 0]
+    if len(c) == 0:
+        return _SAMPLE_TEXT, "word2vec's default"
+    t, reason = _SAMPLE_TEXT, "word2vec's default for text"
+    if 1.0 / len(c) > t:
+        t = 1.0 / len(c)
+        reason = f"1e-3 raised to 1/{len(c):,}, the mean item frequency (a small vocabulary)"
+    if kept_share(c, t) < _MIN_KEPT_SHARE:
+        lo, hi = t, 1.0
+        while kept_share(c, hi) < _MIN_KEPT_SHARE:  # a single item: nothing but 'off' keeps half
+            hi *= 2.0
+            if hi > 1e6:
+                return 0.0, "off: no threshold keeps half the tokens"
+        for _ in range(40):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if kept_share(c, mid) >= _MIN_KEPT_SHARE else (mid, hi)
+        t = hi
+        reason = f"raised to {t:.3g} so that at least half the tokens stay"
+    return t, reason
+
+
+# Epochs "auto": passes planned from the data's size, and the held-out slice that stops them early.
+EPOCHS_AT_SCALE, _EPOCHS_MAX, _SCALE_TOKENS = 5, 50, 5_000_000
+_VAL_SHARE, _VAL_MAX_SEQUENCES, _VAL_MIN_SEQUENCES, _VAL_MAX_QUERY_ITEMS = 0.05, 2_000, 40, 20_000
+
+
+def plan_epochs(n_tokens: int) -> int:
+    """Passes that ``epochs="auto"`` plans for a corpus of ``n_tokens``.
+
+    ``5 * sqrt(5e6 / n_tokens)``, within 5..50: word2vec's 5 where data is plentiful (a large text
+    corpus), more passes as data gets scarce (a catalogue's baskets), so that the number of updates
+    grows with the square root of the data rather than linearly.
+    """
+    n = max(int(n_tokens), 1)
+    return int(min(_EPOCHS_MAX, max(EPOCHS_AT_SCALE, math.ceil(5 * math.sqrt(_SCALE_TOKENS / n)))))
+
+
+def trial_passes(planned: int) -> list[int]:
+    """The numbers of passes ``epochs="auto"`` tries on its held-out slice when it plans ``planned``.
+
+    10, 20, 40, ... below the plan, then the plan itself (``[planned]`` when it is 10 or fewer). Each
+    trial trains from the start with the learning rate decayed to its end. The probe this replaces
+    scored one run after every pass, half-way down a longer schedule while the learning rate was still
+    high: it stopped at 6 to 8 passes where 10 decayed passes completed held-out baskets better on three
+    of four data sets of ``bench/defaults_vs_baselines.py`` (retail +0.7, debtags +0.6, mixed tastes
+    +0.5 points of HR@10; Zipf groups -0.3), and on debtags it preferred the mixture, which loses about
+    2.5 points of HR@10 to the product once decayed.
+    """
+    planned = int(planned)
+    out, passes = [], 2 * EPOCHS_AT_SCALE
+    while passes < planned:
+        out.append(passes)
+        passes *= 2
+    return [*out, planned]
+
+
+def split_validation(
+    ids: np.ndarray, offsets: np.ndarray, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Hold out a seeded slice of the sequences with >= 2 items: (train ids, offsets, val ids, offsets)."""
+    lengths = np.diff(offsets)
+    usable = np.flatnonzero(lengths >= 2)
+    n_seq = int(len(offsets) - 1)
+    # 5 %, but at least 100 (or 10 %) so a small data set's stopping signal is not noise.
+    n_val = min(_VAL_MAX_SEQUENCES, max(n_seq * _VAL_SHARE, min(100, n_seq * 0.1)), len(usable) // 2)
+    if len(usable) < _VAL_MIN_SEQUENCES or n_val < 1:
+        return None
+    rng = np.random.default_rng([seed, 7_919])
+    val = np.zeros(len(lengths), dtype=bool)
+    val[rng.choice(usable, size=int(n_val), replace=False)] = True
+    token_val = np.repeat(val, lengths)
+
+    def pack(mask: np.ndarray, tok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        off = np.zeros(int(mask.sum()) + 1, dtype=np.int64)
+        np.cumsum(lengths[mask], out=off[1:])
+        return np.ascontiguousarray(ids[tok], dtype=np.int32), off
+
+    tr_ids, tr_off = pack(~val, ~token_val)
+    va_ids, va_off = pack(val, token_val)
+    return tr_ids, tr_off, va_ids, va_off
+
+
+def validation_queries(
+    ids: np.ndarray, offsets: np.ndarray, seed: int
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """Leave-one-out completion cases from held-out sequences: (query ids per case, hidden id per case)."""
+    rng = np.random.default_rng([seed, 104_729])
+    queries, hidden = [], []
+    budget = _VAL_MAX_QUERY_ITEMS
+    for s in range(len(offsets) - 1):
+        seq = np.asarray(ids[offsets[s] : offsets[s + 1]], dtype=np.int64)
+        h = int(rng.integers(len(seq)))
+        rest = np.unique(np.delete(seq, h))
+        rest = rest[rest != seq[h]]
+        if len(rest) == 0:
+            continue
+        if len(rest) > budget:
+            break
+        budget -= len(rest)
+        queries.append(rest)
+        hidden.append(int(seq[h]))
+    return queries, np.asarray(hidden, dtype=np.int64)
+
+
+def validation_completion(
+    W: np.ndarray,
+    C: np.ndarray,
+    bias: np.ndarray,
+    queries: Sequence[np.ndarray],
+    hidden: np.ndarray,
+    k: int = 10,
+    rules: Sequence[str] = BASKET_RULES,
+) -> dict[str, np.ndarray]:
+    """Reciprocal ranks of leave-one-out completion under each basket rule, as ``recommend`` ranks.
+
+    A query basket ``B`` scores item ``j`` by :func:`likewise.space.search.basket_affinity` (``mixture``:
+    ``log mean_{i in B} exp(W[i] . C[j]) + bias[j]``; ``product``: ``sum_{i in B} W[i] . C[j] +
+    bias[j]``); the query's own items are excluded. Both rules share one matrix product per query.
+
+    Returns
+    -------
+    dict
+        ``{rule: rr}``: float64 [n], ``1 / rank`` of each hidden item when it is in the top ``k``, else
+        0. Its mean is MRR@k; ``(rr > 0).mean()`` is HR@k.
+    """
+    rr = {rule: np.zeros(len(hidden), dtype=np.float64) for rule in rules}
+    Ct = np.ascontiguousarray(C.T)
+    for n, (q, h) in enumerate(zip(queries, hidden.tolist(), strict=True)):
+        s = W[q] @ Ct
+        for rule in rules:
+            score = basket_affinity(s, bias, rule)
+            score[q] = -np.inf
+            rank = int(np.count_nonzero(score > score[h]))  # 0 = best
+            if rank < k:
+                rr[rule][n] = 1.0 / (rank + 1)
+    return rr
+
+
+def clearly_better(a: np.ndarray, b: np.ndarray, z: float = 2.0) -> bool:
+    """Whether paired scores ``a`` beat ``b`` by more than ``z`` standard errors of their mean difference.
+
+    The held-out slice is small (40 baskets for a 400-basket shop, at most 2,000), so more passes must
+    win by more than the noise of the slice to be chosen: ``mean(a - b) > z * sd(a - b) / sqrt(n)``.
+    Paired over the same cases, the difference is far less noisy than either score.
+    """
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    if len(d) < 2:
+        return False
+    return bool(d.mean() > z * d.std(ddof=1) / math.sqrt(len(d)))
+
+
+def infer_mode(data: Any) -> tuple[str, str]:
+    """The context mode the input asks for, and why (see :class:`TrainConfig`'s ``mode="auto"``).
+
+    Parameters
+    ----------
+    data : Corpus, InputSpec, path or iterable
+        What :func:`train` was given (a corpus is judged by the description it was compiled from).
+
+    Returns
+    -------
+    mode : {"sequence", "basket"}
+    reason : str
+    """
+    from ..data.corpus import Corpus
+    from ..readers import InputSpec
+
+    if isinstance(data, InputSpec):
+        desc = {"basket_col": data.basket_col, "order_col": data.order_col, "format": data.format}
+        desc |= data.extras()
+    elif isinstance(data, Corpus):
+        desc = (getattr(data, "manifest", None) or {}).get("input") or {}
+        if desc.get("source") == "sequences" and "mode_hint" in desc:
+            return desc["mode_hint"], desc.get("mode_reason", "")
+    elif isinstance(data, str | os.PathLike):
+        return "sequence", "text input: one ordered sequence per line"
+    else:
+        return "sequence", "in-memory lists keep their order (pass sets, or mode='basket', for baskets)"
+    if desc.get("basket_col") and desc.get("format") != "text":
+        if desc.get("session_gap"):  # a customer's orders chained in time: their order is the signal
+            return "sequence", f"customer sessions of {desc.get('user_col')!r} are ordered in time"
+        if desc.get("order_col"):
+            return "sequence", f"a log ordered by {desc['order_col']!r} inside each basket"
+        # one order's lines carry no order worth learning, whatever a time column says
+        return "basket", f"a log grouped by {desc['basket_col']!r} with no ordering column"
+    return "sequence", "text input: one ordered sequence per line"
+
+
+def peek(data: Any) -> tuple[Any, Any]:
+    """``data`` (re-chained if it is a one-shot iterator) and its first element (None if none)."""
+    from ..data.corpus import Corpus
+    from ..readers import InputSpec
+
+    if isinstance(data, Corpus | InputSpec | str | os.PathLike) or not isinstance(data, Iterable):
+        return data, None
+    if isinstance(data, list | tuple):
+        return data, data[0] if data else None
+    it = iter(data)
+    try:
+        first = next(it)
+    except StopIteration:
+        return iter(()), None
+    return itertools.chain([first], it), first

@@ -1,0 +1,586 @@
+"""The trainer: a config dataclass, the one place a backend is chosen, progress and the epoch loop.
+
+The kernel (``likewise.kernels``) is pure: it sees arrays and scalars only. This module owns everything
+around it: initialisation, the learning-rate schedule's bookkeeping, threads, progress and callbacks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._progress import bar as progress_bar
+from ..errors import InputError
+from ..space.completion import attach_completion
+from ..space.itemtypes import types_of_keys
+from . import distributed
+from .auto import (
+    EPOCHS_AT_SCALE,
+    clearly_better,
+    infer_mode,
+    kept_share,
+    peek,
+    plan_epochs,
+    resolve_sample,
+    split_validation,
+    trial_passes,
+    validation_completion,
+    validation_queries,
+)
+from .checkpoint import MUST_MATCH, MUST_MATCH_TORCH, Checkpoints, data_identity, lock_folder, run_state
+from .config import EpochStats, TrainConfig, config_with, min_count_for, neg_group_for, select_backend
+from .distributed import Dist
+
+__all__ = [
+    "EpochStats",
+    "Run",
+    "TrainConfig",
+    "infer_mode",
+    "kept_share",
+    "plan_epochs",
+    "resolve_sample",
+    "select_backend",
+    "train",
+    "train_tables",
+    "validation_completion",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """How a run executes, as opposed to what it learns (:class:`TrainConfig`): the backend chosen, the
+    processes, the torch device and the checkpoints.
+
+    Parameters
+    ----------
+    backend : {"cpu", "torch"}
+        From :func:`select_backend`.
+    dist : Dist
+        This process's place in a multi-process run (:func:`likewise.training.distributed.detect`).
+    device : torch.device, optional
+        The torch backend's device.
+    checkpoint_dir, checkpoint_every, resume
+        As in :func:`train`.
+    keys : sequence of str, optional
+        The vocabulary's keys, fingerprinted into checkpoints.
+    """
+
+    backend: str
+    dist: Dist = dataclasses.field(default_factory=Dist)
+    device: Any = None
+    checkpoint_dir: str | Path | None = None
+    checkpoint_every: float | None = None
+    resume: bool = False
+    keys: Any = None
+
+    @classmethod
+    def of(cls, config: TrainConfig, dist: Dist | None = None, **kw: Any) -> Run:
+        """Choose the backend (the one place: :func:`select_backend`) and the device for ``config``."""
+        dist = distributed.detect() if dist is None else dist
+        backend = select_backend(config.backend, dist.world)
+        device = distributed.torch_device(config.device, dist.local_rank) if backend == "torch" else None
+        return cls(backend, dist, device, **kw)
+
+
+def _lr_at(config: TrainConfig, done: float) -> float:
+    """The learning rate after ``done`` (0..1) of the planned work: linear decay from lr to min_lr."""
+    return max(config.min_lr, config.lr - (config.lr - config.min_lr) * done)
+
+
+def _as_corpus(
+    data: Any, config: TrainConfig, cache_dir: str | Path | None, stack: ExitStack, progress: bool
+):
+    from ..data.corpus import Corpus, build_corpus, corpus_from_sequences
+    from ..readers import InputSpec, SparseBaskets
+
+    if isinstance(data, Corpus):
+        return data
+    if isinstance(data, InputSpec):
+        return build_corpus(
+            data,
+            min_count=config.min_count,
+            max_items=config.max_items,
+            cache_dir=cache_dir,
+            progress=progress,
+        )
+    if isinstance(data, str | os.PathLike):
+        spec = InputSpec(paths=(str(data),))
+        return build_corpus(
+            spec,
+            min_count=config.min_count,
+            max_items=config.max_items,
+            cache_dir=cache_dir,
+            progress=progress,
+        )
+    if isinstance(data, Iterable | SparseBaskets):
+        # In-memory sequences (or a matrix's rows) are compiled into a folder that lives as long as training.
+        out = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="likewise-corpus-")))
+        return corpus_from_sequences(
+            data, out / "corpus", min_count=config.min_count, max_items=config.max_items
+        )
+    raise InputError(
+        f"cannot train on {type(data).__name__}: pass a Corpus, an InputSpec, a path, a scipy.sparse "
+        "matrix or an iterable of sequences of item keys"
+    )
+
+
+def train(
+    data: Any,
+    config: TrainConfig | None = None,
+    *,
+    basket_col: str | None = None,
+    item_col: str | None = None,
+    order_col: str | None = None,
+    callback: Callable[[EpochStats], None] | None = None,
+    progress: bool | None = None,
+    cache_dir: str | Path | None = None,
+    checkpoint_dir: str | Path | None = None,
+    checkpoint_every: float | None = None,
+    resume: bool = False,
+    **overrides: Any,
+):
+    """Train item vectors with skip-gram and negative sampling.
+
+    Parameters
+    ----------
+    data : Corpus, InputSpec, path, table, sparse matrix or iterable of sequences of str
+        What to learn from. Paths and specs are compiled (and cached) with
+        :func:`likewise.data.corpus.build_corpus`; iterables are compiled into a temporary folder; a
+        pyarrow Table or a pandas / polars DataFrame is a log with one row per (basket, item), read
+        through the same reader as a file (``basket_col`` and ``item_col`` name its columns); a
+        scipy.sparse matrix (or :class:`~likewise.readers.SparseBaskets`) is a basket per row.
+    config : TrainConfig, optional
+        Hyper-parameters; keyword ``overrides`` replace single fields (``train(data, dim=32)``).
+    basket_col, item_col, order_col : str, optional
+        The columns of a table, or of a CSV / Parquet / JSONL log given as a path.
+    callback : callable, optional
+        Called with an :class:`EpochStats` after every epoch (after its checkpoint is written; on every
+        rank of a multi-process run, with the counts of all ranks).
+    progress : bool, optional
+        Show a progress bar on stderr; default: only when stderr is a terminal (rank 0 only).
+    cache_dir : path, optional
+        Where compiled corpora are cached.
+    checkpoint_dir : path, optional
+        Keep a checkpoint of the run in ``checkpoint_dir/checkpoint`` (:mod:`likewise.training.checkpoint`),
+        written atomically at the end of every epoch. A directory that already holds one is refused
+        unless ``resume``.
+    checkpoint_every : float, optional
+        Also write the checkpoint between blocks (numba) or steps (torch) once this many minutes have
+        passed since the last one.
+    resume : bool
+        Continue from the checkpoint in ``checkpoint_dir`` (start afresh when there is none, so a
+        restarted command resumes). It must be of the same corpus, vocabulary and hyper-parameters;
+        anything else is refused with a message naming the difference. With ``deterministic=True``
+        a resumed run gives the same vectors, bit for bit, as one that was never stopped.
+
+    Returns
+    -------
+    Embeddings or None
+        The input vectors, the vocabulary and counts, the config as trained (mode and ``sample``
+        resolved), and in ``meta``: per-epoch history, why the mode and ``sample`` were chosen, the
+        share of tokens subsampling kept, the keys ``min_count`` / ``max_items`` dropped, and from a
+        matrix its ``matrix`` (:meth:`SparseBaskets.shape_note`). Under ``torchrun`` (``WORLD_SIZE`` >
+        1, backend torch) every process trains its shard and rank 0 returns the whole space, the others None.
+    """
+    from ..readers import InputSpec, SparseBaskets, is_sparse, is_table, sparse_baskets, write_table
+
+    config = config_with(config, overrides)
+    data = sparse_baskets(data) if is_sparse(data) else data  # the column numbers as keys
+    how = Run.of(config, checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every, resume=resume)
+    d = how.dist
+    with ExitStack() as stack:
+        if how.backend == "torch":
+            stack.callback(distributed.end, distributed.start(d, how.device))
+        stack.enter_context(lock_folder(checkpoint_dir, d))  # one run at a time per checkpoint directory
+        cols = {"basket_col": basket_col, "item_col": item_col, "order_col": order_col}
+        if is_table(data):
+            if not (basket_col and item_col):
+                raise InputError(
+                    "training on a table needs basket_col= and item_col= (e.g. 'order_id', 'product')"
+                )
+            tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="likewise-table-")))
+            path = write_table(data, tmp / "log.parquet", [c for c in cols.values() if c])
+            data = InputSpec(paths=(str(path),), format="parquet", **cols)
+            cache_dir = tmp / "cache"  # a table has no file to key a cache on: compile it once, here
+        elif any(cols.values()):
+            if not isinstance(data, str | os.PathLike):
+                raise InputError(
+                    "basket_col / item_col / order_col name the columns of a table or a log file; "
+                    f"got {type(data).__name__}"
+                )
+            data = InputSpec(paths=(os.fspath(data),), **cols)
+        mode_reason = "set by the caller"
+        if config.mode == "auto":
+            data, first = peek(data)
+            if isinstance(data, SparseBaskets):
+                mode, mode_reason = "basket", "a sparse matrix: each row a basket"
+            elif isinstance(first, set | frozenset):
+                mode, mode_reason = "basket", "in-memory sets: each one a basket"
+            else:
+                mode, mode_reason = infer_mode(data)
+            config = dataclasses.replace(config, mode=mode)
+        config = dataclasses.replace(config, min_count=min_count_for(config))
+        show = (sys.stderr.isatty() if progress is None else progress) and d.main
+        if d.active and not d.main:  # rank 0 compiles (and caches) the corpus first; the others reuse it
+            distributed.barrier(d, "waiting for rank 0 to compile the corpus")
+        corpus = _as_corpus(data, config, cache_dir, stack, show)
+        if d.active and d.main:
+            distributed.barrier(d, "compiling the corpus")
+        if corpus is data:
+            # A ready corpus was trimmed when it was compiled: record what it was built with.
+            built = (getattr(corpus, "manifest", None) or {}).get("input", {})
+            config = dataclasses.replace(
+                config,
+                min_count=built.get("min_count", config.min_count),
+                max_items=built.get("max_items", config.max_items),
+            )
+        keys = getattr(corpus.vocab, "keys", None)
+        emb = _train_corpus(corpus, config, callback, show, mode_reason, dataclasses.replace(how, keys=keys))
+        if emb is not None and isinstance(data, SparseBaskets):
+            emb.meta["matrix"] = data.shape_note()  # how recommend() names a query matrix's columns
+        return emb
+
+
+def _train_corpus(
+    corpus: Any,
+    config: TrainConfig,
+    callback: Callable[[EpochStats], None] | None,
+    progress: bool,
+    mode_reason: str = "set by the caller",
+    run: Run | None = None,
+):
+    from ..space.embeddings import Embeddings
+
+    run = run or Run.of(config)
+    vocab = corpus.vocab
+    if len(vocab) == 0:
+        raise InputError(
+            f"no item occurs at least min_count={config.min_count} times: the vocabulary is empty"
+        )
+    counts = np.asarray(vocab.counts, dtype=np.int64)
+    sample, sample_reason = resolve_sample(counts, config.sample, config.mode)
+    config = dataclasses.replace(config, sample=sample, neg_group=neg_group_for(config))
+    t_start = time.perf_counter()
+    notes: dict[str, Any] = {}
+    source = (getattr(corpus, "manifest", None) or {}).get("input", {})
+    typed = bool(source.get("type_col") or source.get("type_cols"))
+    types = types_of_keys(vocab.keys, typed=typed, side=bool(source.get("attrs")))
+    if config.typed_negatives and types is None:
+        raise InputError(
+            "typed_negatives needs item types: a typed log (type_col= / type_cols=) or attributes"
+        )
+    neg_types = types.codes if config.typed_negatives else None
+    W, C, history, threads = _train_tables(
+        corpus.ids, corpus.offsets, counts, config, None, None, callback, progress, notes, run, neg_types
+    )
+    if W is None:  # a rank other than 0 of a multi-process run: rank 0 holds the space
+        return None
+    config = dataclasses.replace(config, epochs=notes.pop("epochs"))
+    meta = {
+        "backend": run.backend,
+        "threads": threads,
+        **({"device": str(run.device), "world_size": run.dist.world} if run.backend == "torch" else {}),
+        "history": history,
+        "train_seconds": time.perf_counter() - t_start,
+        "corpus": {"n_sequences": corpus.n_sequences, "n_tokens": corpus.n_tokens},
+        **run_notes(history, mode_reason, sample_reason, vocab),
+        **notes,
+    }
+    emb = Embeddings(W, vocab, config=config.to_dict(), meta=meta)
+    # The output table is kept: W[i] . C[j] estimates how much more often j goes with i than chance,
+    # which is what basket completion needs (cosine between input vectors finds substitutes instead).
+    emb.attach_context(C)
+    if types is not None:  # before the completion model: it chooses per type in a typed space
+        emb.attach_types(types)
+    attach_completion(emb, corpus.ids, corpus.offsets, config, progress)
+    return emb
+
+
+def run_notes(history: list[dict[str, Any]], mode_reason: str, sample_reason: str, vocab: Any) -> dict:
+    """What a training summary must say about choices the user may not have made: the ``meta`` keys
+    ``mode_reason``, ``sample_reason``, ``kept_share`` (tokens subsampling kept) and ``dropped``."""
+    read = sum(h["items"] for h in history)
+    kept = sum(h["items_trained"] for h in history)
+    dropped = getattr(vocab, "dropped", None)
+    return {
+        "mode_reason": mode_reason,
+        "sample_reason": sample_reason,
+        "kept_share": kept / read if read else 1.0,
+        "dropped": dropped.to_dict() if dropped is not None else None,
+    }
+
+
+def train_tables(
+    ids: np.ndarray,
+    offsets: np.ndarray,
+    counts: np.ndarray,
+    config: TrainConfig,
+    *,
+    W: np.ndarray | None = None,
+    C: np.ndarray | None = None,
+    callback: Callable[[EpochStats], None] | None = None,
+    progress: bool = False,
+    notes: dict[str, Any] | None = None,
+    neg_types: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
+    """Skip-gram with negative sampling on packed ids, from (and into) given tables.
+
+    The loop :func:`train` runs, for callers that hold ids rather than a corpus (order logs, updates).
+
+    Parameters
+    ----------
+    ids : ndarray of int32, shape (N,)
+        All sequences back to back; ids index the rows of the tables.
+    offsets : ndarray of int64, shape (S + 1,)
+        Sequence ``s`` is ``ids[offsets[s]:offsets[s+1]]``.
+    counts : ndarray of int64, shape (V,)
+        Count of each id (subsampling and the negative-sampling distribution).
+    config : TrainConfig
+        Hyper-parameters (``min_count`` and ``max_items`` are not used here).
+    W, C : ndarray of float32, shape (V, dim), optional
+        Starting input / output tables (copied, never trained in place). Default: word2vec's start,
+        small uniform noise for ``W`` and zeros for ``C``, from ``config.seed``.
+    callback : callable, optional
+        Called with an :class:`EpochStats` after every epoch.
+    progress : bool
+        Show a progress bar on stderr.
+    notes : dict, optional
+        Filled with what the caller should record: ``epochs`` (the passes whose tables are returned,
+        which ``epochs="auto"`` decides) and ``epochs_reason``; ``basket_scoring`` (the rule
+        :meth:`Embeddings.recommend` combines a basket's items by, chosen on the held-out slice when
+        there is one) and ``scoring_reason``; with a held-out slice, ``validation_mrr`` (per trial,
+        the held-out MRR@10 under each rule).
+    neg_types : ndarray of int, shape (V,), optional
+        A type code per id: draw each pair's negatives from the type of the item it predicts (the
+        classic per-pair kernel, :mod:`likewise.kernels.typed`; ``neg_group`` is then not used).
+
+    Returns
+    -------
+    W, C : ndarray of float32, shape (V, dim)
+        The trained input and output tables.
+    history : list of dict
+        One :class:`EpochStats` as a dict per epoch.
+    """
+    config = config.validate()
+    notes = {} if notes is None else notes
+    run = Run.of(config)
+    if run.dist.active:
+        raise InputError(
+            f"train_tables runs in one process, but this is rank {run.dist.rank} of {run.dist.world} "
+            "(WORLD_SIZE is set): under torchrun use likewise.train, which shards the tables"
+        )
+    W, C, history, _ = _train_tables(
+        ids, offsets, counts, config, W, C, callback, progress, notes, run, neg_types
+    )
+    return W, C, history
+
+
+def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes, run=None, neg_types=None):
+    # Deferred import: numba is only loaded when training actually happens.
+    from .. import kernels
+
+    counts = np.asarray(counts, dtype=np.int64)
+    n_items, dim = len(counts), config.dim
+    ids = np.ascontiguousarray(ids, dtype=np.int32)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    for name, given in (("W", W), ("C", C)):
+        if given is not None and np.shape(given) != (n_items, dim):
+            raise InputError(
+                f"starting table {name} has shape {np.shape(given)}; expected ({n_items}, {dim}) "
+                "(one row per counted item, config.dim columns)"
+            )
+    if config.mode not in ("sequence", "basket"):
+        raise InputError(
+            f"mode == {config.mode!r}: packed ids need 'sequence' or 'basket' (resolve 'auto' first)"
+        )
+    # neg_group unset: the mode's default (config.NEG_GROUP), resolved once for every backend
+    config = dataclasses.replace(config, neg_group=neg_group_for(config))
+    keep_prob = kernels.make_keep_prob(counts, resolve_sample(counts, config.sample, config.mode)[0])
+    neg_cum = kernels.make_neg_cum(counts, config.ns_exponent)
+    run_ = run or Run.of(config)
+    make_passes, threads, layout = _backend_passes(
+        run_, config, keep_prob, neg_cum, int(offsets[-1]), counts, neg_types, (ids, offsets), progress
+    )
+    # The tables are allocated after the backend is ready: the numba kernel is compiled and LLVM's pages
+    # are handed back first, so they are not in the peak beside the tables.
+    rng = np.random.default_rng(config.seed)
+    # word2vec's initialisation: input rows small uniform noise, output rows zero; built in place (no
+    # temporaries as large as a table). Given tables are copied: the caller's are never trained in place.
+    if W is None:
+        W = rng.random((n_items, dim), dtype=np.float32)
+        W -= 0.5
+        W /= dim
+    else:
+        W = np.array(W, dtype=np.float32, order="C")
+    C = np.zeros((n_items, dim), dtype=np.float32) if C is None else np.array(C, dtype=np.float32, order="C")
+    ckpt, saved = _checkpoints(run_, config, ids, offsets, counts, layout)
+
+    # epochs="auto": plan the passes from the data's size; trials on a held-out slice choose them.
+    val = None
+    if config.epochs == "auto":
+        epochs = plan_epochs(int(offsets[-1]))
+        # A resumed run skips the trials: its checkpoint holds the pass count and rule they chose.
+        split = None
+        if epochs > EPOCHS_AT_SCALE and saved is None:
+            split = split_validation(ids, offsets, config.seed)
+        if split is not None:
+            tr_ids, tr_off, va_ids, va_off = split
+            keep = np.asarray(keep_prob, dtype=np.float64)
+            bias = config.ns_exponent * np.log(np.maximum(counts, 1)) - np.log(np.maximum(keep, 1e-12))
+            val = (bias, *validation_queries(va_ids, va_off, config.seed))
+        notes["epochs_reason"] = f"auto: up to {epochs} passes for {int(offsets[-1]):,} tokens" + (
+            f", chosen on MRR@10 of {len(val[2]):,} held-out baskets / sequences" if val else ""
+        )
+    else:
+        epochs = int(config.epochs)
+        notes["epochs_reason"] = "set by the caller"
+    if saved is not None:
+        notes.update(saved.state["notes"])
+        epochs = int(saved.state["epochs"])
+
+    def run(ids, offsets, W, C, epochs, label, ckpt=None, saved=None, val=None):
+        """``epochs`` passes over ``ids``, the learning rate decayed over all of them. Returns the
+        tables (None on ranks other than 0 of a multi-process run), the history and, with ``val``, the
+        reciprocal ranks of held-out completion under each basket rule at the end. With ``ckpt`` a
+        checkpoint is written after every pass (and between steps when it is due); ``saved`` is the
+        checkpoint to continue from."""
+        n_tokens = int(offsets[-1])
+        total_words = max(1, n_tokens * epochs)
+        passes = make_passes(ids, offsets, W, C, total_words)
+        history: list[dict[str, Any]] = []
+        first, start, partial = 0, 0, {}
+        if saved is not None:
+            history, first, start, partial = saved.restore(passes)
+
+        def save(epoch: int, step: int, counted: dict[str, float]) -> None:
+            state = run_state(passes, run_.backend, config.seed, epoch, step, epochs, history, counted, notes)
+            ckpt.save(state, *passes.shards(), n_rows=len(counts))
+
+        for epoch in range(first, epochs):
+            bar = progress_bar(n_tokens, f"{label}{epoch + 1}/{epochs}", "items", enabled=progress)
+            resumed = epoch == first and (start or partial)
+            t0 = time.perf_counter() - (partial.get("seconds", 0.0) if resumed else 0.0)
+
+            def on_step(step: int, totals: Callable[[], dict[str, float]], epoch=epoch, t0=t0) -> None:
+                if ckpt is not None and step < passes.n_steps and ckpt.due():
+                    save(epoch, step, dict(totals(), seconds=time.perf_counter() - t0))
+
+            c = passes.epoch(epoch, start if resumed else 0, partial if resumed else {}, bar, on_step)
+            progress_end = min(1.0, (epoch + 1) / epochs)
+            stats = EpochStats(
+                epoch=epoch + 1,
+                epochs=epochs,
+                items=int(c["seen"]),
+                items_trained=int(c["kept"]),
+                pairs=int(c["pairs"]),
+                loss=c["loss"] / max(c["pairs"], 1),
+                seconds=time.perf_counter() - t0,
+                lr=_lr_at(config, progress_end),
+            )
+            bar.close()
+            history.append(dataclasses.asdict(stats))
+            if ckpt is not None:
+                save(epoch + 1, 0, {})  # before the callback: a callback that kills the run loses nothing
+            if callback is not None and val is None:
+                callback(stats)
+        scores = passes.evaluate(lambda W, C: validation_completion(W, C, *val)) if val else None
+        W, C = passes.tables() or (None, None)
+        return W, C, history, scores
+
+    if val is None:
+        notes.setdefault("basket_scoring", "mixture")
+        notes.setdefault(
+            "scoring_reason", "the mixture: no held-out slice to choose on (epochs set, or little data)"
+        )
+        W, C, history, _ = run(ids, offsets, W, C, epochs, "epoch ", ckpt, saved)
+        notes["epochs"] = len(history)
+        return W, C, history, threads
+    # The trials: for 10, 20, 40, ... passes up to the plan, train on the training part from the same
+    # start with the learning rate decayed to the end, and score held-out completion under each basket
+    # rule; stop when a longer trial is not clearly better. The real run then trains the best number
+    # of passes on everything, and recommend() combines a basket's items by the best rule. Only the
+    # real run is checkpointed: its checkpoints carry the trials' outcome (the notes), so a resumed run
+    # does not try again.
+    trials: dict[str, dict[str, float]] = {}
+    best: np.ndarray | None = None
+    passes, rule = 0, "mixture"
+    for n in trial_passes(epochs):
+        _, _, _, rr = run(tr_ids, tr_off, W.copy(), C.copy(), n, f"trial {n}: ", val=val)
+        trials[str(n)] = {r: float(v.mean()) for r, v in rr.items()}
+        if progress:
+            shown = ", ".join(f"{r} {m:.4f}" for r, m in trials[str(n)].items())
+            print(f"  held-out MRR@10 after {n} passes: {shown}", file=sys.stderr)
+        # the better rule of this trial (equal: the mixture); more passes only if clearly better
+        n_rule = max(rr, key=lambda r: rr[r].mean())
+        if best is not None and not clearly_better(rr[n_rule], best):
+            break
+        best, passes, rule = rr[n_rule], n, n_rule
+    tried = ", ".join(f"{max(sc.values()):.4f} after {n}" for n, sc in trials.items())
+    notes["epochs_reason"] += (
+        f": {tried} passes (more passes must win by two standard errors); {passes} passes on all the data"
+    )
+    others = ", ".join(f"{r} {m:.4f}" for r, m in trials[str(passes)].items() if r != rule)
+    notes["basket_scoring"] = rule
+    # the affinity's per-case reciprocal ranks: the completion model is chosen against them
+    # (likewise.space.completion); in the notes, so a resumed run (which skips the trials) has them too
+    notes["validation_rr"] = best.tolist() if best is not None else None
+    notes["scoring_reason"] = (
+        f"held-out MRR@10 after {passes} passes {trials[str(passes)][rule]:.4f} with the {rule}, "
+        f"against {others}"
+    )
+    notes["validation_mrr"] = trials
+    notes["epochs"] = passes
+    W, C, history, _ = run(ids, offsets, W, C, passes, "epoch ", ckpt)
+    return W, C, history, threads
+
+
+def _backend_passes(
+    run: Run,
+    config: TrainConfig,
+    keep_prob: np.ndarray,
+    neg_cum: np.ndarray,
+    n_tokens: int,
+    counts: np.ndarray,
+    neg_types: np.ndarray | None,
+    warm_like: tuple[np.ndarray, np.ndarray] | None = None,
+    progress: bool = False,
+):
+    """``make(ids, offsets, W, C, total_words)`` building the chosen backend's passes, the threads it
+    uses, and the layout a checkpoint must match to be resumed. ``warm_like``: the corpus's arrays, for
+    the numba kernel to be compiled before the tables are allocated; ``progress``: say when it compiles."""
+    if run.backend == "torch":
+        if neg_types is not None:
+            raise InputError("typed negatives run on the numba kernel: use backend='cpu'")
+        from .train_torch import torch_passes
+
+        return torch_passes(config, keep_prob, neg_cum, run.dist, run.device)
+    from .train_numba import numba_passes
+
+    return numba_passes(config, keep_prob, neg_cum, n_tokens, counts, neg_types, warm_like, progress)
+
+
+def _checkpoints(run: Run, config: TrainConfig, ids, offsets, counts, layout: dict[str, Any]):
+    """The run's :class:`Checkpoints` and the checkpoint to resume (each None when not asked for)."""
+    if run.checkpoint_dir is None:
+        if run.resume or run.checkpoint_every is not None:
+            what = "resume=True" if run.resume else f"checkpoint_every={run.checkpoint_every!r}"
+            raise InputError(f"{what} needs checkpoint_dir= (--checkpoint-dir DIR): where checkpoints live")
+        return None, None
+    fields = MUST_MATCH + (MUST_MATCH_TORCH if run.backend == "torch" else ())
+    identity = {
+        "backend": run.backend,
+        "config": {k: getattr(config, k) for k in fields},
+        "data": data_identity(ids, offsets, counts, run.keys),
+        "layout": layout,
+    }
+    ckpt = Checkpoints(run.checkpoint_dir, run.checkpoint_every, run.resume, identity, run.dist)
+    return ckpt, ckpt.load()
