@@ -10,6 +10,7 @@ import difflib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Literal
 
 import numpy as np
@@ -110,25 +111,104 @@ class Vocab:
         What a key names ("item", "word", "customer"), used in error messages.
     """
 
-    def __init__(self, keys: Sequence[str], counts: Iterable[int] | None = None, what: str = "item") -> None:
-        self.keys: list[str] = KeyList(str(k) for k in keys)
-        self.what = what
-        self.index: dict[str, int] = {k: i for i, k in enumerate(self.keys)}
-        if len(self.index) != len(self.keys):
-            dup = next(k for k, n in Counter(self.keys).items() if n > 1)
+    def __init__(
+        self,
+        keys: Sequence[str],
+        counts: Iterable[int] | None = None,
+        what: str = "item",
+        *,
+        dropped: Dropped | None = None,
+    ) -> None:
+        keys = KeyList(str(k) for k in keys)
+        index = {k: i for i, k in enumerate(keys)}
+        if len(index) != len(keys):
+            dup = next(k for k, n in Counter(keys).items() if n > 1)
             raise InputError(f"duplicate {what} key {dup!r}: vocabulary keys must be unique")
-        # What trimming removed (set by from_counts, or restored from a saved space): explains misses.
-        self.dropped: Dropped | None = None
-        # Bare names of a typed space ("tent" for "product:tent"), set by set_aliases.
-        self.aliases: dict[str, int] = {}
-        self.ambiguous: dict[str, list[int]] = {}
         if counts is None:
-            self.counts = np.zeros(len(self.keys), dtype=np.int64)
+            arr = np.zeros(len(keys), dtype=np.int64)
         else:
-            self.counts = np.asarray(counts, dtype=np.int64).reshape(-1)
-            if len(self.counts) != len(self.keys):
-                raise InputError(f"counts has {len(self.counts)} entries but there are {len(self.keys)} keys")
-        self._by_count: np.ndarray | None = None  # ids by descending count, made on first use
+            arr = np.array(counts, dtype=np.int64).reshape(-1)  # a copy: the caller's array stays theirs
+            if len(arr) != len(keys):
+                raise InputError(f"counts has {len(arr)} entries but there are {len(keys)} keys")
+        arr.flags.writeable = False
+        init = object.__setattr__  # a Vocab is immutable: its fields are set here, once
+        init(self, "keys", keys)
+        init(self, "what", what)
+        init(self, "index", MappingProxyType(index))
+        init(self, "counts", arr)
+        # What trimming removed (from from_counts, or restored from a saved space): explains misses.
+        init(self, "dropped", dropped)
+        # Bare names of a typed space ("tent" for "product:tent"): see with_aliases.
+        init(self, "aliases", MappingProxyType({}))
+        init(self, "ambiguous", MappingProxyType({}))
+        init(self, "_by_count", None)  # ids by descending count, made on first use (a cache, not state)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name.startswith("_"):  # lazily made caches of what the fields already say
+            object.__setattr__(self, name, value)
+            return
+        raise AttributeError(
+            f"a Vocab is immutable: {name!r} cannot be set; make a new one "
+            "(Vocab(...), with_aliases, with_dropped)"
+        )
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a Vocab is immutable: {name!r} cannot be deleted")
+
+    def __reduce__(self) -> tuple:
+        return (
+            _rebuild,
+            (
+                list(self.keys),
+                np.asarray(self.counts),
+                self.what,
+                self.dropped,
+                dict(self.aliases),
+                {k: list(v) for k, v in self.ambiguous.items()},
+            ),
+        )
+
+    def _copy(self, **fields: object) -> Vocab:
+        """A new Vocab sharing this one's keys, index and counts (all read-only), with ``fields`` replaced."""
+        out = object.__new__(Vocab)
+        for name, value in {**self.__dict__, **fields}.items():
+            object.__setattr__(out, name, value)
+        return out
+
+    def with_dropped(self, dropped: Dropped | None) -> Vocab:
+        """This vocabulary with ``dropped``, the record of what trimming removed (a new object).
+
+        Parameters
+        ----------
+        dropped : Dropped or None
+
+        Returns
+        -------
+        Vocab
+        """
+        return self._copy(dropped=dropped)
+
+    def with_aliases(self, unique: Mapping[str, int], ambiguous: Mapping[str, list[int]]) -> Vocab:
+        """This vocabulary with other names that find its keys (a new object; this one is unchanged).
+
+        Parameters
+        ----------
+        unique : mapping of str to int
+            A name to the id it means.
+        ambiguous : mapping of str to list of int
+            A name to the ids it could mean (looking it up then fails and names them).
+
+        Returns
+        -------
+        Vocab
+            Keys always win over aliases.
+        """
+        return self._copy(
+            aliases=MappingProxyType({k: int(v) for k, v in unique.items() if k not in self.index}),
+            ambiguous=MappingProxyType(
+                {k: [int(i) for i in v] for k, v in ambiguous.items() if k not in self.index}
+            ),
+        )
 
     @classmethod
     def from_counts(
@@ -158,12 +238,6 @@ class Vocab:
 
     def __contains__(self, key: object) -> bool:
         return key in self.index or key in self.aliases
-
-    def set_aliases(self, unique: Mapping[str, int], ambiguous: Mapping[str, list[int]]) -> None:
-        """Let other names find keys: ``unique`` maps a name to an id, ``ambiguous`` a name to the ids it
-        could mean (looking it up then fails and names them). Keys always win over aliases."""
-        self.aliases = {k: int(v) for k, v in unique.items() if k not in self.index}
-        self.ambiguous = {k: [int(i) for i in v] for k, v in ambiguous.items() if k not in self.index}
 
     def lookup(self, key: object) -> int | None:
         """Id of a key or of an unambiguous alias; None when neither."""
@@ -458,15 +532,26 @@ def ranked_vocab(
     reason = {int(i): "max_items" for i in past}
     listed = rank(np.concatenate([np.asarray(past, dtype=np.int64), below_listed]))[:MAX_DROPPED_KEYS]
     source = np.asarray(order, dtype=np.int64)
-    vocab = Vocab([keys[i] for i in order], counts[source], what=what)
-    vocab.dropped = Dropped(
-        min_count=int(min_count),
-        max_items=None if max_items is None else int(max_items),
-        below_min_count=len(below),
-        past_max_items=len(past),
-        tokens=tokens,
-        keys=[keys[i] for i in listed],
-        counts=[int(counts[i]) for i in listed],
-        reasons=[reason.get(i, "min_count") for i in listed],
+    vocab = Vocab(
+        [keys[i] for i in order],
+        counts[source],
+        what=what,
+        dropped=Dropped(
+            min_count=int(min_count),
+            max_items=None if max_items is None else int(max_items),
+            below_min_count=len(below),
+            past_max_items=len(past),
+            tokens=tokens,
+            keys=[keys[i] for i in listed],
+            counts=[int(counts[i]) for i in listed],
+            reasons=[reason.get(i, "min_count") for i in listed],
+        ),
     )
     return vocab, source
+
+
+def _rebuild(
+    keys: list[str], counts: np.ndarray, what: str, dropped: Dropped | None, aliases: dict, ambiguous: dict
+) -> Vocab:
+    """Unpickle a :class:`Vocab` (it has no setters to restore fields through)."""
+    return Vocab(keys, counts, what, dropped=dropped).with_aliases(aliases, ambiguous)

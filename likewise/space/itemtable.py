@@ -55,7 +55,7 @@ class ItemTable:
         """
         vocab = self.vocab  # type: ignore[attr-defined]
         if types is None:
-            vocab.set_aliases({}, {})
+            vocab = vocab.with_aliases({}, {})
         else:
             if not isinstance(types, ItemTypes):
                 raise InputError(
@@ -63,7 +63,9 @@ class ItemTable:
                 )
             if len(types) != len(vocab):
                 raise InputError(f"types has {len(types)} rows, the space has {len(vocab)}")
-            vocab.set_aliases(*types.aliases(vocab.keys))
+            vocab = vocab.with_aliases(*types.aliases(vocab.keys))
+        # a new Vocab, not the caller's changed: whoever built the space keeps theirs as it was
+        self._vocab = vocab
         self._types = types
 
     def type_of(self, item: Any) -> str | None:
