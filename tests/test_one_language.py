@@ -194,3 +194,38 @@ def test_recommend_scoring_is_offered_on_the_command_line_as_over_http(model, ca
     capsys.readouterr()
     assert main(["recommend", str(model), "p1", "p2", "-k", "3", "--scoring", "cosine", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == want
+
+
+def test_the_readme_synopsis_shows_the_defaults_and_choices_the_commands_have():
+    """README's command-line synopsis is checked against the parsers (which read the library's own
+    defaults): a default written there (``[--dim 100]``) is the option's default, and choices written out
+    in full (``auto|cpu|torch``) are its choices."""
+    import argparse
+    import re
+    from pathlib import Path
+
+    from likewise.cli import build_parser
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    block = readme.split("## Command line", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    checked, command = 0, None
+    for line in block.splitlines():
+        head = re.match(r"likewise ([a-z-]+)\b", line)
+        if head:
+            command = head.group(1) if head.group(1) in sub.choices else None
+        if command is None:
+            continue
+        actions = {s: a for a in sub.choices[command]._actions for s in a.option_strings}
+        for flag, value in re.findall(r"\[(--?[a-z-]+) ([^\]\[ ]+)\]", line.split("#")[0]):
+            action = actions.get(flag)
+            assert action is not None, f"README shows {command} {flag}, which the command does not have"
+            if re.fullmatch(r"-?[0-9.]+", value):
+                assert float(value) == float(action.default), (
+                    f"{command} {flag}: README {value}, parser {action.default}"
+                )
+                checked += 1
+            elif "|" in value and "..." not in value and "[" not in value and action.choices is not None:
+                assert value.split("|") == list(action.choices), f"{command} {flag}: README {value}"
+                checked += 1
+    assert checked >= 12
