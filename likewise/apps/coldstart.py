@@ -335,8 +335,8 @@ def add_placed(
         parent.keys + keys,  # type: ignore[operator]
         np.concatenate([np.asarray(parent.counts), np.array([p.prior_count for p in placed], np.int64)]),
         what=parent.vocab.what,
+        dropped=parent.vocab.dropped,
     )
-    vocab.dropped = parent.vocab.dropped
     # the version records this place, not the parent's own step (an update's lineage stays with it)
     meta = child_meta(parent, parent_path, "place", {"products": list(keys), "new_products": len(keys)})
     fresh = {p.key: {"tokens": p.tokens, "prior_count": p.prior_count} for p in placed}

@@ -224,7 +224,7 @@ class Corpus:
             raise CorruptModelError(f"corpus {path}: vocab.json and counts.npy: {e}") from None
         if manifest.get("dropped_keys"):
             try:
-                vocab.dropped = Dropped.from_dict(manifest["dropped_keys"])
+                vocab = vocab.with_dropped(Dropped.from_dict(manifest["dropped_keys"]))
             except InputError as e:
                 raise CorruptModelError(f"corpus {path}: {e}") from None
         return cls(ids, offsets, vocab, path, manifest, side, user_keys)

@@ -10,6 +10,7 @@ import difflib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Literal
 
 import numpy as np
@@ -98,7 +99,12 @@ OnUnknown = Literal["raise", "skip"]
 
 
 class Vocab:
-    """An ordered vocabulary of string keys with counts.
+    """An ordered vocabulary of string keys with counts; immutable once built.
+
+    A vocabulary is shared by a corpus, the spaces trained from it and their indexes, so nothing changes
+    it in place: the keys are a :class:`KeyList`, the counts a read-only view, the maps read-only, and
+    setting an attribute raises. What differs is a new vocabulary sharing the same arrays:
+    :meth:`with_aliases` (bare names of a typed space), :meth:`with_dropped` (what trimming removed).
 
     Parameters
     ----------
@@ -108,27 +114,83 @@ class Vocab:
         Count of each key (same length as ``keys``); zeros when omitted.
     what : str
         What a key names ("item", "word", "customer"), used in error messages.
+    dropped : Dropped, optional
+        What trimming removed (:func:`ranked_vocab`, or a saved space's record): explains misses.
     """
 
-    def __init__(self, keys: Sequence[str], counts: Iterable[int] | None = None, what: str = "item") -> None:
-        self.keys: list[str] = KeyList(str(k) for k in keys)
-        self.what = what
-        self.index: dict[str, int] = {k: i for i, k in enumerate(self.keys)}
-        if len(self.index) != len(self.keys):
+    keys: list[str]
+    what: str
+    index: Mapping[str, int]
+    counts: np.ndarray
+    dropped: Dropped | None
+    #: Bare names of a typed space ("tent" for "product:tent") and their ids (:meth:`with_aliases`).
+    aliases: Mapping[str, int]
+    #: Bare names several typed keys share, and those keys' ids.
+    ambiguous: Mapping[str, list[int]]
+
+    def __init__(
+        self,
+        keys: Sequence[str],
+        counts: Iterable[int] | None = None,
+        what: str = "item",
+        *,
+        dropped: Dropped | None = None,
+    ) -> None:
+        set_ = object.__setattr__  # the one place the attributes are set (__setattr__ refuses)
+        set_(self, "keys", KeyList(str(k) for k in keys))
+        set_(self, "what", what)
+        index = {k: i for i, k in enumerate(self.keys)}
+        if len(index) != len(self.keys):
             dup = next(k for k, n in Counter(self.keys).items() if n > 1)
             raise InputError(f"duplicate {what} key {dup!r}: vocabulary keys must be unique")
-        # What trimming removed (set by from_counts, or restored from a saved space): explains misses.
-        self.dropped: Dropped | None = None
-        # Bare names of a typed space ("tent" for "product:tent"), set by set_aliases.
-        self.aliases: dict[str, int] = {}
-        self.ambiguous: dict[str, list[int]] = {}
+        set_(self, "index", MappingProxyType(index))
         if counts is None:
-            self.counts = np.zeros(len(self.keys), dtype=np.int64)
+            arr = np.zeros(len(self.keys), dtype=np.int64)
         else:
-            self.counts = np.asarray(counts, dtype=np.int64).reshape(-1)
-            if len(self.counts) != len(self.keys):
-                raise InputError(f"counts has {len(self.counts)} entries but there are {len(self.keys)} keys")
-        self._by_count: np.ndarray | None = None  # ids by descending count, made on first use
+            arr = np.asarray(counts, dtype=np.int64).reshape(-1)
+            if len(arr) != len(self.keys):
+                raise InputError(f"counts has {len(arr)} entries but there are {len(self.keys)} keys")
+        view = arr.view()  # read-only here; the caller's array (if it was one) is left as it was
+        view.flags.writeable = False
+        set_(self, "counts", view)
+        set_(self, "dropped", dropped)
+        set_(self, "aliases", MappingProxyType({}))
+        set_(self, "ambiguous", MappingProxyType({}))
+        set_(self, "_by_count", None)  # ids by descending count, made on first use (a cache)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(
+            f"a Vocab is immutable: cannot set {name!r} (with_aliases / with_dropped give a new one)"
+        )
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a Vocab is immutable: cannot delete {name!r}")
+
+    def __reduce__(self) -> tuple:  # pickle rebuilds it through the constructor (the maps are proxies)
+        aliases = (dict(self.aliases), {k: list(v) for k, v in self.ambiguous.items()})
+        return (_rebuild, (list(self.keys), np.asarray(self.counts), self.what, self.dropped, aliases))
+
+    def _derive(self, **changes: object) -> Vocab:
+        """A new vocabulary with ``changes``, sharing this one's keys, index and counts (no copies)."""
+        new = object.__new__(Vocab)
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        return new
+
+    def with_aliases(self, unique: Mapping[str, int], ambiguous: Mapping[str, list[int]]) -> Vocab:
+        """A vocabulary whose lookups also find keys by other names: ``unique`` maps a name to an id,
+        ``ambiguous`` a name to the ids it could mean (looking it up then fails and names them). Keys
+        always win over aliases. This vocabulary is not changed."""
+        return self._derive(
+            aliases=MappingProxyType({k: int(v) for k, v in unique.items() if k not in self.index}),
+            ambiguous=MappingProxyType(
+                {k: [int(i) for i in v] for k, v in ambiguous.items() if k not in self.index}
+            ),
+        )
+
+    def with_dropped(self, dropped: Dropped | None) -> Vocab:
+        """A vocabulary recording ``dropped`` (what trimming removed); this one is not changed."""
+        return self._derive(dropped=dropped)
 
     @classmethod
     def from_counts(
@@ -158,12 +220,6 @@ class Vocab:
 
     def __contains__(self, key: object) -> bool:
         return key in self.index or key in self.aliases
-
-    def set_aliases(self, unique: Mapping[str, int], ambiguous: Mapping[str, list[int]]) -> None:
-        """Let other names find keys: ``unique`` maps a name to an id, ``ambiguous`` a name to the ids it
-        could mean (looking it up then fails and names them). Keys always win over aliases."""
-        self.aliases = {k: int(v) for k, v in unique.items() if k not in self.index}
-        self.ambiguous = {k: [int(i) for i in v] for k, v in ambiguous.items() if k not in self.index}
 
     def lookup(self, key: object) -> int | None:
         """Id of a key or of an unambiguous alias; None when neither."""
@@ -247,7 +303,7 @@ class Vocab:
         if self._by_count is None:
             order = np.argsort(-self.counts, kind="stable")
             order.flags.writeable = False
-            self._by_count = order
+            object.__setattr__(self, "_by_count", order)  # a cache of what never changes
         return self._by_count
 
     def most_frequent(self, n: int) -> np.ndarray | None:
@@ -458,8 +514,7 @@ def ranked_vocab(
     reason = {int(i): "max_items" for i in past}
     listed = rank(np.concatenate([np.asarray(past, dtype=np.int64), below_listed]))[:MAX_DROPPED_KEYS]
     source = np.asarray(order, dtype=np.int64)
-    vocab = Vocab([keys[i] for i in order], counts[source], what=what)
-    vocab.dropped = Dropped(
+    dropped = Dropped(
         min_count=int(min_count),
         max_items=None if max_items is None else int(max_items),
         below_min_count=len(below),
@@ -469,4 +524,12 @@ def ranked_vocab(
         counts=[int(counts[i]) for i in listed],
         reasons=[reason.get(i, "min_count") for i in listed],
     )
-    return vocab, source
+    return Vocab([keys[i] for i in order], counts[source], what=what, dropped=dropped), source
+
+
+def _rebuild(
+    keys: list[str], counts: np.ndarray, what: str, dropped: Dropped | None, aliases: tuple[dict, dict]
+) -> Vocab:
+    """A pickled :class:`Vocab` built again (its ``__reduce__``)."""
+    vocab = Vocab(keys, counts, what, dropped=dropped)
+    return vocab.with_aliases(*aliases) if aliases[0] or aliases[1] else vocab

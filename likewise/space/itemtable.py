@@ -36,6 +36,7 @@ class ItemTable:
     Embeddings)."""
 
     _types: ItemTypes | None
+    _vocab: Any  # the host's Vocab: attach_types gives the space a new one
 
     @property
     def types(self) -> ItemTypes | None:
@@ -46,7 +47,10 @@ class ItemTable:
     def attach_types(self, types: ItemTypes | None) -> None:
         """Record the type of each row (None makes the space untyped); saved with the space.
 
-        Bare names then resolve to typed keys (``"tent"`` -> ``"product:tent"``) when one type has them.
+        Bare names then resolve to typed keys (``"tent"`` -> ``"product:tent"``) when one type has them:
+        the space takes a new :class:`~likewise.data.vocab.Vocab` with those aliases
+        (:meth:`~likewise.data.vocab.Vocab.with_aliases`); the one it had, which a corpus or the caller
+        may share, is not changed.
 
         Raises
         ------
@@ -55,7 +59,7 @@ class ItemTable:
         """
         vocab = self.vocab  # type: ignore[attr-defined]
         if types is None:
-            vocab.set_aliases({}, {})
+            vocab = vocab.with_aliases({}, {})
         else:
             if not isinstance(types, ItemTypes):
                 raise InputError(
@@ -63,7 +67,8 @@ class ItemTable:
                 )
             if len(types) != len(vocab):
                 raise InputError(f"types has {len(types)} rows, the space has {len(vocab)}")
-            vocab.set_aliases(*types.aliases(vocab.keys))
+            vocab = vocab.with_aliases(*types.aliases(vocab.keys))
+        self._vocab = vocab
         self._types = types
 
     def type_of(self, item: Any) -> str | None:

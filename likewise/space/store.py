@@ -320,7 +320,7 @@ def _read_v1(folder: Path, manifest: dict, mmap: bool, verify: bool) -> SavedSpa
     meta = manifest.get("meta") or {}
     if meta.get("dropped"):  # what min_count / max_items removed: lets a miss say why
         try:
-            vocab.dropped = Dropped.from_dict(meta["dropped"])
+            vocab = vocab.with_dropped(Dropped.from_dict(meta["dropped"]))
         except InputError as e:
             raise CorruptModelError(f"{str(folder / MANIFEST)!r}: {e}") from None
     out = SavedSpace(folder, vectors, vocab, manifest.get("config") or {}, meta, fingerprint, verify)
