@@ -13,6 +13,7 @@ oracle), baskets drawn within planted groups for the backends (neighbours must s
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -158,6 +159,61 @@ class BackendContract:
     def test_recommend_completes_a_basket_within_its_group(self, trained: Embeddings, data) -> None:
         got = trained.recommend(["g0_0", "g0_1"], k=3)
         assert all(data[1][k] == "g0" for k in got.keys)
+
+    def test_passes_follow_the_protocol(self) -> None:
+        """The backend the factory gives, driven through the Passes protocol by the same calls as the
+        epoch loop makes: the counters, the schedule, the tables, the shards and a restore."""
+        from likewise import kernels
+        from likewise.kernels.params import learning_rate
+        from likewise.training.config import neg_group_for
+        from likewise.training.passes import COUNTERS, Backend, Passes
+        from likewise.training.train import Run, backend_passes
+
+        config = self.config(deterministic=True)
+        config = dataclasses.replace(config, neg_group=neg_group_for(config))
+        baskets = [[0, 1, 2], [3, 4, 5], [0, 1], [3, 4], [2, 0, 1, 5]] * 30
+        ids = np.array([i for b in baskets for i in b], dtype=np.int32)
+        offsets = np.concatenate([[0], np.cumsum([len(b) for b in baskets])]).astype(np.int64)
+        counts = np.bincount(ids).astype(np.int64)
+        n_rows, n_tokens = len(counts), int(offsets[-1])
+        backend = backend_passes(
+            Run.of(config), config, kernels.make_keep_prob(counts, 0.0), kernels.make_neg_cum(counts, 0.75),
+            n_tokens, counts,
+        )  # fmt: skip
+        assert isinstance(backend, Backend) and backend.threads >= 1 and isinstance(backend.layout, dict)
+        W0 = (np.random.default_rng(0).random((n_rows, 16), dtype=np.float32) - 0.5) / 16
+        C0 = np.zeros_like(W0)
+        passes = backend.make(ids, offsets, W0.copy(), C0.copy(), 2 * n_tokens)
+        assert isinstance(passes, Passes) and passes.n_steps >= 1
+
+        lrs = [passes.lr_at(0, s) for s in range(passes.n_steps + 1)]
+        assert lrs[0] == config.lr and all(a >= b for a, b in zip(lrs, lrs[1:], strict=False))
+        assert lrs[-1] == learning_rate(config.lr, config.min_lr, n_tokens, 2 * n_tokens)
+
+        class Bar:
+            seen = 0
+
+            def update(self, n: int, **postfix: Any) -> None:
+                self.seen += n
+
+        bar, steps = Bar(), []
+        counted = passes.epoch(0, 0, {}, bar, lambda step, totals: steps.append((step, totals())))
+        assert set(COUNTERS) <= set(counted) and counted["seen"] == n_tokens == bar.seen
+        assert counted["pairs"] > 0 and np.isfinite(counted["loss"]) and counted["loss"] > 0
+        assert [s for s, _ in steps] == list(range(1, passes.n_steps + 1))
+        assert steps[-1][1]["seen"] == n_tokens
+
+        W, C = passes.tables()
+        assert W.shape == C.shape == (n_rows, 16) and W.dtype == C.dtype == np.float32
+        assert not np.array_equal(W, W0) and np.abs(C).sum() > 0
+        assert passes.evaluate(lambda W, C: W.shape) == (n_rows, 16)
+        shards, dtypes = passes.shards()
+        assert set(shards) == set(dtypes) == {"W", "C"} and dtypes["W"] == config.table_dtype
+        np.testing.assert_array_equal(shards["W"], W)
+        passes.restore(lambda name, rows: {"W": W0, "C": C0}[name][rows])
+        W1, C1 = passes.tables()
+        np.testing.assert_array_equal(W1, W0)
+        np.testing.assert_array_equal(C1, C0)
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 from conftest import BackendContract, IndexContract
 
@@ -33,3 +35,10 @@ class TestClassicKernel(BackendContract):
     """The per-pair kernel (word2vec's loop), selected by neg_group=1."""
 
     backend = {"backend": "cpu", "neg_group": 1}
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+class TestTorchBackend(BackendContract):
+    """The torch backend (minibatch steps, CPU here), against the same contract as the numba kernels."""
+
+    backend = {"backend": "torch"}

@@ -53,6 +53,8 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise.training._checkpoint_manifest",  # every field of a checkpoint manifest, checked
             "likewise.space.search",  # top-k, unit rows, affinity scores: arrays in, arrays out
             "likewise.training.config",  # TrainConfig, EpochStats, the one backend choice (select_backend)
+            # what a training backend is to the epoch loop: the Passes protocol, the Backend a factory gives
+            "likewise.training.passes",
             # RANK/WORLD_SIZE detection, process group, collectives (torch lazily)
             "likewise.training.distributed",
             # numba SGNS, the torch minibatch kernel (kernels.minibatch: tensors in, updates out, torch
@@ -95,7 +97,8 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise.training.auto",
             # item-item or affinity: which completes baskets, chosen on held-out data
             "likewise.space.completion",
-            "likewise.training.train",  # the epoch loop, the backend factory, checkpoints hooked in
+            "likewise.training.loop",  # the epoch loop over any backend's passes; the epochs="auto" trials
+            "likewise.training.train",  # a run set up: corpus, tables, the backend factory, checkpoints
             "likewise.training.train_numba",  # the numba backend's passes (blocks -> compiled kernels)
             "likewise.training.train_torch",  # the torch backend's passes: steps, dealing, sharded tables
             # EASE and implicit's ALS, tuned on a held-out slice (re-exported by baselines.counts)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from likewise import Embeddings, Vocab
-from likewise.data.vocab import Dropped
+from likewise.data.vocab import Dropped, ranked_vocab
 from likewise.space.itemtypes import ItemTypes
 
 
@@ -62,3 +62,15 @@ def test_with_dropped_and_pickle_keep_every_field():
         and dict(back.ambiguous) == {"y": [0, 1]}
     )
     assert Vocab(["a", "b"], [3, 2]).dropped is None
+
+
+def test_aliases_and_dropped_give_a_new_vocab() -> None:
+    vocab = Vocab(["product:tent", "campaign:spring"], [2, 1])
+    aliased = vocab.with_aliases({"tent": 0, "product:tent": 1}, {"x": [0, 1]})
+    assert aliased is not vocab and aliased == vocab  # same keys and counts
+    assert aliased.id("tent") == 0 and "tent" in aliased and dict(aliased.aliases) == {"tent": 0}
+    assert "tent" not in vocab and dict(vocab.aliases) == {} and dict(vocab.ambiguous) == {}
+    assert aliased.keys is vocab.keys and aliased.counts is vocab.counts  # shared, not copied
+    dropped = ranked_vocab(["a", "b"], [5, 1], min_count=2)[0].dropped
+    assert isinstance(dropped, Dropped)
+    assert vocab.with_dropped(dropped).dropped is dropped and vocab.dropped is None

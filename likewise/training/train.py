@@ -18,27 +18,26 @@ from typing import Any
 
 import numpy as np
 
-from .._progress import bar as progress_bar
 from ..errors import InputError
 from ..space.completion import attach_completion
 from ..space.itemtypes import types_of_keys
 from . import distributed
 from .auto import (
     EPOCHS_AT_SCALE,
-    clearly_better,
     infer_mode,
     kept_share,
     peek,
     plan_epochs,
     resolve_sample,
     split_validation,
-    trial_passes,
     validation_completion,
     validation_queries,
 )
-from .checkpoint import MUST_MATCH, MUST_MATCH_TORCH, Checkpoints, data_identity, lock_folder, run_state
+from .checkpoint import MUST_MATCH, MUST_MATCH_TORCH, Checkpoints, data_identity, lock_folder
 from .config import EpochStats, TrainConfig, config_with, min_count_for, neg_group_for, select_backend
 from .distributed import Dist
+from .loop import EpochLoop, choose_passes
+from .passes import Backend
 
 __all__ = [
     "EpochStats",
@@ -49,6 +48,8 @@ __all__ = [
     "plan_epochs",
     "resolve_sample",
     "select_backend",
+    "Trained",
+    "backend_passes",
     "train",
     "train_tables",
     "validation_completion",
@@ -89,11 +90,6 @@ class Run:
         backend = select_backend(config.backend, dist.world)
         device = distributed.torch_device(config.device, dist.local_rank) if backend == "torch" else None
         return cls(backend, dist, device, **kw)
-
-
-def _lr_at(config: TrainConfig, done: float) -> float:
-    """The learning rate after ``done`` (0..1) of the planned work: linear decay from lr to min_lr."""
-    return max(config.min_lr, config.lr - (config.lr - config.min_lr) * done)
 
 
 def _as_corpus(
@@ -270,7 +266,6 @@ def _train_corpus(
     sample, sample_reason = resolve_sample(counts, config.sample, config.mode)
     config = dataclasses.replace(config, sample=sample, neg_group=neg_group_for(config))
     t_start = time.perf_counter()
-    notes: dict[str, Any] = {}
     source = (getattr(corpus, "manifest", None) or {}).get("input", {})
     typed = bool(source.get("type_col") or source.get("type_cols"))
     types = types_of_keys(vocab.keys, typed=typed, side=bool(source.get("attrs")))
@@ -279,15 +274,18 @@ def _train_corpus(
             "typed_negatives needs item types: a typed log (type_col= / type_cols=) or attributes"
         )
     neg_types = types.codes if config.typed_negatives else None
-    W, C, history, threads = _train_tables(
-        corpus.ids, corpus.offsets, counts, config, None, None, callback, progress, notes, run, neg_types
-    )
-    if W is None:  # a rank other than 0 of a multi-process run: rank 0 holds the space
+    trained = _train_tables(
+        corpus.ids, corpus.offsets, counts, config,
+        callback=callback, progress=progress, run=run, neg_types=neg_types,
+    )  # fmt: skip
+    if trained.W is None:  # a rank other than 0 of a multi-process run: rank 0 holds the space
         return None
+    notes = dict(trained.notes)
+    history = trained.history
     config = dataclasses.replace(config, epochs=notes.pop("epochs"))
     meta = {
         "backend": run.backend,
-        "threads": threads,
+        "threads": trained.threads,
         **({"device": str(run.device), "world_size": run.dist.world} if run.backend == "torch" else {}),
         "history": history,
         "train_seconds": time.perf_counter() - t_start,
@@ -295,10 +293,10 @@ def _train_corpus(
         **run_notes(history, mode_reason, sample_reason, vocab),
         **notes,
     }
-    emb = Embeddings(W, vocab, config=config.to_dict(), meta=meta)
+    emb = Embeddings(trained.W, vocab, config=config.to_dict(), meta=meta)
     # The output table is kept: W[i] . C[j] estimates how much more often j goes with i than chance,
     # which is what basket completion needs (cosine between input vectors finds substitutes instead).
-    emb.attach_context(C)
+    emb.attach_context(trained.C)
     if types is not None:  # before the completion model: it chooses per type in a typed space
         emb.attach_types(types)
     attach_completion(emb, corpus.ids, corpus.offsets, config, progress)
@@ -329,7 +327,6 @@ def train_tables(
     C: np.ndarray | None = None,
     callback: Callable[[EpochStats], None] | None = None,
     progress: bool = False,
-    notes: dict[str, Any] | None = None,
     neg_types: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
     """Skip-gram with negative sampling on packed ids, from (and into) given tables.
@@ -353,12 +350,6 @@ def train_tables(
         Called with an :class:`EpochStats` after every epoch.
     progress : bool
         Show a progress bar on stderr.
-    notes : dict, optional
-        Filled with what the caller should record: ``epochs`` (the passes whose tables are returned,
-        which ``epochs="auto"`` decides) and ``epochs_reason``; ``basket_scoring`` (the rule
-        :meth:`Embeddings.recommend` combines a basket's items by, chosen on the held-out slice when
-        there is one) and ``scoring_reason``; with a held-out slice, ``validation_mrr`` (per trial,
-        the held-out MRR@10 under each rule).
     neg_types : ndarray of int, shape (V,), optional
         A type code per id: draw each pair's negatives from the type of the item it predicts (the
         classic per-pair kernel, :mod:`likewise.kernels.typed`; ``neg_group`` is then not used).
@@ -371,20 +362,60 @@ def train_tables(
         One :class:`EpochStats` as a dict per epoch.
     """
     config = config.validate()
-    notes = {} if notes is None else notes
     run = Run.of(config)
     if run.dist.active:
         raise InputError(
             f"train_tables runs in one process, but this is rank {run.dist.rank} of {run.dist.world} "
             "(WORLD_SIZE is set): under torchrun use likewise.train, which shards the tables"
         )
-    W, C, history, _ = _train_tables(
-        ids, offsets, counts, config, W, C, callback, progress, notes, run, neg_types
-    )
-    return W, C, history
+    t = _train_tables(
+        ids, offsets, counts, config, W=W, C=C, callback=callback, progress=progress, run=run,
+        neg_types=neg_types,
+    )  # fmt: skip
+    return t.W, t.C, t.history
 
 
-def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes, run=None, neg_types=None):
+@dataclasses.dataclass(frozen=True)
+class Trained:
+    """What :func:`_train_tables` returns.
+
+    Attributes
+    ----------
+    W, C : ndarray of float32, shape (V, dim), or None
+        The trained tables (None on a rank other than 0 of a multi-process run).
+    history : list of dict
+        One :class:`EpochStats` as a dict per epoch.
+    threads : int
+        The threads the backend used.
+    notes : dict
+        What the caller should record: ``epochs`` (the passes whose tables are returned, which
+        ``epochs="auto"`` decides) and ``epochs_reason``; ``basket_scoring`` (the rule
+        :meth:`Embeddings.recommend` combines a basket's items by, chosen on the held-out slice when
+        there is one) and ``scoring_reason``; with a held-out slice, ``validation_mrr`` (per trial, the
+        held-out MRR@10 under each rule) and ``validation_rr``.
+    """
+
+    W: np.ndarray | None
+    C: np.ndarray | None
+    history: list[dict[str, Any]]
+    threads: int
+    notes: dict[str, Any]
+
+
+def _train_tables(
+    ids: np.ndarray,
+    offsets: np.ndarray,
+    counts: np.ndarray,
+    config: TrainConfig,
+    *,
+    W: np.ndarray | None = None,
+    C: np.ndarray | None = None,
+    callback: Callable[[EpochStats], None] | None = None,
+    progress: bool = False,
+    run: Run | None = None,
+    neg_types: np.ndarray | None = None,
+) -> Trained:
+    """:func:`train_tables` for :func:`train` too: ``run`` says how (default :meth:`Run.of`)."""
     # Deferred import: numba is only loaded when training actually happens.
     from .. import kernels
 
@@ -406,9 +437,9 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes,
     config = dataclasses.replace(config, neg_group=neg_group_for(config))
     keep_prob = kernels.make_keep_prob(counts, resolve_sample(counts, config.sample, config.mode)[0])
     neg_cum = kernels.make_neg_cum(counts, config.ns_exponent)
-    run_ = run or Run.of(config)
-    make_passes, threads, layout = _backend_passes(
-        run_, config, keep_prob, neg_cum, int(offsets[-1]), counts, neg_types, (ids, offsets), progress
+    run = run or Run.of(config)
+    backend = backend_passes(
+        run, config, keep_prob, neg_cum, int(offsets[-1]), counts, neg_types, (ids, offsets), progress
     )
     # The tables are allocated after the backend is ready: the numba kernel is compiled and LLVM's pages
     # are handed back first, so they are not in the peak beside the tables.
@@ -422,7 +453,9 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes,
     else:
         W = np.array(W, dtype=np.float32, order="C")
     C = np.zeros((n_items, dim), dtype=np.float32) if C is None else np.array(C, dtype=np.float32, order="C")
-    ckpt, saved = _checkpoints(run_, config, ids, offsets, counts, layout)
+    ckpt, saved = _checkpoints(run, config, ids, offsets, counts, backend.layout)
+    notes: dict[str, Any] = {}  # this run's record, returned (and carried by its checkpoints)
+    loop = EpochLoop(backend.make, config, run.backend, len(counts), notes, callback, progress)
 
     # epochs="auto": plan the passes from the data's size; trials on a held-out slice choose them.
     val = None
@@ -433,10 +466,9 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes,
         if epochs > EPOCHS_AT_SCALE and saved is None:
             split = split_validation(ids, offsets, config.seed)
         if split is not None:
-            tr_ids, tr_off, va_ids, va_off = split
             keep = np.asarray(keep_prob, dtype=np.float64)
             bias = config.ns_exponent * np.log(np.maximum(counts, 1)) - np.log(np.maximum(keep, 1e-12))
-            val = (bias, *validation_queries(va_ids, va_off, config.seed))
+            val = (bias, *validation_queries(split[2], split[3], config.seed))
         notes["epochs_reason"] = f"auto: up to {epochs} passes for {int(offsets[-1]):,} tokens" + (
             f", chosen on MRR@10 of {len(val[2]):,} held-out baskets / sequences" if val else ""
         )
@@ -447,116 +479,51 @@ def _train_tables(ids, offsets, counts, config, W, C, callback, progress, notes,
         notes.update(saved.state["notes"])
         epochs = int(saved.state["epochs"])
 
-    def run(ids, offsets, W, C, epochs, label, ckpt=None, saved=None, val=None):
-        """``epochs`` passes over ``ids``, the learning rate decayed over all of them. Returns the
-        tables (None on ranks other than 0 of a multi-process run), the history and, with ``val``, the
-        reciprocal ranks of held-out completion under each basket rule at the end. With ``ckpt`` a
-        checkpoint is written after every pass (and between steps when it is due); ``saved`` is the
-        checkpoint to continue from."""
-        n_tokens = int(offsets[-1])
-        total_words = max(1, n_tokens * epochs)
-        passes = make_passes(ids, offsets, W, C, total_words)
-        history: list[dict[str, Any]] = []
-        first, start, partial = 0, 0, {}
-        if saved is not None:
-            history, first, start, partial = saved.restore(passes)
-
-        def save(epoch: int, step: int, counted: dict[str, float]) -> None:
-            state = run_state(passes, run_.backend, config.seed, epoch, step, epochs, history, counted, notes)
-            ckpt.save(state, *passes.shards(), n_rows=len(counts))
-
-        for epoch in range(first, epochs):
-            bar = progress_bar(n_tokens, f"{label}{epoch + 1}/{epochs}", "items", enabled=progress)
-            resumed = epoch == first and (start or partial)
-            t0 = time.perf_counter() - (partial.get("seconds", 0.0) if resumed else 0.0)
-
-            def on_step(step: int, totals: Callable[[], dict[str, float]], epoch=epoch, t0=t0) -> None:
-                if ckpt is not None and step < passes.n_steps and ckpt.due():
-                    save(epoch, step, dict(totals(), seconds=time.perf_counter() - t0))
-
-            c = passes.epoch(epoch, start if resumed else 0, partial if resumed else {}, bar, on_step)
-            progress_end = min(1.0, (epoch + 1) / epochs)
-            stats = EpochStats(
-                epoch=epoch + 1,
-                epochs=epochs,
-                items=int(c["seen"]),
-                items_trained=int(c["kept"]),
-                pairs=int(c["pairs"]),
-                loss=c["loss"] / max(c["pairs"], 1),
-                seconds=time.perf_counter() - t0,
-                lr=_lr_at(config, progress_end),
-            )
-            bar.close()
-            history.append(dataclasses.asdict(stats))
-            if ckpt is not None:
-                save(epoch + 1, 0, {})  # before the callback: a callback that kills the run loses nothing
-            if callback is not None and val is None:
-                callback(stats)
-        scores = passes.evaluate(lambda W, C: validation_completion(W, C, *val)) if val else None
-        W, C = passes.tables() or (None, None)
-        return W, C, history, scores
-
     if val is None:
         notes.setdefault("basket_scoring", "mixture")
         notes.setdefault(
             "scoring_reason", "the mixture: no held-out slice to choose on (epochs set, or little data)"
         )
-        W, C, history, _ = run(ids, offsets, W, C, epochs, "epoch ", ckpt, saved)
-        notes["epochs"] = len(history)
-        return W, C, history, threads
-    # The trials: for 10, 20, 40, ... passes up to the plan, train on the training part from the same
-    # start with the learning rate decayed to the end, and score held-out completion under each basket
-    # rule; stop when a longer trial is not clearly better. The real run then trains the best number
-    # of passes on everything, and recommend() combines a basket's items by the best rule. Only the
-    # real run is checkpointed: its checkpoints carry the trials' outcome (the notes), so a resumed run
-    # does not try again.
-    trials: dict[str, dict[str, float]] = {}
-    best: np.ndarray | None = None
-    passes, rule = 0, "mixture"
-    for n in trial_passes(epochs):
-        _, _, _, rr = run(tr_ids, tr_off, W.copy(), C.copy(), n, f"trial {n}: ", val=val)
-        trials[str(n)] = {r: float(v.mean()) for r, v in rr.items()}
-        if progress:
-            shown = ", ".join(f"{r} {m:.4f}" for r, m in trials[str(n)].items())
-            print(f"  held-out MRR@10 after {n} passes: {shown}", file=sys.stderr)
-        # the better rule of this trial (equal: the mixture); more passes only if clearly better
-        n_rule = max(rr, key=lambda r: rr[r].mean())
-        if best is not None and not clearly_better(rr[n_rule], best):
-            break
-        best, passes, rule = rr[n_rule], n, n_rule
-    tried = ", ".join(f"{max(sc.values()):.4f} after {n}" for n, sc in trials.items())
-    notes["epochs_reason"] += (
-        f": {tried} passes (more passes must win by two standard errors); {passes} passes on all the data"
-    )
-    others = ", ".join(f"{r} {m:.4f}" for r, m in trials[str(passes)].items() if r != rule)
-    notes["basket_scoring"] = rule
-    # the affinity's per-case reciprocal ranks: the completion model is chosen against them
-    # (likewise.space.completion); in the notes, so a resumed run (which skips the trials) has them too
-    notes["validation_rr"] = best.tolist() if best is not None else None
-    notes["scoring_reason"] = (
-        f"held-out MRR@10 after {passes} passes {trials[str(passes)][rule]:.4f} with the {rule}, "
-        f"against {others}"
-    )
-    notes["validation_mrr"] = trials
-    notes["epochs"] = passes
-    W, C, history, _ = run(ids, offsets, W, C, passes, "epoch ", ckpt)
-    return W, C, history, threads
+    else:
+        epochs = choose_passes(loop, split, W, C, epochs, val, progress)
+    W, C, history, _ = loop.passes(ids, offsets, W, C, epochs, "epoch ", ckpt, saved)
+    notes["epochs"] = len(history)
+    return Trained(W, C, history, backend.threads, notes)
 
 
-def _backend_passes(
+def backend_passes(
     run: Run,
     config: TrainConfig,
     keep_prob: np.ndarray,
     neg_cum: np.ndarray,
     n_tokens: int,
     counts: np.ndarray,
-    neg_types: np.ndarray | None,
+    neg_types: np.ndarray | None = None,
     warm_like: tuple[np.ndarray, np.ndarray] | None = None,
     progress: bool = False,
-):
-    """``make(ids, offsets, W, C, total_words)`` building the chosen backend's passes, the threads it
-    uses, and the layout a checkpoint must match to be resumed. ``warm_like``: the corpus's arrays, for
-    the numba kernel to be compiled before the tables are allocated; ``progress``: say when it compiles."""
+) -> Backend:
+    """The backend factory: the :class:`~likewise.training.passes.Backend` of ``run.backend``.
+
+    Parameters
+    ----------
+    run : Run
+        The backend chosen (:meth:`Run.of`), its processes and device.
+    config : TrainConfig
+        With ``neg_group`` resolved.
+    keep_prob, neg_cum : ndarray
+        The subsampling and negative-sampling tables (:func:`likewise.kernels.make_keep_prob`,
+        :func:`likewise.kernels.make_neg_cum`).
+    n_tokens : int
+        The corpus's tokens (the numba kernel's default thread count).
+    counts : ndarray of int64
+        Each id's count.
+    neg_types : ndarray of int, optional
+        A type code per id: typed negatives (numba only).
+    warm_like : (ids, offsets), optional
+        The corpus's arrays, for the numba kernel to be compiled before the tables are allocated.
+    progress : bool
+        Say when a kernel compiles.
+    """
     if run.backend == "torch":
         if neg_types is not None:
             raise InputError("typed negatives run on the numba kernel: use backend='cpu'")

@@ -1,8 +1,8 @@
 """The numba backend's passes over the corpus: blocks of sequences handed to the compiled kernels.
 
-:func:`likewise.training.train.train` runs every backend's epochs through one small interface (``n_steps``,
-``epoch``, ``tables``, ``evaluate``, ``shards``, ``restore``, ``lr_at``); :mod:`likewise.training.train_torch`
-is the other implementation. Here a *step* is a block of about ``BLOCK_TOKENS`` tokens: progress is
+:func:`likewise.training.train.train` runs every backend's epochs through one protocol
+(:class:`likewise.training.passes.Passes`); :mod:`likewise.training.train_torch` is the other
+implementation. Here a *step* is a block of about ``BLOCK_TOKENS`` tokens: progress is
 reported and a checkpoint may be written between blocks. The block layout (not the thread count) fixes
 the random streams -- each block's chunks are seeded from the seed, the epoch and the block's first
 sequence -- so a run resumed at a block boundary repeats the lost blocks exactly in deterministic mode.
@@ -22,8 +22,10 @@ import numpy as np
 from .._pages import release_pages
 from .._progress import note
 from ..errors import InputError
+from ..kernels.params import KernelParams
 from ..kernels.tables import sequence_blocks
 from .config import TrainConfig, neg_group_for
+from .passes import Backend
 
 __all__ = [
     "BLOCK_TOKENS",
@@ -140,20 +142,16 @@ class NumbaPasses:
         release_pages(offsets, 0, len(offsets))  # the scan read every offset: keep none of them resident
         self.n_steps = len(self.blocks)
         self.n_tokens = int(offsets[-1])
-        self.mode = 0 if config.mode == "sequence" else 1
         # neg_group=1 runs word2vec's own algorithm (per-pair updates, exact sigmoid: kernels/sgns.py);
         # larger groups the batched kernel, which takes the group size after max_context. ``group``
         # overrides it (1 for the per-pair typed kernel).
-        group = neg_group_for(config) if group is None else group
-        self.group_arg: tuple[int, ...] = () if group == 1 else (group,)
+        self.params = KernelParams.of(config, neg_group_for(config) if group is None else group)
         self.progress = progress
 
     def lr_at(self, epoch: int, step: int) -> float:
         """The learning rate at the start of block ``step`` of pass ``epoch``."""
-        cfg = self.config
         s0 = self.blocks[step][0] if step < self.n_steps else len(self.offsets) - 1
-        done = epoch * self.n_tokens + int(self.offsets[s0])
-        return max(cfg.min_lr, cfg.lr - (cfg.lr - cfg.min_lr) * done / self.total_words)
+        return self.params.lr_at(epoch * self.n_tokens + int(self.offsets[s0]), self.total_words)
 
     def epoch(
         self, epoch: int, start: int, counts: dict[str, float], bar: Any, on_step: Any
@@ -168,9 +166,10 @@ class NumbaPasses:
             words_before = epoch * self.n_tokens + int(self.offsets[s0])
             with compile_notice(self.progress):  # arrays of types the warm-up did not compile for
                 r = self.kernel(
-                    self.ids, self.offsets, s0, s1, self.W, self.C, self.keep_prob, self.neg_cum,
-                    self.mode, cfg.window, cfg.negative, cfg.max_context, *self.group_arg,
-                    cfg.lr, cfg.min_lr, words_before, self.total_words, seed, self.n_chunks,
+                    *self.params.block_args(
+                        self.ids, self.offsets, s0, s1, self.W, self.C, self.keep_prob, self.neg_cum,
+                        words_before, self.total_words, seed, self.n_chunks,
+                    )
                 )  # fmt: skip
             # a memory-mapped corpus keeps one block resident, not all it has read
             release_pages(self.ids, int(self.offsets[s0]), int(self.offsets[s1]))
@@ -212,9 +211,10 @@ def numba_passes(
     neg_types: np.ndarray | None = None,
     warm_like: tuple[np.ndarray, np.ndarray] | None = None,
     progress: bool = False,
-) -> tuple[Callable[..., NumbaPasses], int, dict[str, Any]]:
-    """The kernel ``config`` asks for, and ``(make, threads, layout)``: ``make(ids, offsets, W, C,
-    total_words)`` builds the passes, ``threads`` is what they use, ``layout`` what fixes the streams.
+) -> Backend:
+    """The kernel ``config`` asks for, as a :class:`~likewise.training.passes.Backend`: ``make(ids,
+    offsets, W, C, total_words)`` builds the passes, ``threads`` is what they use, ``layout`` what fixes
+    the streams.
 
     Without ``config.threads`` a corpus of ``n_tokens`` gets one thread per :data:`TOKENS_PER_THREAD`
     (at least one, at most the cores). With ``neg_types`` (a type code per id) the typed per-pair kernel
@@ -263,7 +263,9 @@ def numba_passes(
             progress=progress,
         )  # fmt: skip
 
-    return make, threads, {"block_tokens": BLOCK_TOKENS, "deterministic_chunks": DETERMINISTIC_CHUNKS}
+    return Backend(
+        make, threads, {"block_tokens": BLOCK_TOKENS, "deterministic_chunks": DETERMINISTIC_CHUNKS}
+    )
 
 
 def _warm(
@@ -288,13 +290,23 @@ def _warm(
     one_neg = make_neg_cum(np.ones(1, dtype=np.int64), config.ns_exponent)  # neg_cum's own maker
     W = np.zeros((1, config.dim), dtype=np.float32)
     C = np.zeros((1, config.dim), dtype=np.float32)
-    group_arg = () if group == 1 else (group,)
-    mode = 0 if config.mode == "sequence" else 1
+    params = KernelParams.of(config, group)
     kernel(
-        like(ids, [0, 0]), like(offsets, [0, 2]), 0, 1, W, C, np.ones(1, dtype=keep_prob.dtype), one_neg,
-        mode, config.window, config.negative, config.max_context, *group_arg,
-        config.lr, config.min_lr, 0, 2, config.seed, n_chunks,
-    )  # fmt: skip
+        *params.block_args(
+            like(ids, [0, 0]),
+            like(offsets, [0, 2]),
+            0,
+            1,
+            W,
+            C,
+            np.ones(1, dtype=keep_prob.dtype),
+            one_neg,
+            0,
+            2,
+            config.seed,
+            n_chunks,
+        )
+    )
 
 
 def release_compiler_pages(library: str = "libllvmlite") -> int:

@@ -1,8 +1,8 @@
 """The torch backend's passes over the corpus, in one process or in many under ``torchrun``.
 
-:func:`likewise.training.train.train` chooses it (``backend="torch"``) and runs its epochs exactly as it runs
-the numba kernel's, through the same small interface (``n_steps``, ``epoch``, ``tables``, ``evaluate``,
-``shards``, ``restore``); this module holds what is particular to torch:
+:func:`likewise.training.train.train` chooses it (``backend="torch"``) and runs its epochs exactly as it
+runs the numba kernel's, through the same protocol (:class:`likewise.training.passes.Passes`); this
+module holds what is particular to torch:
 
 * **Steps.** The corpus is cut into steps of about ``batch_tokens`` tokens of whole sequences
   (:func:`likewise.kernels.sequence_blocks`; smaller for a small corpus, see :data:`MIN_STEPS`), the
@@ -32,10 +32,12 @@ from typing import Any
 import numpy as np
 
 from ..kernels.draws import epoch_keys, round_keys
+from ..kernels.params import KernelParams
 from ..kernels.tables import sequence_blocks
 from . import distributed
-from .config import TrainConfig
+from .config import TrainConfig, neg_group_for
 from .distributed import Dist
+from .passes import Backend
 
 __all__ = ["MIN_STEPS", "TorchPasses", "deal", "step_tokens", "torch_passes"]
 
@@ -118,7 +120,7 @@ class TorchPasses:
         self.n_steps = len(self.steps)
         self.n_tokens = int(offsets[-1])
         self.total_words = total_words
-        self.mode = 0 if config.mode == "sequence" else 1
+        self.params = KernelParams.of(config, neg_group_for(config))
 
     # --- the tables ---------------------------------------------------------------------------------
 
@@ -205,12 +207,11 @@ class TorchPasses:
             t0, t1 = int(self.offsets[a]), int(self.offsets[b])
             ids = torch.from_numpy(np.asarray(self.ids[t0:t1], dtype=np.int64)).to(self.device)
             lengths = torch.from_numpy(np.diff(self.offsets[a : b + 1]).astype(np.int64)).to(self.device)
+            p = self.params
             batch = K.build_batch(
-                ids, lengths, t0, self.keep_prob, self.neg_cum, self.mode, cfg.window, cfg.negative,
-                cfg.max_context, cfg.neg_group, k0, k1,
-            )  # fmt: skip
-            done = epoch * self.n_tokens + int(self.offsets[s0])
-            lr = float(np.float32(max(cfg.min_lr, cfg.lr - (cfg.lr - cfg.min_lr) * done / self.total_words)))
+                ids, lengths, t0, self.keep_prob, self.neg_cum, *p.sampling(), p.group, k0, k1
+            )
+            lr = float(np.float32(self.lr_at(epoch, step)))
             w_ids, ctx, c_ids, tgt = K.batch_rows(batch)
             keys = torch.cat([w_ids, c_ids + self.n_items])
             rows, route = self._fetch(keys)
@@ -228,10 +229,8 @@ class TorchPasses:
 
     def lr_at(self, epoch: int, step: int) -> float:
         """The learning rate of step ``step`` of pass ``epoch``."""
-        cfg = self.config
         s0 = self.steps[step][0] if step < self.n_steps else len(self.offsets) - 1
-        done = epoch * self.n_tokens + int(self.offsets[s0])
-        return max(cfg.min_lr, cfg.lr - (cfg.lr - cfg.min_lr) * done / self.total_words)
+        return self.params.lr_at(epoch * self.n_tokens + int(self.offsets[s0]), self.total_words)
 
     # --- tables out and in --------------------------------------------------------------------------
 
@@ -280,9 +279,9 @@ class TorchPasses:
 
 def torch_passes(
     config: TrainConfig, keep_prob: np.ndarray, neg_cum: np.ndarray, dist: Dist, device: Any
-) -> tuple[Any, int, dict[str, Any]]:
-    """``(make, threads, layout)`` as :func:`likewise.training.train_numba.numba_passes` gives them, for
-    torch.
+) -> Backend:
+    """The :class:`~likewise.training.passes.Backend` of torch, as
+    :func:`likewise.training.train_numba.numba_passes` gives the numba kernel's.
 
     On the CPU torch runs on ``config.threads`` threads, one by default: a step is many small operations,
     and waking threads for each costs more than they give (the seed shop of tests/test_defaults.py on
@@ -302,4 +301,5 @@ def torch_passes(
     ) -> TorchPasses:
         return TorchPasses(ids, offsets, W, C, keep_prob, neg_cum, config, total_words, dist, device)
 
-    return make, torch.get_num_threads(), {"draws": "lowbias32 v1", "batch_tokens": config.batch_tokens}
+    layout = {"draws": "lowbias32 v1", "batch_tokens": config.batch_tokens}
+    return Backend(make, torch.get_num_threads(), layout)

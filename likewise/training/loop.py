@@ -1,0 +1,165 @@
+"""The epoch loop every backend runs through, and the trials that choose ``epochs="auto"``.
+
+:func:`likewise.training.train.train` sets a run up (corpus, tables, backend, checkpoints);
+:class:`EpochLoop` runs its passes through the :class:`~likewise.training.passes.Passes` protocol,
+records the history, writes checkpoints and calls the callback; :func:`choose_passes` runs the trials on
+a held-out slice when the number of passes is left to the data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._progress import bar as progress_bar
+from ..kernels.params import learning_rate
+from .auto import clearly_better, trial_passes, validation_completion
+from .checkpoint import run_state
+from .config import EpochStats, TrainConfig
+from .passes import Passes
+
+__all__ = ["EpochLoop", "choose_passes"]
+
+
+@dataclasses.dataclass
+class EpochLoop:
+    """The epoch loop of one training run over any backend's :class:`~likewise.training.passes.Passes`:
+    what stays the same between the trials of ``epochs="auto"`` and the real run.
+
+    Parameters
+    ----------
+    make : callable
+        The backend's :attr:`~likewise.training.passes.Backend.make`.
+    config : TrainConfig
+        As resolved by the trainer.
+    backend : str
+        The backend's name (recorded in checkpoints).
+    n_rows : int
+        Rows of each table.
+    notes : dict
+        The run's record, which its checkpoints carry (:func:`choose_passes` adds to it).
+    callback : callable, optional
+        Called with an :class:`EpochStats` after every epoch of a run without ``val``.
+    progress : bool
+        Show a progress bar on stderr.
+    """
+
+    make: Callable[..., Passes]
+    config: TrainConfig
+    backend: str
+    n_rows: int
+    notes: dict[str, Any]
+    callback: Callable[[EpochStats], None] | None
+    progress: bool
+
+    def passes(
+        self,
+        ids: np.ndarray,
+        offsets: np.ndarray,
+        W: np.ndarray,
+        C: np.ndarray,
+        epochs: int,
+        label: str,
+        ckpt: Any = None,
+        saved: Any = None,
+        val: Any = None,
+    ) -> tuple[np.ndarray | None, np.ndarray | None, list[dict[str, Any]], Any]:
+        """``epochs`` passes over ``ids``, the learning rate decayed over all of them. Returns the
+        tables (None on ranks other than 0 of a multi-process run), the history and, with ``val``, the
+        reciprocal ranks of held-out completion under each basket rule at the end. With ``ckpt`` a
+        checkpoint is written after every pass (and between steps when it is due); ``saved`` is the
+        checkpoint to continue from."""
+        config, progress = self.config, self.progress
+        n_tokens = int(offsets[-1])
+        total_words = max(1, n_tokens * epochs)
+        passes = self.make(ids, offsets, W, C, total_words)
+        history: list[dict[str, Any]] = []
+        first, start, partial = 0, 0, {}
+        if saved is not None:
+            history, first, start, partial = saved.restore(passes)
+
+        def save(epoch: int, step: int, counted: dict[str, float]) -> None:
+            state = run_state(
+                passes, self.backend, config.seed, epoch, step, epochs, history, counted, self.notes
+            )
+            ckpt.save(state, *passes.shards(), n_rows=self.n_rows)
+
+        for epoch in range(first, epochs):
+            bar = progress_bar(n_tokens, f"{label}{epoch + 1}/{epochs}", "items", enabled=progress)
+            resumed = epoch == first and (start or partial)
+            t0 = time.perf_counter() - (partial.get("seconds", 0.0) if resumed else 0.0)
+
+            def on_step(step: int, totals: Callable[[], dict[str, float]], epoch=epoch, t0=t0) -> None:
+                if ckpt is not None and step < passes.n_steps and ckpt.due():
+                    save(epoch, step, dict(totals(), seconds=time.perf_counter() - t0))
+
+            c = passes.epoch(epoch, start if resumed else 0, partial if resumed else {}, bar, on_step)
+            stats = EpochStats(
+                epoch=epoch + 1,
+                epochs=epochs,
+                items=int(c["seen"]),
+                items_trained=int(c["kept"]),
+                pairs=int(c["pairs"]),
+                loss=c["loss"] / max(c["pairs"], 1),
+                seconds=time.perf_counter() - t0,
+                lr=learning_rate(config.lr, config.min_lr, min(epoch + 1, epochs), epochs),
+            )
+            bar.close()
+            history.append(dataclasses.asdict(stats))
+            if ckpt is not None:
+                save(epoch + 1, 0, {})  # before the callback: a callback that kills the run loses nothing
+            if self.callback is not None and val is None:
+                self.callback(stats)
+        scores = passes.evaluate(lambda W, C: validation_completion(W, C, *val)) if val else None
+        W, C = passes.tables() or (None, None)
+        return W, C, history, scores
+
+
+def choose_passes(
+    loop: EpochLoop, split: tuple, W: np.ndarray, C: np.ndarray, epochs: int, val: tuple, progress: bool
+) -> int:
+    """The passes of the real run, chosen by trials; the basket rule and their record go to ``loop.notes``.
+
+    For 10, 20, 40, ... passes up to the plan ``epochs``, train on the training part of ``split`` from
+    the same start with the learning rate decayed to the end, and score held-out completion under each
+    basket rule; stop when a longer trial is not clearly better. The real run then trains the best
+    number of passes on everything, and recommend() combines a basket's items by the best rule. Only the
+    real run is checkpointed: its checkpoints carry the trials' outcome (the notes), so a resumed run
+    does not try again.
+    """
+    notes = loop.notes
+    tr_ids, tr_off = split[0], split[1]
+    trials: dict[str, dict[str, float]] = {}
+    best: np.ndarray | None = None
+    passes, rule = 0, "mixture"
+    for n in trial_passes(epochs):
+        _, _, _, rr = loop.passes(tr_ids, tr_off, W.copy(), C.copy(), n, f"trial {n}: ", val=val)
+        trials[str(n)] = {r: float(v.mean()) for r, v in rr.items()}
+        if progress:
+            shown = ", ".join(f"{r} {m:.4f}" for r, m in trials[str(n)].items())
+            print(f"  held-out MRR@10 after {n} passes: {shown}", file=sys.stderr)
+        # the better rule of this trial (equal: the mixture); more passes only if clearly better
+        n_rule = max(rr, key=lambda r: rr[r].mean())
+        if best is not None and not clearly_better(rr[n_rule], best):
+            break
+        best, passes, rule = rr[n_rule], n, n_rule
+    tried = ", ".join(f"{max(sc.values()):.4f} after {n}" for n, sc in trials.items())
+    notes["epochs_reason"] += (
+        f": {tried} passes (more passes must win by two standard errors); {passes} passes on all the data"
+    )
+    others = ", ".join(f"{r} {m:.4f}" for r, m in trials[str(passes)].items() if r != rule)
+    notes["basket_scoring"] = rule
+    # the affinity's per-case reciprocal ranks: the completion model is chosen against them
+    # (likewise.space.completion); in the notes, so a resumed run (which skips the trials) has them too
+    notes["validation_rr"] = best.tolist() if best is not None else None
+    notes["scoring_reason"] = (
+        f"held-out MRR@10 after {passes} passes {trials[str(passes)][rule]:.4f} with the {rule}, "
+        f"against {others}"
+    )
+    notes["validation_mrr"] = trials
+    return passes
