@@ -22,8 +22,8 @@ from _live import live_server  # noqa: E402
 
 from likewise import Embeddings, Vocab  # noqa: E402
 from likewise.cli import main  # noqa: E402
-from likewise.service import respond as respond_module  # noqa: E402
 from likewise.service import create_app  # noqa: E402
+from likewise.service import respond as respond_module  # noqa: E402
 from likewise.service.app import Limits, watch_models  # noqa: E402
 from likewise.service.models import MAP_CACHE, PREFIX_TRIES, ModelSpec, Registry  # noqa: E402
 

@@ -22,6 +22,7 @@ __all__ = [
     "RetailModel",
     "ServedModel",
     "TypesParam",
+    "app_limits",
     "check_results",
     "limits_of",
     "registry_of",
@@ -64,7 +65,12 @@ KeyParam = Annotated[str, Query(min_length=1, description="a key, or #id"), Boun
 TypesParam = Annotated[list[str] | None, Query(max_length=64, description="typed space: only these types")]
 
 
-AppLimits = Annotated[Limits, Depends(limits_of)]
+async def app_limits(request: Request) -> Limits:
+    """:func:`limits_of` as a dependency (async: a plain function would be run in the thread pool)."""
+    return limits_of(request)
+
+
+AppLimits = Annotated[Limits, Depends(app_limits)]
 
 
 def check_results(limits: Limits, n: int, k: int) -> None:
