@@ -82,6 +82,9 @@ class UnknownItemError(LikewiseError, KeyError):
         The unknown key.
     suggestions : sequence of str
         Close keys that do exist (may be empty).
+    what : str
+        What the key names: ``"item"`` (or the space's own word for its items), ``"customer"``,
+        ``"model"``; kept as an attribute so a front end words its answer from it, not from the message.
     note : str, optional
         Why the key is missing when that is known (e.g. dropped below ``min_count``).
     """
@@ -91,6 +94,7 @@ class UnknownItemError(LikewiseError, KeyError):
     ) -> None:
         self.key = key
         self.suggestions = list(suggestions)
+        self.what = what
         self.note = note
         msg = f"unknown {what} {shown(key)}"
         if note:

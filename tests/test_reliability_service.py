@@ -22,8 +22,8 @@ from _live import live_server  # noqa: E402
 
 from likewise import Embeddings, Vocab  # noqa: E402
 from likewise.cli import main  # noqa: E402
-from likewise.service import app as app_module  # noqa: E402
 from likewise.service import create_app  # noqa: E402
+from likewise.service import respond as respond_module  # noqa: E402
 from likewise.service.app import Limits, watch_models  # noqa: E402
 from likewise.service.models import MAP_CACHE, PREFIX_TRIES, ModelSpec, Registry  # noqa: E402
 
@@ -228,9 +228,9 @@ def test_answers_are_built_off_the_event_loop(shop, monkeypatch):
     app = make_app(shop)
     loop_threads: list[int] = []
     where: list[int] = []
-    real = app_module._dumps
+    real = respond_module.dumps
     monkeypatch.setattr(
-        app_module, "_dumps", lambda payload: where.append(threading.get_ident()) or real(payload)
+        respond_module, "dumps", lambda payload: where.append(threading.get_ident()) or real(payload)
     )
 
     async def go():

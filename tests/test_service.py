@@ -420,3 +420,45 @@ def test_app_factory_for_worker_processes_reads_the_environment(models, monkeypa
     assert c.get("/models/shop/similar", params={"item": "g0_i0", "k": 8}).status_code == 422
     assert c.get("/models/shop/similar", params={"item": "g0_i0", "k": 7}).status_code == 200
     assert Client(app_from_env()).get("/models").status_code == 401
+
+
+def test_two_apps_in_one_process_each_check_their_own_limits(models):
+    """The request models are declared once; each app's limits are checked (and documented) as its own."""
+    specs = [ModelSpec("shop", models["shop"])]
+    small = Client(create_app(Registry(specs), limits=Limits(max_k=3, max_key=10)))
+    large = Client(create_app(Registry(specs), limits=Limits(max_k=30)))
+    body = {"items": ["g0_i0"], "k": 5}
+    assert small.post("/models/shop/similar", json=body).json()["error"] == "k == 5, must be between 1 and 3"
+    assert large.post("/models/shop/similar", json=body).status_code == 200
+    assert (
+        "over the limit of 10" in small.get("/models/shop/similar", params={"item": "g" * 11}).json()["error"]
+    )
+    k_small = small.get("/openapi.json").json()["components"]["schemas"]["SimilarBody"]["properties"]["k"]
+    k_large = large.get("/openapi.json").json()["components"]["schemas"]["SimilarBody"]["properties"]["k"]
+    assert (k_small["maximum"], k_large["maximum"]) == (3, 30)
+
+
+def test_serve_config_is_one_object_and_round_trips(models):
+    from likewise.service.app import app_from_config
+    from likewise.service.config import ServeConfig
+
+    config = ServeConfig(
+        models=(ModelSpec("shop", models["shop"], models["labels"]),),
+        token="tok",
+        limits=Limits(max_k=7),
+        map_sample=20,
+        allowed_hosts=("test",),
+    )
+    assert ServeConfig.from_json(config.to_json()) == config
+    c = Client(app_from_config(config), headers={"Authorization": "Bearer tok"})
+    assert len(c.get("/models/shop/map").json()["items"]) == 20
+    assert c.get("/models/shop/similar", params={"item": "g0_i0", "k": 8}).status_code == 422
+    assert Client(app_from_config(config)).get("/models").status_code == 401
+
+
+def test_unknown_item_error_keeps_what_it_names():
+    from likewise.errors import UnknownItemError
+
+    e = UnknownItemError("nobody", ["nobody1"], what="customer")
+    assert (e.what, e.key, e.suggestions) == ("customer", "nobody", ["nobody1"])
+    assert str(e) == "unknown customer 'nobody' — did you mean 'nobody1'?"

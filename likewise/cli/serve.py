@@ -35,10 +35,13 @@ def cmd_index(args: argparse.Namespace) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> None:
     """Serve the models over HTTP until interrupted."""
-    import json
     import os
+    from dataclasses import replace
+    from pathlib import Path
 
     from likewise.errors import InputError, MissingDependencyError
+    from likewise.service.bodies import Limits
+    from likewise.service.config import CONFIG_VARIABLE, ServeConfig
     from likewise.service.models import parse_model_arg
 
     try:
@@ -67,21 +70,18 @@ def cmd_serve(args: argparse.Namespace) -> None:
     unknown = sorted(set(labels) - {s.name for s in specs})
     if unknown:
         raise InputError(f"--item-attrs names model {unknown[0]!r}, which is not served")
-    config = {
-        "models": [{"name": s.name, "path": str(s.path), "labels": labels.get(s.name)} for s in specs],
-        "map_sample": args.map_sample,
-        "limits": {
-            "max_k": args.max_k,
-            "max_batch": args.max_batch,
-            "max_body": args.max_body,
-            "max_key": args.max_key,
-        },
-        "watch_seconds": args.watch,
-        "allowed_hosts": hosts,
-    }
-    os.environ["LIKEWISE_SERVE_CONFIG"] = json.dumps(config)
-    if token:
-        os.environ["LIKEWISE_TOKEN"] = token
+    config = ServeConfig(
+        models=tuple(
+            replace(s, labels_path=Path(labels[s.name]) if labels.get(s.name) else None) for s in specs
+        ),
+        token=token,
+        limits=Limits(
+            max_k=args.max_k, max_batch=args.max_batch, max_body=args.max_body, max_key=args.max_key
+        ),
+        map_sample=args.map_sample,
+        watch_seconds=args.watch,
+        allowed_hosts=None if hosts is None else tuple(hosts),
+    )
     check_port_free(args.host, args.port)  # before loading models: uvicorn's own message is a log line
     where = f"http://{args.host}:{args.port}/"
     names = ", ".join(s.name for s in specs)
@@ -91,6 +91,9 @@ def cmd_serve(args: argparse.Namespace) -> None:
 
         for s in specs:
             read_manifest(s.path)
+        # uvicorn starts each worker as a new interpreter that imports the app by name: the configuration
+        # goes to it in the one variable those processes inherit (see likewise.service.config)
+        os.environ[CONFIG_VARIABLE] = config.to_json()
         print(f"likewise: serving {names} on {where} ({args.workers} workers)", flush=True)
         uvicorn.run(
             "likewise.service.app:app_from_env",
@@ -102,9 +105,11 @@ def cmd_serve(args: argparse.Namespace) -> None:
             access_log=args.access_log,
         )
     else:
-        from likewise.service.app import app_from_env
+        from likewise.service.app import app_from_config
 
-        app = app_from_env()  # loads the models now: a bad model fails here, before the port is bound
+        app = app_from_config(
+            config
+        )  # loads the models now: a bad model fails here, before the port is bound
         print(f"likewise: serving {names} on {where}", flush=True)
         uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=args.access_log)
 

@@ -198,6 +198,48 @@ def _find_item_column(names: list[str], keycols: dict[str, list[str | None]], ke
     return best if hits[best] > 0 else None
 
 
+def _rows_of(item_keys: list[str | None], index: dict[str, int], n: int, where: str) -> list[int]:
+    """The table row of each of the model's ``n`` items (-1 when the table has none); a key twice is an
+    error."""
+    rows = [-1] * n
+    seen: dict[str, int] = {}
+    for r, k in enumerate(item_keys):
+        if k is None:
+            continue
+        if k in seen:
+            raise InputError(
+                f"item {k!r} appears twice in {where} (data rows {seen[k] + 1} and {r + 1}); "
+                "give one row per item"
+            )
+        seen[k] = r
+        i = index.get(k)
+        if i is not None and rows[i] < 0:
+            rows[i] = r
+    return rows
+
+
+def _values_and_groups(
+    columns: list[str],
+    text_cols: dict[str, list[str | None]],
+    numeric: dict[str, np.ndarray],
+    rows: list[int],
+) -> tuple[dict[str, list[str | None]], dict[str, list[str | None]]]:
+    """Each column's value per item, and its colour group (numeric columns with many values in bands; a
+    text column with too many values has none)."""
+    values: dict[str, list[str | None]] = {}
+    groups: dict[str, list[str | None]] = {}
+    for c in columns:
+        col = text_cols[c]
+        values[c] = [col[r] if r >= 0 else None for r in rows]
+        distinct = {v for v in values[c] if v is not None}
+        if c in numeric and len(distinct) > MAX_GROUPS:
+            banded = _bands(numeric[c])
+            groups[c] = [banded[r] if r >= 0 else None for r in rows]
+        else:
+            groups[c] = values[c] if len(distinct) <= MAX_GROUPS else [None] * len(rows)
+    return values, groups
+
+
 def read_item_attrs(
     path: str | os.PathLike | dict,
     keys: list[str],
@@ -269,33 +311,10 @@ def read_item_attrs(
             f"its keys (its first column {names[0]!r} holds {sample}; {model}'s keys look like "
             f"{', '.join(repr(k) for k in keys[:3])})"
         )
-    rows = [-1] * len(keys)
-    seen: dict[str, int] = {}
-    for r, k in enumerate(text_cols[item_col]):
-        if k is None:
-            continue
-        if k in seen:
-            raise InputError(
-                f"item {k!r} appears twice in column {item_col!r} of {where!r} (data rows {seen[k] + 1} and "
-                f"{r + 1}); give one row per item"
-            )
-        seen[k] = r
-        i = index.get(k)
-        if i is not None and rows[i] < 0:
-            rows[i] = r
+    rows = _rows_of(text_cols[item_col], index, len(keys), f"column {item_col!r} of {where!r}")
     matched = sum(1 for r in rows if r >= 0)
     columns = [n for n in names if n != item_col]
-    values: dict[str, list[str | None]] = {}
-    groups: dict[str, list[str | None]] = {}
-    for c in columns:
-        col = text_cols[c]
-        values[c] = [col[r] if r >= 0 else None for r in rows]
-        distinct = {v for v in values[c] if v is not None}
-        if c in numeric and len(distinct) > MAX_GROUPS:
-            banded = _bands(numeric[c])
-            groups[c] = [banded[r] if r >= 0 else None for r in rows]
-        else:
-            groups[c] = values[c] if len(distinct) <= MAX_GROUPS else [None] * len(keys)
+    values, groups = _values_and_groups(columns, text_cols, numeric, rows)
     lower = {c.casefold(): c for c in columns}
     name_col = next((lower[n] for n in NAME_COLUMN_NAMES if n in lower), None)
     colour = next(

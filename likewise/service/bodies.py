@@ -1,23 +1,64 @@
 """What the HTTP API accepts and answers on error: limits, request bodies, the error body.
 
-The request bodies are built per application from its :class:`Limits`, so the OpenAPI document states
-every bound the server enforces (``k`` range, batch sizes, key length, non-empty lists) and pydantic
-enforces exactly what the document says. Values are strict: JSON ``true`` is not an id or a ``k``,
-``1.5`` is not an id, and a key holding a lone UTF-16 surrogate (not text) is refused.
+The request bodies are declared once, here; the bounds that are the server's configuration (``k`` up to
+``max_k``, batches up to ``max_batch``, keys up to ``max_key`` characters, the map's ``sample``) are
+:class:`Bound` marks, checked against the :class:`Limits` of the app that answers
+(:data:`LIMITS_IN_FORCE`) and written into its OpenAPI document by :func:`document_limits`, so the
+document states every bound the server enforces and pydantic enforces exactly what the document says.
+Values are strict: JSON ``true`` is not an id or a ``k``, ``1.5`` is not an id, and a key holding a
+lone UTF-16 surrogate (not text) is refused.
 """
-
-from __future__ import annotations
 
 import json
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, PlainValidator, StrictBool, StrictFloat, StrictInt, WithJsonSchema
+from pydantic import (
+    BaseModel,
+    Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    PlainValidator,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    ValidatorFunctionWrapHandler,
+    WithJsonSchema,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, PydanticKnownError, core_schema
 
 from ..errors import SHOWN_CHARS, shown
 
-__all__ = ["Bodies", "ErrorBody", "Limits", "as_sent", "error_responses", "make_bodies", "validation_message"]
+__all__ = [
+    "LIMITS_IN_FORCE",
+    "AnalogyBody",
+    "AudienceBody",
+    "BasketBody",
+    "Bound",
+    "CampaignsBody",
+    "CoordsBody",
+    "CustomerBody",
+    "ErrorBody",
+    "Item",
+    "Key",
+    "Limits",
+    "LookalikeBody",
+    "PlaceBody",
+    "ReadNextBody",
+    "SimilarBody",
+    "UseLimits",
+    "VectorBody",
+    "as_sent",
+    "document_limits",
+    "error_loc",
+    "error_responses",
+    "limits_in_force",
+    "ranges_of",
+    "validation_message",
+]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -76,159 +117,232 @@ def error_responses(token: bool) -> dict[int | str, dict[str, Any]]:
     return out
 
 
-def _key_checker(max_key: int):
-    def check(value: Any, *, ids: bool) -> str | int:
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, str | int)
-            or (isinstance(value, int) and not ids)
-        ):
-            raise ValueError("must be a key (a JSON string)" + (" or an id (a JSON integer)" if ids else ""))
-        if isinstance(value, int):
-            return value
-        if not value:
-            raise ValueError("an empty key names nothing")
-        if len(value) > max_key:
-            raise ValueError(f"a key of {len(value)} characters is over the limit of {max_key}")
-        bad = _SURROGATE.search(value)
-        if bad is not None:
-            raise ValueError(f"holds the lone surrogate U+{ord(bad.group()):04X}, which is not text")
-        return value
+#: The limits of the application answering the request in this context (see :class:`UseLimits`); the
+#: defaults outside a request. FastAPI gives pydantic no validation context, and pydantic's documented
+#: way to reach validation one does not call is a context variable: with it the request models are
+#: declared once, here, yet each app's bounds are checked in pydantic's one pass (every error of a body
+#: at once, a list over the limit refused before its items are read).
+LIMITS_IN_FORCE: ContextVar[Limits | None] = ContextVar("likewise_limits_in_force", default=None)
 
-    return check
+_DEFAULT_LIMITS = Limits()
+
+
+def limits_in_force() -> Limits:
+    """The :class:`Limits` of the application answering this request (the defaults outside one)."""
+    return LIMITS_IN_FORCE.get() or _DEFAULT_LIMITS
+
+
+#: The JSON-schema key that marks bounds taken from :class:`Limits`, ``{keyword: limit}`` (see
+#: :func:`document_limits`).
+LIMIT_KEY = "x-likewise-limit"
+
+# the JSON-schema keyword that bounds each type
+_BOUND_WORDS = {"integer": "maximum", "array": "maxItems", "string": "maxLength"}
+
+
+class UseLimits:
+    """ASGI middleware: run each request with its application's :class:`Limits` in :data:`LIMITS_IN_FORCE`."""
+
+    def __init__(self, app: Any, limits: Limits) -> None:
+        self.app = app
+        self.limits = limits
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        token = LIMITS_IN_FORCE.set(self.limits)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            LIMITS_IN_FORCE.reset(token)
 
 
 @dataclass(frozen=True)
-class Bodies:
-    """The request-body models of one application (see :func:`make_bodies`)."""
+class Bound:
+    """``Annotated`` metadata: at most ``Limits.<limit>`` of the answering server.
 
-    similar: type[BaseModel]
-    vector: type[BaseModel]
-    basket: type[BaseModel]
-    analogy: type[BaseModel]
-    coords: type[BaseModel]
-    customer: type[BaseModel]
-    lookalike: type[BaseModel]
-    campaigns: type[BaseModel]
-    audience: type[BaseModel]
-    read_next: type[BaseModel]
-    place: type[BaseModel]
+    A number's maximum, a list's length (checked before its items are read) or a text's length, refused
+    with pydantic's own error (``less_than_equal``, ``too_long``, ``string_too_long``) so the message is
+    the one a fixed bound gives. The JSON schema carries the limit's name under :data:`LIMIT_KEY` until
+    :func:`document_limits` writes the app's number in.
+    """
+
+    limit: str
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_wrap_validator_function(self._check, handler(source))
+
+    def __get_pydantic_json_schema__(
+        self, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        out = handler(schema)
+        out[LIMIT_KEY] = {_BOUND_WORDS[out["type"]]: self.limit}
+        return out
+
+    def _check(self, value: Any, inner: ValidatorFunctionWrapHandler) -> Any:
+        bound = getattr(limits_in_force(), self.limit)
+        if isinstance(value, list) and len(value) > bound:  # before the items: bounded work
+            raise PydanticKnownError(
+                "too_long", {"field_type": "List", "max_length": bound, "actual_length": len(value)}
+            )
+        out = inner(value)
+        if isinstance(out, str) and len(out) > bound:
+            raise PydanticKnownError("string_too_long", {"max_length": bound})
+        if isinstance(out, int) and out > bound:
+            raise PydanticKnownError("less_than_equal", {"le": bound})
+        return out
 
 
-def make_bodies(lim: Limits) -> Bodies:
-    """Request-body models whose constraints are ``lim``'s (so the schema documents them)."""
-    check = _key_checker(lim.max_key)
-    key_schema = {"type": "string", "minLength": 1, "maxLength": lim.max_key}
-    Key = Annotated[str, PlainValidator(lambda v: check(v, ids=False)), WithJsonSchema(key_schema)]
-    # a key, or an int id ("#12" in a key string is id 12, as on the command line)
-    Item = Annotated[
-        str | int,
-        PlainValidator(lambda v: check(v, ids=True)),
-        WithJsonSchema({"anyOf": [key_schema, {"type": "integer"}]}),
-    ]
-    Items = Annotated[
-        list[Item], Field(min_length=1, max_length=lim.max_batch, description="keys or int ids")
-    ]
-    K = Annotated[StrictInt, Field(ge=1, le=lim.max_k, description="neighbours per query")]
-    TypeName = Annotated[str, Field(min_length=1, max_length=64)]
-    Types = Annotated[
-        list[TypeName] | None,
-        Field(None, min_length=1, max_length=64, description="typed space: only items of these types"),
-    ]
-    Number = StrictFloat | StrictInt
-    Sample = Annotated[StrictInt, Field(ge=2, le=lim.max_map, description="items on the map")]
+def _key(value: Any, *, ids: bool) -> str | int:
+    if isinstance(value, bool) or not isinstance(value, str | int) or (isinstance(value, int) and not ids):
+        raise ValueError("must be a key (a JSON string)" + (" or an id (a JSON integer)" if ids else ""))
+    if isinstance(value, int):
+        return value
+    if not value:
+        raise ValueError("an empty key names nothing")
+    max_key = limits_in_force().max_key
+    if len(value) > max_key:
+        raise ValueError(f"a key of {len(value)} characters is over the limit of {max_key}")
+    bad = _SURROGATE.search(value)
+    if bad is not None:
+        raise ValueError(f"holds the lone surrogate U+{ord(bad.group()):04X}, which is not text")
+    return value
 
-    class SimilarBody(BaseModel):
-        items: Items
-        k: K = 10
-        skip_unknown: StrictBool = False
-        types: Types = None
 
-    class VectorBody(BaseModel):
-        vector: list[Number] | Annotated[list[list[Number]], Field(max_length=lim.max_batch)] = Field(
-            description="one vector [D] or a batch [n, D] of non-zero, finite float32 values"
-        )
-        k: K = 10
-        exclude: Annotated[list[Item], Field(max_length=lim.max_batch)] = []
-        types: Types = None
+def _key_only(value: Any) -> str | int:
+    return _key(value, ids=False)
 
-    class BasketBody(BaseModel):
-        items: Items
-        k: K = 10
-        skip_unknown: StrictBool = False
-        scoring: Literal["auto", "itemitem", "affinity", "mixture", "product", "cosine"] | None = Field(
-            None, description="see Embeddings.recommend"
-        )
-        types: Types = None
 
-    class AnalogyBody(BaseModel):
-        a: Item
-        b: Item
-        c: Item
-        k: K = 10
-        method: Literal["add", "mul"] = "add"
+def _key_or_id(value: Any) -> str | int:
+    return _key(value, ids=True)
 
-    class CoordsBody(BaseModel):
-        items: Items
-        sample: Sample | None = Field(None, description="the map whose axes to use (default: the server's)")
-        projection: Literal["pca", "tsne"] = Field(
-            "pca", description="the map's projection (tsne: that map must be ready; see GET .../map)"
-        )
 
-    class CustomerBody(BaseModel):
-        customer: Key
-        k: K = 10
-        exclude_bought: StrictBool = True
-        types: Types = None
+_KEY_SCHEMA = {"type": "string", "minLength": 1, LIMIT_KEY: {"maxLength": "max_key"}}
 
-    class LookalikeBody(BaseModel):
-        seeds: Annotated[list[Key], Field(min_length=1, max_length=lim.max_batch)]
-        k: K = 10
-        method: Literal["centroid", "knn"] | None = None
+#: A key: a non-empty JSON string of text, at most ``max_key`` characters.
+Key = Annotated[str, PlainValidator(_key_only), WithJsonSchema(_KEY_SCHEMA)]
+#: A key, or an int id ("#12" in a key string is id 12, as on the command line).
+Item = Annotated[
+    str | int, PlainValidator(_key_or_id), WithJsonSchema({"anyOf": [_KEY_SCHEMA, {"type": "integer"}]})
+]
+Items = Annotated[list[Item], Field(min_length=1, description="keys or int ids"), Bound("max_batch")]
+Keys = Annotated[list[Key], Field(min_length=1), Bound("max_batch")]
+K = Annotated[StrictInt, Field(ge=1, description="neighbours per query"), Bound("max_k")]
+TypeName = Annotated[str, Field(min_length=1, max_length=64)]
+Types = Annotated[
+    list[TypeName] | None,
+    Field(None, min_length=1, max_length=64, description="typed space: only items of these types"),
+]
+Number = StrictFloat | StrictInt
+Sample = Annotated[StrictInt, Field(ge=2, description="items on the map"), Bound("max_map")]
+Value = Annotated[str, Bound("max_key")] | StrictFloat | StrictInt | None
 
-    Keys = Annotated[list[Key], Field(min_length=1, max_length=lim.max_batch)]
 
-    class CampaignsBody(BaseModel):
-        customer: Key | None = Field(None, description="one customer (or give customers)")
-        customers: Keys | None = Field(None, description="an audience")
-        k: K = 10
-        exclude_opened: StrictBool = False
+class SimilarBody(BaseModel):
+    items: Items
+    k: K = 10
+    skip_unknown: StrictBool = False
+    types: Types = None
 
-    class AudienceBody(BaseModel):
-        campaign: Item
-        k: K = 100
-        method: Literal["centroid", "knn"] = "centroid"
 
-    class ReadNextBody(BaseModel):
-        articles: Annotated[list[Item], Field(min_length=1, max_length=lim.max_batch)] | None = Field(
-            None, description="the article(s) just read, most recent last (or give reader)"
-        )
-        reader: Key | None = None
-        k: K = 10
-        skip_unknown: StrictBool = False
-
-    Value = Annotated[str, Field(max_length=lim.max_key)] | StrictFloat | StrictInt | None
-
-    class PlaceBody(BaseModel):
-        attrs: Annotated[dict[Key, Value], Field(min_length=1, max_length=64)] = Field(
-            description="the new product's attributes: column -> value"
-        )
-        k: K = 10
-        type: TypeName | None = None
-
-    return Bodies(
-        SimilarBody,
-        VectorBody,
-        BasketBody,
-        AnalogyBody,
-        CoordsBody,
-        CustomerBody,
-        LookalikeBody,
-        CampaignsBody,
-        AudienceBody,
-        ReadNextBody,
-        PlaceBody,
+class VectorBody(BaseModel):
+    vector: list[Number] | Annotated[list[list[Number]], Bound("max_batch")] = Field(
+        description="one vector [D] or a batch [n, D] of non-zero, finite float32 values"
     )
+    k: K = 10
+    exclude: Annotated[list[Item], Bound("max_batch")] = []
+    types: Types = None
+
+
+class BasketBody(BaseModel):
+    items: Items
+    k: K = 10
+    skip_unknown: StrictBool = False
+    scoring: Literal["auto", "itemitem", "affinity", "mixture", "product", "cosine"] | None = Field(
+        None, description="see Embeddings.recommend"
+    )
+    types: Types = None
+
+
+class AnalogyBody(BaseModel):
+    a: Item
+    b: Item
+    c: Item
+    k: K = 10
+    method: Literal["add", "mul"] = "add"
+
+
+class CoordsBody(BaseModel):
+    items: Items
+    sample: Sample | None = Field(None, description="the map whose axes to use (default: the server's)")
+    projection: Literal["pca", "tsne"] = Field(
+        "pca", description="the map's projection (tsne: that map must be ready; see GET .../map)"
+    )
+
+
+class CustomerBody(BaseModel):
+    customer: Key
+    k: K = 10
+    exclude_bought: StrictBool = True
+    types: Types = None
+
+
+class LookalikeBody(BaseModel):
+    seeds: Keys
+    k: K = 10
+    method: Literal["centroid", "knn"] | None = None
+
+
+class CampaignsBody(BaseModel):
+    customer: Key | None = Field(None, description="one customer (or give customers)")
+    customers: Keys | None = Field(None, description="an audience")
+    k: K = 10
+    exclude_opened: StrictBool = False
+
+
+class AudienceBody(BaseModel):
+    campaign: Item
+    k: K = 100
+    method: Literal["centroid", "knn"] = "centroid"
+
+
+class ReadNextBody(BaseModel):
+    articles: Annotated[list[Item], Field(min_length=1), Bound("max_batch")] | None = Field(
+        None, description="the article(s) just read, most recent last (or give reader)"
+    )
+    reader: Key | None = None
+    k: K = 10
+    skip_unknown: StrictBool = False
+
+
+class PlaceBody(BaseModel):
+    attrs: Annotated[dict[Key, Value], Field(min_length=1, max_length=64)] = Field(
+        description="the new product's attributes: column -> value"
+    )
+    k: K = 10
+    type: TypeName | None = None
+
+
+def document_limits(doc: dict[str, Any], limits: Limits) -> dict[str, Any]:
+    """``doc`` (an OpenAPI document) with every :class:`Bound` written in as ``limits``' number.
+
+    A mark ``{"maximum": "max_k"}`` becomes ``"maximum": limits.max_k``, and so on; the marks go.
+    """
+
+    def fill(node: Any) -> Any:
+        if isinstance(node, list):
+            return [fill(x) for x in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: fill(v) for k, v in node.items() if k != LIMIT_KEY}
+        for word, limit in node.get(LIMIT_KEY, {}).items():
+            out[word] = getattr(limits, limit)
+        return out
+
+    return fill(doc)
+
+
+def ranges_of(limits: Limits) -> dict[str, tuple[int, int]]:
+    """The bounds of the numeric fields and parameters, by name, for :func:`validation_message`."""
+    return {"k": (1, limits.max_k), "sample": (2, limits.max_map), "limit": (1, limits.max_prefix_results)}
 
 
 def as_sent(value: Any) -> str:
@@ -242,12 +356,18 @@ def as_sent(value: Any) -> str:
     return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}… ({len(text)} characters)"
 
 
+def error_loc(err: dict[str, Any]) -> list[str]:
+    """Where a pydantic error is, as names: without the union-member labels a :class:`Bound` adds."""
+    # pydantic names a union's member by its validator; a bounded member's is "function-wrap[...]"
+    return [str(p) for p in err.get("loc", ()) if not str(p).startswith("function-wrap[")]
+
+
 def validation_message(err: dict[str, Any], ranges: dict[str, tuple[int, int]]) -> str:
     """One pydantic error in the API's words: the field, the value as sent, and what is allowed.
 
     ``ranges`` maps a numeric field's name to its ``(low, high)`` bounds.
     """
-    loc = [str(p) for p in err.get("loc", ()) if p != "body"]
+    loc = [p for p in error_loc(err) if p != "body"]
     where = ".".join(loc)
     name = loc[-1] if loc else "request"
     kind = err.get("type", "")

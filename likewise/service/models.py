@@ -115,10 +115,12 @@ class Served:
     def search_prefix(self, prefix: str, limit: int) -> list[int]:
         """Ids of up to ``limit`` items whose key starts with ``prefix`` (case-insensitive), most frequent
         first (ids are ordered by descending count)."""
+        if self._sorted_ids is None:  # set by Registry when it loads the model
+            return []
         p = prefix.casefold()
         lo = bisect.bisect_left(self._sorted_keys, p)
         hi = bisect.bisect_left(self._sorted_keys, p + "\U0010ffff")
-        ids = self._sorted_ids[lo:hi]  # type: ignore[index]
+        ids = self._sorted_ids[lo:hi]
         if len(ids) > limit:
             ids = np.partition(ids, limit - 1)[:limit]
         return np.sort(ids).tolist()
@@ -310,6 +312,10 @@ class Registry:
         if served is None:
             raise UnknownItemError(name, [n for n in self._specs if n.startswith(name[:1])][:3], what="model")
         return served
+
+    def find(self, name: str) -> Served | None:
+        """The current version of model ``name``, or None when no model has that name."""
+        return self._models.get(name)
 
     def _load(self, spec: ModelSpec, version: int) -> Served:
         from ..space.embeddings import Embeddings

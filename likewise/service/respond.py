@@ -1,0 +1,44 @@
+"""How every route answers: JSON built in the thread pool, items read as the command line reads them.
+
+Every query, and the JSON of its answer, is computed by :func:`answer` in the thread pool, never on the
+event loop: a slow or large request (a huge batch, a map, an unknown key's "did you mean") does not
+hold up the others. The answer records are :meth:`~likewise.space.results.Neighbours.records`, the one
+record the CLI's ``--json`` and Python give.
+"""
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+
+from ..data.vocab import parse_item
+
+__all__ = ["answer", "dumps", "item_of", "json_response", "neighbours"]
+
+
+def dumps(payload: Any) -> bytes:
+    """``payload`` as compact UTF-8 JSON."""
+    # backslashreplace: a lone surrogate that reached an answer becomes its JSON escape, not a 500
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "backslashreplace")
+
+
+def json_response(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """``payload`` as a JSON response with ``status``."""
+    return Response(dumps(payload), status_code=status, media_type="application/json", headers=headers)
+
+
+async def answer(fn: Callable[[], Any]) -> Response:
+    """Run ``fn`` and serialise its payload in the thread pool, off the event loop."""
+    return await run_in_threadpool(lambda: json_response(fn()))
+
+
+def item_of(raw: str | int) -> str | int:
+    """An item as sent: ints in JSON bodies are ids; in keys ``"#12"`` is id 12 (the CLI's parser)."""
+    return parse_item(raw) if isinstance(raw, str) else raw
+
+
+def neighbours(res: Any) -> list[dict]:
+    """A :class:`~likewise.space.results.Neighbours` as its answer records."""
+    return res.records()

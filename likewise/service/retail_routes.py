@@ -1,0 +1,88 @@
+"""The retail routes: items bought together, and (in a space with a customer table) customers.
+
+=========================================  =================================================================
+route                                      answer (the function of :mod:`likewise.retail` it calls)
+=========================================  =================================================================
+``GET  /models/{name}/also_bought``        items bought with ``item`` (``also_bought``)
+``POST /models/{name}/complete_basket``    items bought with a basket (``complete_basket``)
+``POST /models/{name}/for_customer``       items for a customer (``for_customer``)
+``POST /models/{name}/similar_customers``  customers like a customer (``similar_customers``)
+``POST /models/{name}/lookalike``          customers like a seed set of customers (``lookalike``)
+=========================================  =================================================================
+
+The customer routes answer 422 on a space without customers (:data:`~likewise.service.deps.RetailModel`).
+"""
+
+from fastapi import APIRouter
+from fastapi.responses import Response
+
+from .bodies import BasketBody, CustomerBody, LookalikeBody
+from .deps import KeyParam, KParam, RetailModel, ServedModel, TypesParam
+from .respond import answer, item_of, neighbours
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+
+@router.get("/models/{name}/also_bought", summary="Items bought with an item")
+async def also_bought(s: ServedModel, item: KeyParam, k: KParam = 10, types: TypesParam = None) -> Response:
+    from .. import retail
+
+    def run() -> dict:
+        return {
+            "query": item,
+            "neighbours": neighbours(retail.also_bought(s.emb, item_of(item), k, types=types)),
+        }
+
+    return await answer(run)
+
+
+@router.post("/models/{name}/complete_basket", summary="Items bought with a basket (the completion)")
+async def complete_basket(s: ServedModel, body: BasketBody) -> Response:
+    from .. import retail
+
+    def run() -> dict:
+        res = retail.complete_basket(s.emb, [item_of(i) for i in body.items], body.k, types=body.types)
+        return {"basket": body.items, "neighbours": neighbours(res)}
+
+    return await answer(run)
+
+
+@router.post("/models/{name}/for_customer", summary="Items for a customer")
+async def for_customer(body: CustomerBody, s: RetailModel) -> Response:
+    from .. import retail
+
+    def run() -> dict:
+        res = retail.for_customer(
+            s.emb, body.customer, body.k, exclude_bought=body.exclude_bought, types=body.types
+        )
+        return {"customer": body.customer, "neighbours": neighbours(res)}
+
+    return await answer(run)
+
+
+@router.post("/models/{name}/similar_customers", summary="Customers like a customer")
+async def similar_customers(body: CustomerBody, s: RetailModel) -> Response:
+    from .. import retail
+
+    def run() -> dict:
+        return {
+            "customer": body.customer,
+            "neighbours": neighbours(retail.similar_customers(s.emb, body.customer, body.k)),
+        }
+
+    return await answer(run)
+
+
+@router.post("/models/{name}/lookalike", summary="Customers like a seed set of customers")
+async def lookalike(body: LookalikeBody, s: RetailModel) -> Response:
+    from .. import retail
+
+    kw = {"method": body.method} if body.method else {}
+
+    def run() -> dict:
+        res = retail.lookalike(s.emb, body.seeds, body.k, **kw)
+        return {"seeds": body.seeds, "neighbours": neighbours(res)}
+
+    return await answer(run)
