@@ -186,3 +186,27 @@ def check_keys(keys: Any, n: int, name: str, per: str) -> list[str]:
         dup = next(k for k in keys if k in seen or seen.add(k))  # type: ignore[func-returns-value]
         raise InputError(f"{name} holds {dup!r} more than once; keys must be distinct (one per {per})")
     return [k if type(k) is str else str(k) for k in keys]
+
+
+def default_of(func: Any, name: str) -> Any:
+    """The default of parameter ``name`` of the library function ``func``.
+
+    A query option's default is declared once, in the library's signature; the command line and the HTTP
+    request models read it from there, so ``likewise analogy``, ``POST .../analogy`` and
+    ``Embeddings.analogy`` answer alike when nothing is given.
+
+    Parameters
+    ----------
+    func : callable
+    name : str
+
+    Returns
+    -------
+    Any
+    """
+    import inspect
+
+    default = inspect.signature(func).parameters[name].default
+    if default is inspect.Parameter.empty:
+        raise TypeError(f"{func.__qualname__}({name}) has no default to offer the front ends")
+    return default

@@ -229,3 +229,58 @@ def test_the_readme_synopsis_shows_the_defaults_and_choices_the_commands_have():
                 assert value.split("|") == list(action.choices), f"{command} {flag}: README {value}"
                 checked += 1
     assert checked >= 12
+
+
+# ---- the HTTP side: the request models' defaults are the library's ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "func", "fields"),
+    [
+        ("SimilarBody", "likewise.space.embeddings:Embeddings.similar", ["k"]),
+        ("VectorBody", "likewise.space.embeddings:Embeddings.similar_to_vector", ["k"]),
+        ("RecommendBody", "likewise.space.embeddings:Embeddings.recommend", ["k", "scoring"]),
+        ("BasketBody", "likewise.retail:complete_basket", ["k"]),
+        ("AnalogyBody", "likewise.space.embeddings:Embeddings.analogy", ["k", "method"]),
+        ("CustomerBody", "likewise.retail:for_customer", ["k"]),
+        ("LookalikeBody", "likewise.retail:lookalike", ["k", "method"]),
+        ("CampaignsBody", "likewise.apps.campaigns:campaigns_for_customer", ["k"]),
+        ("AudienceBody", "likewise.apps.campaigns:campaign_audience", ["k", "method"]),
+        ("ReadNextBody", "likewise.apps.content:read_next", ["k"]),
+        ("PlaceBody", "likewise.apps.coldstart:place", ["k"]),
+    ],
+)
+def test_request_bodies_default_to_what_the_library_defaults_to(body, func, fields):
+    import importlib
+    import inspect
+
+    from likewise.service import bodies
+
+    module, name = func.split(":")
+    target = importlib.import_module(module)
+    for part in name.split("."):
+        target = getattr(target, part)
+    params = inspect.signature(target).parameters
+    model = getattr(bodies, body)
+    for field in fields:
+        assert model.model_fields[field].default == params[field].default, (body, field)
+
+
+def test_http_takes_restrict_and_skip_unknown_as_python_does(model):
+    emb = Embeddings.load(model)
+    want = emb.similar("p3", k=3, restrict=10).records()
+    assert http_get(model, "/models/m/similar", item="p3", k=3, restrict=10).json()["neighbours"] == want
+    app = create_app(Registry([ModelSpec("m", model)]))
+
+    async def post(url, body):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as c:
+            return await c.post(url, json=body)
+
+    got = asyncio.run(post("/models/m/similar", {"items": ["p3"], "k": 3, "restrict": 10})).json()
+    assert got["results"][0]["neighbours"] == want
+    rec = emb.recommend(["p1", "zzz"], k=3, restrict=12, on_unknown="skip").records()
+    body = {"items": ["p1", "zzz"], "k": 3, "restrict": 12, "skip_unknown": True}
+    assert asyncio.run(post("/models/m/recommend", body)).json()["neighbours"] == rec
+    ana = emb.analogy("p1", "p2", "p3", restrict=8).records()
+    got = asyncio.run(post("/models/m/analogy", {"a": "p1", "b": "p2", "c": "p3", "restrict": 8})).json()
+    assert got["neighbours"] == ana and len(ana) == 5  # 10 by default, of the 8 most frequent less a, b, c

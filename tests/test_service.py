@@ -396,6 +396,15 @@ def test_customer_endpoints_answer_what_retail_answers(tmp_path):
     assert items(c.post("/models/retail/lookalike", json={"seeds": ["cg1_3", "cg1_4"], "k": 3})) == (
         retail.lookalike(emb, ["cg1_3", "cg1_4"], 3).keys
     )
+    # skip_unknown is honoured by complete_basket (it was ignored: an unknown item was a 404), and a body
+    # without k gets the library's default (lookalike's is 100; HTTP said 10)
+    body = {"items": ["g1_i1", "nope"], "k": 3, "skip_unknown": True}
+    assert items(c.post("/models/retail/complete_basket", json=body)) == (
+        retail.complete_basket(emb, ["g1_i1", "nope"], 3, on_unknown="skip").keys
+    )
+    assert items(c.post("/models/retail/lookalike", json={"seeds": ["cg1_3"]})) == (
+        retail.lookalike(emb, ["cg1_3"]).keys
+    )
     r = c.post("/models/retail/for_customer", json={"customer": "nobody"})
     assert r.status_code == 404 and "unknown customer 'nobody'" in r.json()["error"]
 

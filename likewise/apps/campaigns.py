@@ -20,13 +20,19 @@ route of the HTTP service (``/models/{name}/campaigns/...``), which call these f
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
 import numpy as np
 
 from .._check import check_k
 from ..errors import InputError
-from ..retail.queries import affinity_top_k, also_bought, customer_table, for_customer, lookalike
+from ..retail.queries import (
+    AudienceMethod,
+    affinity_top_k,
+    also_bought,
+    customer_table,
+    for_customer,
+    lookalike,
+)
 from ..space.embeddings import Embeddings
 from ..space.results import Neighbours
 
@@ -144,7 +150,7 @@ def campaign_audience(
     campaign: str | int,
     k: int = 100,
     *,
-    method: Literal["centroid", "knn"] = "centroid",
+    method: AudienceMethod = "centroid",
     campaign_type: str = CAMPAIGN,
 ) -> Neighbours:
     """A campaign's lookalike audience: the customers closest to its responders, responders excluded.

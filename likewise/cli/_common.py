@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 __all__ = [
     "Commands",
     "add_cache_dir",
-    "api_default",
     "emit",
     "emit_fields",
     "fields_table",
@@ -235,29 +234,6 @@ def input_group(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     return g
 
 
-def api_default(func: Callable[..., Any], name: str) -> Any:
-    """The default of parameter ``name`` of the Python function ``func``.
-
-    A query option's default is declared once, in the library's signature; the command line reads it
-    from there, so ``likewise analogy`` and ``Embeddings.analogy`` (and HTTP, which reads the same) agree.
-
-    Parameters
-    ----------
-    func : callable
-    name : str
-
-    Returns
-    -------
-    Any
-    """
-    import inspect
-
-    default = inspect.signature(func).parameters[name].default
-    if default is inspect.Parameter.empty:
-        raise TypeError(f"{func.__qualname__}({name}) has no default to offer the command line")
-    return default
-
-
 def k_option(p: argparse._ActionsContainer, func: Callable[..., Any], what: str = "answers") -> None:
     """``-k N``: how many answers, its default that of ``func``'s ``k``.
 
@@ -269,8 +245,10 @@ def k_option(p: argparse._ActionsContainer, func: Callable[..., Any], what: str 
     what : str
         What is counted, for ``--help``.
     """
+    from likewise._check import default_of
+
     p.add_argument(
-        "-k", type=positive_int, default=api_default(func, "k"), help=f"{what} (default: %(default)s)"
+        "-k", type=positive_int, default=default_of(func, "k"), help=f"{what} (default: %(default)s)"
     )
 
 

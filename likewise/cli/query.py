@@ -12,7 +12,6 @@ from likewise.data.vocab import parse_items
 
 from ._common import (
     Commands,
-    api_default,
     emit,
     fields_table,
     k_option,
@@ -109,6 +108,7 @@ def cmd_info(args: argparse.Namespace) -> None:
 
 def register(commands: Commands) -> None:
     """Add ``similar``, ``recommend``, ``analogy`` and ``info``."""
+    from likewise._check import default_of
     from likewise.space.affinity import SCORINGS
     from likewise.space.embeddings import Embeddings
 
@@ -131,7 +131,7 @@ def register(commands: Commands) -> None:
     skip_unknown_option(c, "ignore basket items not in the model")
     c.add_argument(
         "--scoring",
-        default=api_default(Embeddings.recommend, "scoring"),
+        default=default_of(Embeddings.recommend, "scoring"),
         choices=SCORINGS,
         help="how completions are scored: auto (the space's own choice), itemitem, affinity, mixture, "
         "product, cosine (default: %(default)s)",

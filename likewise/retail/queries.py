@@ -18,6 +18,9 @@ from ..space.itemtable import Types
 from ..space.results import Neighbours
 from ..space.search import top_k_search
 
+#: How a lookalike audience is ranked: by the seeds' centroid, or by votes of their neighbours.
+AudienceMethod = Literal["centroid", "knn"]
+
 # --------------------------------------------------------------------------------------- queries
 
 
@@ -166,7 +169,7 @@ def lookalike(
     emb: Embeddings,
     seeds: Sequence[str | int],
     k: int = 100,
-    method: Literal["centroid", "knn"] = "centroid",
+    method: AudienceMethod = "centroid",
     *,
     neighbours: int = 50,
 ) -> Neighbours:

@@ -30,7 +30,15 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, PydanticKnownError, core_schema
 
+from .. import retail
+from .._check import default_of
+from ..apps import campaigns, coldstart, content
+from ..data.vocab import OnUnknown
 from ..errors import SHOWN_CHARS, shown
+from ..retail.queries import AudienceMethod
+from ..space.affinity import Scoring
+from ..space.analogies import AnalogyMethod
+from ..space.embeddings import Embeddings
 
 __all__ = [
     "LIMITS_IN_FORCE",
@@ -236,10 +244,28 @@ Sample = Annotated[StrictInt, Field(ge=2, description="items on the map"), Bound
 Value = Annotated[str, Bound("max_key")] | StrictFloat | StrictInt | None
 
 
-class SimilarBody(BaseModel):
-    items: Items
-    k: K = 10
+Restrict = Annotated[StrictInt | None, Field(None, ge=1, description="search only the N most frequent items")]
+
+
+class SkipUnknown(BaseModel):
+    """``skip_unknown`` of a body, as the library's ``on_unknown``."""
+
     skip_unknown: StrictBool = False
+
+    @property
+    def on_unknown(self) -> OnUnknown:
+        """``"skip"`` when unknown items are to be left out, else ``"raise"`` (the library's default)."""
+        return "skip" if self.skip_unknown else "raise"
+
+
+# Defaults are the library's (default_of reads each function's signature), so a body that leaves a field
+# out is answered as Python and the command line answer when it is left out there.
+
+
+class SimilarBody(SkipUnknown):
+    items: Items
+    k: K = default_of(Embeddings.similar, "k")
+    restrict: Restrict = None
     types: Types = None
 
 
@@ -247,27 +273,32 @@ class VectorBody(BaseModel):
     vector: list[Number] | Annotated[list[list[Number]], Bound("max_batch")] = Field(
         description="one vector [D] or a batch [n, D] of non-zero, finite float32 values"
     )
-    k: K = 10
+    k: K = default_of(Embeddings.similar_to_vector, "k")
     exclude: Annotated[list[Item], Bound("max_batch")] = []
     types: Types = None
 
 
-class BasketBody(BaseModel):
+class BasketBody(SkipUnknown):
     items: Items
-    k: K = 10
-    skip_unknown: StrictBool = False
-    scoring: Literal["auto", "itemitem", "affinity", "mixture", "product", "cosine"] | None = Field(
-        None, description="see Embeddings.recommend"
-    )
+    k: K = default_of(retail.complete_basket, "k")
     types: Types = None
+
+
+class RecommendBody(BasketBody):
+    k: K = default_of(Embeddings.recommend, "k")
+    scoring: Scoring = Field(
+        default_of(Embeddings.recommend, "scoring"), description="see Embeddings.recommend"
+    )
+    restrict: Restrict = None
 
 
 class AnalogyBody(BaseModel):
     a: Item
     b: Item
     c: Item
-    k: K = 10
-    method: Literal["add", "mul"] = "add"
+    k: K = default_of(Embeddings.analogy, "k")
+    method: AnalogyMethod = default_of(Embeddings.analogy, "method")
+    restrict: Restrict = None
 
 
 class CoordsBody(BaseModel):
@@ -280,44 +311,43 @@ class CoordsBody(BaseModel):
 
 class CustomerBody(BaseModel):
     customer: Key
-    k: K = 10
+    k: K = default_of(retail.for_customer, "k")
     exclude_bought: StrictBool = True
     types: Types = None
 
 
 class LookalikeBody(BaseModel):
     seeds: Keys
-    k: K = 10
-    method: Literal["centroid", "knn"] | None = None
+    k: K = default_of(retail.lookalike, "k")
+    method: AudienceMethod = default_of(retail.lookalike, "method")
 
 
 class CampaignsBody(BaseModel):
     customer: Key | None = Field(None, description="one customer (or give customers)")
     customers: Keys | None = Field(None, description="an audience")
-    k: K = 10
+    k: K = default_of(campaigns.campaigns_for_customer, "k")
     exclude_opened: StrictBool = False
 
 
 class AudienceBody(BaseModel):
     campaign: Item
-    k: K = 100
-    method: Literal["centroid", "knn"] = "centroid"
+    k: K = default_of(campaigns.campaign_audience, "k")
+    method: AudienceMethod = default_of(campaigns.campaign_audience, "method")
 
 
-class ReadNextBody(BaseModel):
+class ReadNextBody(SkipUnknown):
     articles: Annotated[list[Item], Field(min_length=1), Bound("max_batch")] | None = Field(
         None, description="the article(s) just read, most recent last (or give reader)"
     )
     reader: Key | None = None
-    k: K = 10
-    skip_unknown: StrictBool = False
+    k: K = default_of(content.read_next, "k")
 
 
 class PlaceBody(BaseModel):
     attrs: Annotated[dict[Key, Value], Field(min_length=1, max_length=64)] = Field(
         description="the new product's attributes: column -> value"
     )
-    k: K = 10
+    k: K = default_of(coldstart.place, "k")
     type: TypeName | None = None
 
 

@@ -18,6 +18,7 @@ from .models import Registry, Served
 __all__ = [
     "AppLimits",
     "KParam",
+    "RestrictParam",
     "KeyParam",
     "RetailModel",
     "ServedModel",
@@ -62,6 +63,7 @@ RetailModel = Annotated[Served, Depends(retail_model)]
 
 KParam = Annotated[int, Query(ge=1, description="neighbours per query"), Bound("max_k")]
 KeyParam = Annotated[str, Query(min_length=1, description="a key, or #id"), Bound("max_key")]
+RestrictParam = Annotated[int | None, Query(ge=1, description="search only the N most frequent items")]
 TypesParam = Annotated[list[str] | None, Query(max_length=64, description="typed space: only these types")]
 
 

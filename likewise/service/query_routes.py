@@ -17,9 +17,11 @@ from typing import cast
 from fastapi import APIRouter
 from fastapi.responses import Response
 
+from .._check import default_of
 from ..errors import InputError
-from .bodies import AnalogyBody, BasketBody, SimilarBody, VectorBody
-from .deps import AppLimits, KeyParam, KParam, ServedModel, TypesParam, check_results
+from ..space.embeddings import Embeddings
+from .bodies import AnalogyBody, RecommendBody, SimilarBody, VectorBody
+from .deps import AppLimits, KeyParam, KParam, RestrictParam, ServedModel, TypesParam, check_results
 from .respond import answer, item_of, neighbours
 
 __all__ = ["router"]
@@ -29,11 +31,21 @@ F32_MAX = 3.4028234663852886e38
 
 router = APIRouter()
 
+#: The library's own default (GET parameters cannot call it in the signature).
+SIMILAR_K: int = default_of(Embeddings.similar, "k")
+
 
 @router.get("/models/{name}/similar", summary="Nearest items to one item")
-async def similar_one(s: ServedModel, item: KeyParam, k: KParam = 10, types: TypesParam = None) -> Response:
+async def similar_one(
+    s: ServedModel,
+    item: KeyParam,
+    k: KParam = SIMILAR_K,
+    restrict: RestrictParam = None,
+    types: TypesParam = None,
+) -> Response:
     def run() -> dict:
-        return {"query": item, "neighbours": neighbours(s.emb.similar(item_of(item), k=k, types=types))}
+        res = s.emb.similar(item_of(item), k=k, restrict=restrict, types=types)
+        return {"query": item, "neighbours": neighbours(res)}
 
     return await answer(run)
 
@@ -45,7 +57,7 @@ async def similar_batch(s: ServedModel, body: SimilarBody, lim: AppLimits) -> Re
     def run() -> dict:
         items = [item_of(i) for i in body.items]
         res = s.emb.similar(
-            items, body.k, on_unknown="skip" if body.skip_unknown else "raise", types=body.types
+            items, body.k, restrict=body.restrict, on_unknown=body.on_unknown, types=body.types
         )
         rows = res.queries.tolist() if res.queries is not None else []
         return {
@@ -95,14 +107,15 @@ async def similar_vector(s: ServedModel, body: VectorBody, lim: AppLimits) -> Re
 
 
 @router.post("/models/{name}/recommend", summary="Items to add to a basket")
-async def recommend(s: ServedModel, body: BasketBody) -> Response:
+async def recommend(s: ServedModel, body: RecommendBody) -> Response:
     extra = {"scoring": body.scoring} if body.scoring is not None else {}
 
     def run() -> dict:
         res = s.emb.recommend(
             [item_of(i) for i in body.items],
             k=body.k,
-            on_unknown="skip" if body.skip_unknown else "raise",
+            restrict=body.restrict,
+            on_unknown=body.on_unknown,
             types=body.types,
             **extra,
         )
@@ -115,7 +128,7 @@ async def recommend(s: ServedModel, body: BasketBody) -> Response:
 async def analogy(s: ServedModel, body: AnalogyBody) -> Response:
     def run() -> dict:
         a, b, c = item_of(body.a), item_of(body.b), item_of(body.c)
-        res = s.emb.analogy(a, b, c, k=body.k, method=body.method)
+        res = s.emb.analogy(a, b, c, k=body.k, method=body.method, restrict=body.restrict)
         return {"a": body.a, "b": body.b, "c": body.c, "method": body.method, "neighbours": neighbours(res)}
 
     return await answer(run)

@@ -16,6 +16,8 @@ The customer routes answer 422 on a space without customers (:data:`~likewise.se
 from fastapi import APIRouter
 from fastapi.responses import Response
 
+from .. import retail
+from .._check import default_of
 from .bodies import BasketBody, CustomerBody, LookalikeBody
 from .deps import KeyParam, KParam, RetailModel, ServedModel, TypesParam
 from .respond import answer, item_of, neighbours
@@ -24,11 +26,14 @@ __all__ = ["router"]
 
 router = APIRouter()
 
+#: The library's own default (GET parameters cannot call it in the signature).
+ALSO_BOUGHT_K: int = default_of(retail.also_bought, "k")
+
 
 @router.get("/models/{name}/also_bought", summary="Items bought with an item")
-async def also_bought(s: ServedModel, item: KeyParam, k: KParam = 10, types: TypesParam = None) -> Response:
-    from .. import retail
-
+async def also_bought(
+    s: ServedModel, item: KeyParam, k: KParam = ALSO_BOUGHT_K, types: TypesParam = None
+) -> Response:
     def run() -> dict:
         return {
             "query": item,
@@ -40,10 +45,9 @@ async def also_bought(s: ServedModel, item: KeyParam, k: KParam = 10, types: Typ
 
 @router.post("/models/{name}/complete_basket", summary="Items bought with a basket (the completion)")
 async def complete_basket(s: ServedModel, body: BasketBody) -> Response:
-    from .. import retail
-
     def run() -> dict:
-        res = retail.complete_basket(s.emb, [item_of(i) for i in body.items], body.k, types=body.types)
+        items = [item_of(i) for i in body.items]
+        res = retail.complete_basket(s.emb, items, body.k, on_unknown=body.on_unknown, types=body.types)
         return {"basket": body.items, "neighbours": neighbours(res)}
 
     return await answer(run)
@@ -51,8 +55,6 @@ async def complete_basket(s: ServedModel, body: BasketBody) -> Response:
 
 @router.post("/models/{name}/for_customer", summary="Items for a customer")
 async def for_customer(body: CustomerBody, s: RetailModel) -> Response:
-    from .. import retail
-
     def run() -> dict:
         res = retail.for_customer(
             s.emb, body.customer, body.k, exclude_bought=body.exclude_bought, types=body.types
@@ -64,8 +66,6 @@ async def for_customer(body: CustomerBody, s: RetailModel) -> Response:
 
 @router.post("/models/{name}/similar_customers", summary="Customers like a customer")
 async def similar_customers(body: CustomerBody, s: RetailModel) -> Response:
-    from .. import retail
-
     def run() -> dict:
         return {
             "customer": body.customer,
@@ -77,12 +77,8 @@ async def similar_customers(body: CustomerBody, s: RetailModel) -> Response:
 
 @router.post("/models/{name}/lookalike", summary="Customers like a seed set of customers")
 async def lookalike(body: LookalikeBody, s: RetailModel) -> Response:
-    from .. import retail
-
-    kw = {"method": body.method} if body.method else {}
-
     def run() -> dict:
-        res = retail.lookalike(s.emb, body.seeds, body.k, **kw)
+        res = retail.lookalike(s.emb, body.seeds, body.k, method=body.method)
         return {"seeds": body.seeds, "neighbours": neighbours(res)}
 
     return await answer(run)

@@ -25,6 +25,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
+from .._check import default_of
+from ..apps import campaigns
 from ..errors import InputError
 from .bodies import AudienceBody, Bound, CampaignsBody, PlaceBody, ReadNextBody
 from .deps import KeyParam, ServedModel
@@ -35,6 +37,8 @@ __all__ = ["router"]
 router = APIRouter()
 
 Wanted = Annotated[int, Query(ge=1, description="results wanted"), Bound("max_k")]
+#: The library's own default (GET parameters cannot call it in the signature).
+CAMPAIGN_PRODUCTS_K: int = default_of(campaigns.campaign_products, "k")
 
 
 @router.post("/models/{name}/campaigns", summary="Campaigns that fit a customer, or an audience")
@@ -56,7 +60,7 @@ async def campaigns(s: ServedModel, body: CampaignsBody) -> Response:
 
 
 @router.get("/models/{name}/campaign_products", summary="Products bought with a campaign")
-async def campaign_products(s: ServedModel, campaign: KeyParam, k: Wanted = 10) -> Response:
+async def campaign_products(s: ServedModel, campaign: KeyParam, k: Wanted = CAMPAIGN_PRODUCTS_K) -> Response:
     from ..apps import campaigns as c
 
     def run() -> dict:
@@ -93,8 +97,7 @@ async def read_next(s: ServedModel, body: ReadNextBody) -> Response:
             res = content.read_next_for(s.emb, body.reader, body.k)
             return {"reader": body.reader, "neighbours": neighbours(res)}
         articles = body.articles or []
-        on_unknown = "skip" if body.skip_unknown else "raise"
-        res = content.read_next(s.emb, [item_of(a) for a in articles], body.k, on_unknown=on_unknown)
+        res = content.read_next(s.emb, [item_of(a) for a in articles], body.k, on_unknown=body.on_unknown)
         return {"articles": body.articles, "neighbours": neighbours(res)}
 
     return await answer(run)

@@ -24,7 +24,10 @@ from .search import normalise_rows
 if TYPE_CHECKING:
     from .embeddings import Item, Restrict
 
-__all__ = ["WordQueries"]
+__all__ = ["AnalogyMethod", "WordQueries"]
+
+#: How an analogy combines its three items (3CosAdd or 3CosMul): declared once for every front end.
+AnalogyMethod = Literal["add", "mul"]
 
 
 class WordQueries:
@@ -37,7 +40,7 @@ class WordQueries:
         c: Item | Sequence[Item],
         k: int = 10,
         *,
-        method: Literal["add", "mul"] = "add",
+        method: AnalogyMethod = "add",
         restrict: Restrict = None,
     ) -> Neighbours:
         """Answer "``a`` is to ``b`` as ``c`` is to ?"; ``a``, ``b`` and ``c`` themselves are excluded.
