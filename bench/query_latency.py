@@ -9,10 +9,10 @@ Usage::
 The spaces are clustered random vectors (1 000 Gaussian blobs, as bench/load_service.py), unit rows.
 Every section runs likewise and its peer on the same vectors, one after the other, and prints ratios:
 
-1. exact, one client: ``Embeddings.similar(item, k=10)`` (no index; BLAS through likewise's thread
-   policy: one thread for a single query) against faiss ``IndexFlatIP`` (nq=1), on ``--dim`` and on
-   ``--exact-dim`` columns; and likewise with the policy off (every product on the default BLAS threads,
-   as before the policy), the "before" column.
+1. exact, one client: ``Embeddings.similar(item, k=10)`` (no index; run as the service runs it, under
+   ``likewise.query_threads``, the thread policy: one BLAS thread for a single query) against faiss
+   ``IndexFlatIP`` (nq=1), on ``--dim`` and on ``--exact-dim`` columns; and likewise with the policy off
+   (every product on the default BLAS threads, as before the policy), the "before" column.
 2. ``--clients`` threads querying at once for ``--seconds`` each, closed loop (each client sends its next
    query when the last one returns; latency is what the client sees, so p50 ~ clients / throughput):
    likewise exact with and without the policy, faiss flat, likewise with its HNSW index and faiss HNSW
@@ -36,6 +36,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+import likewise
 
 
 def clustered(items: int, dim: int, seed: int = 0) -> np.ndarray:
@@ -98,18 +100,27 @@ def concurrent(fn, n_items: int, clients: int, seconds: float) -> dict:
     return {"n": len(flat), "qps": len(flat) / seconds, "p50": pct(flat, 50), "p99": pct(flat, 99)}
 
 
+_POLICY = [True]
+
+
+def served(fn, n_queries: int = 1):
+    """``fn()`` as the service runs a query: under the BLAS policy for ``n_queries`` (likewise.query_threads),
+    which the service applies at its edge; with the policy off, on the default BLAS threads."""
+    if not _POLICY[0]:
+        return fn()
+    with likewise.query_threads(n_queries):
+        return fn()
+
+
 class PolicyOff:
     """Every query on the default BLAS threads (the behaviour before likewise/_threads.py)."""
 
     def __enter__(self):
-        import likewise._threads as th
-
-        self.th, self.old = th, th.BATCH_MIN_QUERIES
-        th.BATCH_MIN_QUERIES = 1
+        _POLICY[0] = False
         return self
 
     def __exit__(self, *exc):
-        self.th.BATCH_MIN_QUERIES = self.old
+        _POLICY[0] = True
 
 
 def row(name: str, r: dict, ref: dict | None = None) -> str:
@@ -125,9 +136,9 @@ def section_exact(emb, normed: np.ndarray, faiss, repeat: int, label: str) -> No
     flat.add(normed)
     emb.similar(keys[0], k=10)  # the normed copy and first-touch costs are not a query's
     faiss.omp_set_num_threads(1)
-    lw = timed(lambda q: emb.similar(keys[q], k=10), qs)
+    lw = timed(lambda q: served(lambda: emb.similar(keys[q], k=10)), qs)
     with PolicyOff():
-        before = timed(lambda q: emb.similar(keys[q], k=10), qs)
+        before = timed(lambda q: served(lambda: emb.similar(keys[q], k=10)), qs)
     fs = timed(lambda q: flat.search(normed[q : q + 1], 11), qs)
     faiss.omp_set_num_threads(os.cpu_count() or 1)
     fs_all = timed(lambda q: flat.search(normed[q : q + 1], 11), qs)
@@ -257,13 +268,19 @@ def main() -> int:
     def load(fn) -> dict:
         return concurrent(fn, a.items, a.clients, a.seconds)
 
-    exact = load(lambda q: emb.similar(keys[q], k=10))
+    exact = load(lambda q: served(lambda: emb.similar(keys[q], k=10)))
     print(row("likewise exact (policy)", exact))
     with PolicyOff():
-        print(row("likewise exact, policy off", load(lambda q: emb.similar(keys[q], k=10)), exact))
+        print(
+            row(
+                "likewise exact, policy off",
+                load(lambda q: served(lambda: emb.similar(keys[q], k=10))),
+                exact,
+            )
+        )
     print(row("faiss IndexFlatIP, 1 thread/call", load(lambda q: flat.search(normed[q : q + 1], 11)), exact))
     emb.attach_index(hnsw)
-    ann = load(lambda q: emb.similar(keys[q], k=10))
+    ann = load(lambda q: served(lambda: emb.similar(keys[q], k=10)))
     print(row(f"likewise HNSW index, ef {pick}", ann))
     print(row(f"faiss IndexHNSWFlat, ef {fpick}", load(lambda q: fh.search(normed[q : q + 1], 11)), ann))
     emb.attach_index(None)
@@ -273,8 +290,8 @@ def main() -> int:
     faiss.omp_set_num_threads(os.cpu_count() or 1)
     res = {}
     for name, fn in (
-        ("likewise exact (policy)", lambda: emb.similar(batch, k=10)),
-        ("likewise exact, policy off", lambda: emb.similar(batch, k=10)),
+        ("likewise exact (policy)", lambda: served(lambda: emb.similar(batch, k=10), len(batch))),
+        ("likewise exact, policy off", lambda: served(lambda: emb.similar(batch, k=10), len(batch))),
         ("faiss IndexFlatIP", lambda: flat.search(normed[[int(k[1:]) for k in batch]], 11)),
     ):
         with PolicyOff() if "off" in name else _null():

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._check import is_sparse
+from ._threads import query_threads
 from .data.vocab import Vocab, parse_item
 from .errors import (
     CorruptModelError,
@@ -59,6 +60,7 @@ __all__ = [
     "corpus_from_sequences",
     "load",
     "parse_item",
+    "query_threads",
     "train",
 ]
 

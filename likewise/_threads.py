@@ -1,4 +1,4 @@
-"""BLAS threads for a query: the one policy every query path asks.
+"""BLAS threads for a query: the one policy, applied at the edges where queries run concurrently.
 
 A single query is a matrix-vector product too short to share: split over BLAS threads it waits for the
 slowest of them, and concurrent callers (the service's request threads) queue on OpenBLAS's lock, so a
@@ -9,20 +9,22 @@ while a batch runs (a batch wins when both are in flight), and the caller's sett
 The count is process-wide (BLAS has no per-call setting), so entries and exits are counted under a
 lock and the setting changes only when the wanted count does. threadpoolctl finds the BLAS libraries
 once, on the first query; without threadpoolctl, or without a BLAS it knows, this does nothing.
+
+Because the count is process-wide, the library's queries never change it themselves (a Python caller's
+BLAS setting stays theirs): the front ends apply the policy around the queries they run, the HTTP
+service per request (``service/respond.answer``) and the command line per command. A Python program that
+answers queries from many threads does the same with ``with likewise.query_threads(n): ...``.
 """
 
 from __future__ import annotations
 
-import functools
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any
 
-__all__ = ["BATCH_MIN_QUERIES", "blas_threads_for", "query_threads", "sized_by"]
-
-F = TypeVar("F", bound=Callable[..., Any])
+__all__ = ["BATCH_MIN_QUERIES", "blas_threads_for", "query_threads"]
 
 #: From this many queries in one call, a product gets every BLAS thread.
 BATCH_MIN_QUERIES = 16
@@ -126,29 +128,3 @@ def query_threads(n_queries: int) -> Iterator[int]:
     finally:
         with _lock:
             _exit(kind)
-
-
-def sized_by(position: int, name: str) -> Callable[[F], F]:
-    """Decorate a query function so its body runs under :func:`query_threads` sized by one argument.
-
-    Parameters
-    ----------
-    position, name : int, str
-        Where the argument whose length is the number of queries sits (positionally or by keyword).
-
-    Returns
-    -------
-    decorator
-        The wrapped function has the same signature and result.
-    """
-
-    def decorate(fn: F) -> F:
-        @functools.wraps(fn)
-        def run(*args: Any, **kwargs: Any) -> Any:
-            queries = args[position] if len(args) > position else kwargs[name]
-            with query_threads(len(queries)):
-                return fn(*args, **kwargs)
-
-        return run  # type: ignore[return-value]
-
-    return decorate

@@ -1,5 +1,7 @@
 """The BLAS thread policy of queries (likewise/_threads.py): one thread for single queries, the caller's
-count for batches, the caller's setting back afterwards, also with many threads querying at once."""
+count for batches, the caller's setting back afterwards, also with many threads querying at once. It is
+applied at the edges (the service per request, the command line per command), never by the library's
+own queries, which leave a Python caller's BLAS setting alone."""
 
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ def test_single_then_batch_then_back() -> None:
         table = np.random.default_rng(0).standard_normal((500, 8)).astype(np.float32)
         table /= np.linalg.norm(table, axis=1, keepdims=True)
         none = np.zeros(0, dtype=np.int64)
-        ids, _ = top_k_search(table, table[:3], 4, none, none)  # runs under the policy
+        ids, _ = top_k_search(table, table[:3], 4, none, none)
         assert ids[:, 0].tolist() == [0, 1, 2] and blas_threads() == 2
 
 
@@ -69,3 +71,56 @@ def test_concurrent_queries_restore_the_callers_setting() -> None:
         assert not errors
         assert set(seen) == {1, 2}
         assert blas_threads() == 2
+
+
+def test_a_library_query_leaves_the_callers_blas_setting_alone(monkeypatch) -> None:
+    import likewise.space.search as search
+
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        if blas_threads() < 2:
+            pytest.skip("this BLAS runs one thread at most")
+        seen: list[int] = []
+        real = search.select_top_k
+
+        def spy(*args, **kwargs):  # called inside the query, after its product
+            seen.append(blas_threads())
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(search, "select_top_k", spy)
+        table = np.random.default_rng(0).standard_normal((500, 8)).astype(np.float32)
+        none = np.zeros(0, dtype=np.int64)
+        top_k_search(table, table[:1], 4, none, none)  # one query: the policy would have made it 1
+        assert seen and set(seen) == {2}
+
+
+def test_the_service_runs_each_request_under_the_policy(monkeypatch, tmp_path) -> None:
+    import asyncio
+    from contextlib import contextmanager
+
+    pytest.importorskip("fastapi")
+    httpx = pytest.importorskip("httpx")
+    import likewise.service.respond as respond
+    from likewise import Embeddings, Vocab
+    from likewise.service import create_app
+    from likewise.service.models import ModelSpec, Registry
+
+    keys = [f"p{i}" for i in range(40)]
+    Embeddings(np.random.default_rng(0).standard_normal((40, 8)), Vocab(keys)).save(tmp_path / "m")
+    sizes: list[int] = []
+
+    @contextmanager
+    def recorded(n: int):
+        sizes.append(n)
+        yield 1
+
+    monkeypatch.setattr(respond, "query_threads", recorded)
+    app = create_app(Registry([ModelSpec("m", tmp_path / "m")]))
+
+    async def go():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as c:
+            assert (await c.get("/models/m/similar", params={"item": "p1"})).status_code == 200
+            r = await c.post("/models/m/similar", json={"items": keys[:20], "k": 2})
+            assert r.status_code == 200
+
+    asyncio.run(go())
+    assert sizes == [1, 20]

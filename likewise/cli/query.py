@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from likewise._threads import query_threads
 from likewise.data.vocab import parse_items
 
 from ._common import (
@@ -29,7 +30,8 @@ def cmd_similar(args: argparse.Namespace) -> None:
     """Print the nearest items to each of ``args.items``."""
     emb = load_space(args.model)
     items = parse_items(args.items)
-    res = emb.similar(items, k=args.k, restrict=args.restrict, types=types_of(args))
+    with query_threads(len(items)):  # the BLAS policy, applied here at the edge (likewise._threads)
+        res = emb.similar(items, k=args.k, restrict=args.restrict, types=types_of(args))
     # A list, not a dict: repeated queries stay, and "#0" (an id) never collides with an item named "0".
     payload = [
         {"query": raw, "neighbours": neighbour_payload(one)} for raw, one in zip(args.items, res, strict=True)

@@ -326,6 +326,23 @@ def _prefetch_group(W, C, ctx, nb, tg, nt):
 # slower.
 
 
+@njit(fastmath=True, nogil=True, cache=True, inline="always")
+def _chunk_buffers(longest, window, group, negative, width):
+    """A chunk's scratch arrays: its kept ids, contexts, the two group slots (contexts, targets, sizes,
+    learning rates) and the gathered rows and scores of one group."""
+    kept = np.empty(longest, dtype=np.int32)
+    ctx_all = np.empty(max(2 * window, longest) + 1, dtype=np.int32)
+    cx = np.empty((2, group), dtype=np.int32)
+    tgs = np.empty((2, negative + 1), dtype=np.int32)
+    nbs = np.zeros(2, dtype=np.int64)
+    nts = np.zeros(2, dtype=np.int64)
+    lrs = np.zeros(2, dtype=np.float32)
+    xb = np.zeros((group, width), dtype=np.float32)
+    tb = np.zeros((negative + 1, width), dtype=np.float32)
+    gm = np.empty((group, negative + 1), dtype=np.float32)
+    return kept, ctx_all, cx, tgs, nbs, nts, lrs, xb, tb, gm
+
+
 @njit(fastmath=True, nogil=True, cache=True)
 def _run_chunks(
     ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses, guide, shift, k0, k1, dim
@@ -350,17 +367,9 @@ def _run_chunks(
         s1 = bounds[chunk + 1]
         state = states[chunk]
         out = counts[chunk]
-        longest = longest_sequence(offsets, s0, s1)
-        kept = np.empty(longest, dtype=np.int32)
-        ctx_all = np.empty(max(2 * window, longest) + 1, dtype=np.int32)
-        cx = np.empty((2, group), dtype=np.int32)
-        tgs = np.empty((2, negative + 1), dtype=np.int32)
-        nbs = np.zeros(2, dtype=np.int64)
-        nts = np.zeros(2, dtype=np.int64)
-        lrs = np.zeros(2, dtype=np.float32)
-        xb = np.zeros((group, width), dtype=np.float32)
-        tb = np.zeros((negative + 1, width), dtype=np.float32)
-        gm = np.empty((group, negative + 1), dtype=np.float32)
+        kept, ctx_all, cx, tgs, nbs, nts, lrs, xb, tb, gm = _chunk_buffers(
+            longest_sequence(offsets, s0, s1), window, group, negative, width
+        )
         seen = 0
         n_kept = 0
         pairs = 0
@@ -442,12 +451,9 @@ def _run_chunks(
                     start += nb
             if flush:
                 break
+        out[0], out[1], out[2] = seen, n_kept, pairs
         if stopped:
-            stop_chunk(out, seen, n_kept, pairs, bad_id)
-        else:
-            out[0] = seen
-            out[1] = n_kept
-            out[2] = pairs
+            stop_chunk(out, seen, n_kept, pairs, bad_id)  # and the id that stopped it
         losses[chunk] = loss
 
 

@@ -121,4 +121,4 @@ async def coords(request: Request, s: ServedModel, body: CoordsBody) -> Response
             **s.describe(ids.tolist()),
         }
 
-    return await answer(run)
+    return await answer(run, queries=len(body.items))

@@ -66,7 +66,7 @@ async def similar_batch(s: ServedModel, body: SimilarBody, lim: AppLimits) -> Re
             ]
         }
 
-    return await answer(run)
+    return await answer(run, queries=len(body.items))
 
 
 def vector_rows(vector: list[float | int] | list[list[float | int]]) -> tuple[list[list[float | int]], bool]:
@@ -103,7 +103,7 @@ async def similar_vector(s: ServedModel, body: VectorBody, lim: AppLimits) -> Re
             return {"results": [{"neighbours": neighbours(r)} for r in res]}
         return {"neighbours": neighbours(res)}
 
-    return await answer(run)
+    return await answer(run, queries=len(rows))
 
 
 @router.post("/models/{name}/recommend", summary="Items to add to a basket")

@@ -13,6 +13,7 @@ from typing import Any
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
+from .._threads import query_threads
 from ..data.vocab import parse_item
 
 __all__ = ["answer", "dumps", "item_of", "json_response", "neighbours"]
@@ -29,9 +30,20 @@ def json_response(payload: Any, status: int = 200, headers: dict[str, str] | Non
     return Response(dumps(payload), status_code=status, media_type="application/json", headers=headers)
 
 
-async def answer(fn: Callable[[], Any]) -> Response:
-    """Run ``fn`` and serialise its payload in the thread pool, off the event loop."""
-    return await run_in_threadpool(lambda: json_response(fn()))
+async def answer(fn: Callable[[], Any], queries: int = 1) -> Response:
+    """Run ``fn`` and serialise its payload in the thread pool, off the event loop.
+
+    ``fn`` runs under the BLAS thread policy for ``queries`` query vectors (:func:`likewise.query_threads`):
+    one BLAS thread while small queries are in flight, the library's count for a batch. The service is
+    where requests run concurrently, so this is where the policy is applied; the library itself never
+    changes the process's BLAS threads.
+    """
+
+    def run() -> Response:
+        with query_threads(queries):
+            return json_response(fn())
+
+    return await run_in_threadpool(run)
 
 
 def item_of(raw: str | int) -> str | int:

@@ -13,8 +13,6 @@ from typing import Literal
 
 import numpy as np
 
-from .._threads import sized_by
-
 __all__ = [
     "BASKET_RULES",
     "BLOCK_ELEMS",
@@ -86,7 +84,6 @@ def select_top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return np.take_along_axis(sel, order, axis=1), np.take_along_axis(vals, order, axis=1)
 
 
-@sized_by(1, "queries")  # BLAS threads by the batch size (likewise._threads)
 def top_k_search(
     table: np.ndarray,
     queries: np.ndarray,
@@ -236,7 +233,6 @@ def basket_affinity(pair_scores: np.ndarray, bias: np.ndarray, rule: BasketRule)
     return top + np.log(np.exp(s - top).mean(axis=0)) + bias  # log-mean-exp, stable
 
 
-@sized_by(3, "contexts")
 def basket_affinity_top_k(
     W: np.ndarray,
     C: np.ndarray,
