@@ -46,9 +46,13 @@ def _no_training(monkeypatch) -> None:
     def never(*a, **kw):
         raise AssertionError("the work started before the output was checked")
 
-    monkeypatch.setattr(importlib.import_module("likewise.training.train"), "train", never)
-    monkeypatch.setattr(importlib.import_module("likewise.training.train"), "train_tables", never)
-    monkeypatch.setattr(importlib.import_module("likewise.training.update"), "train_tables", never)
+    # update binds train_tables when it is imported: import it before train's is patched, or its own name
+    # would keep the patch after this test (run alone, the next update would "start the work")
+    train = importlib.import_module("likewise.training.train")
+    update = importlib.import_module("likewise.training.update")
+    monkeypatch.setattr(train, "train", never)
+    monkeypatch.setattr(train, "train_tables", never)
+    monkeypatch.setattr(update, "train_tables", never)
 
 
 def _commands(d: Path, out: Path) -> dict[str, list[str]]:
