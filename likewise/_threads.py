@@ -53,21 +53,27 @@ def blas_threads_for(n_queries: int, base: int) -> int:
     return 1 if n_queries < BATCH_MIN_QUERIES else max(1, int(base))
 
 
+def _modules_seen() -> tuple[int, str | None]:
+    """What has been imported, cheaply: the count and the newest name (``sys.modules`` keeps insertion
+    order, so a module removed and a new one imported changes the name though not the count)."""
+    return len(sys.modules), next(reversed(sys.modules), None)
+
+
 def _libs() -> list[Any]:
     """The BLAS libraries loaded now (under ``_lock``, between busy spells).
 
     Looking them up costs a millisecond, so the list is kept; a BLAS library comes with an extension
     module (numpy's, scipy's ...), so the list is made again when modules were imported since.
     """
-    if _state["libs"] is None or _state.get("modules") != len(sys.modules):
-        _state["modules"] = len(sys.modules)
+    if _state["libs"] is None or _state.get("modules") != _modules_seen():
+        _state["modules"] = _modules_seen()
         try:
             from threadpoolctl import ThreadpoolController
         except ImportError:  # a core dependency, but queries stay right without it (only slower under load)
             _state["libs"] = []
         else:
             _state["libs"] = ThreadpoolController().select(user_api="blas").lib_controllers
-        _state["modules"] = len(sys.modules)  # threadpoolctl's own imports count as seen
+        _state["modules"] = _modules_seen()  # threadpoolctl's own imports count as seen
     return _state["libs"]
 
 

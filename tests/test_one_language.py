@@ -284,3 +284,39 @@ def test_http_takes_restrict_and_skip_unknown_as_python_does(model):
     ana = emb.analogy("p1", "p2", "p3", restrict=8).records()
     got = asyncio.run(post("/models/m/analogy", {"a": "p1", "b": "p2", "c": "p3", "restrict": 8})).json()
     assert got["neighbours"] == ana and len(ana) == 5  # 10 by default, of the 8 most frequent less a, b, c
+
+
+@pytest.mark.parametrize(
+    ("argv", "func"),
+    [
+        (["datasets", "retail", "-o", "d"], "likewise.data.datasets:retail_orders"),
+        (["datasets", "events", "-o", "d"], "likewise.data.eventdata:shop_events"),
+        (["datasets", "content", "-o", "d"], "likewise.data.eventdata:content_sessions"),
+        (["demo"], "likewise.apps.demo:run_demo"),
+        (["split", "in.txt", "-o", "s"], "likewise.evaluate:split_sequences"),
+        (["tune", "in.txt", "-o", "m"], "likewise.training.tune:tune"),
+        (["train", "in.txt", "-o", "m"], "likewise.training.config:TrainConfig"),
+        (["train-next", "in.txt", "-o", "m"], "likewise.torch.nexttoken:NextTokenConfig"),
+        (["sample", "m"], "likewise.torch.nexttoken:sample"),
+    ],
+)
+def test_every_seed_defaults_to_the_seed_of_what_it_seeds(argv, func):
+    """A command's --seed is its library function's (a training's 1, TrainConfig's and gensim's; a split's,
+    a generator's and a search's 0): read from the function, so the two never drift apart."""
+    import argparse
+    import importlib
+    import inspect
+
+    from likewise.cli import build_parser
+
+    module, name = func.split(":")
+    if module.startswith("likewise.torch"):
+        pytest.importorskip("torch")
+    target = getattr(importlib.import_module(module), name)
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    if argv[0] == "datasets":
+        sub = next(a for a in sub.choices["datasets"]._actions if isinstance(a, argparse._SubParsersAction))
+        argv = argv[1:]
+    args = sub.choices[argv[0]].parse_args(argv[1:])
+    assert args.seed == inspect.signature(target).parameters["seed"].default

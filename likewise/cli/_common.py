@@ -30,6 +30,7 @@ __all__ = [
     "neighbour_payload",
     "neighbour_table",
     "positive_int",
+    "seed_option",
     "skip_unknown_option",
     "text_table",
     "type_option",
@@ -250,6 +251,23 @@ def k_option(p: argparse._ActionsContainer, func: Callable[..., Any], what: str 
     p.add_argument(
         "-k", type=positive_int, default=default_of(func, "k"), help=f"{what} (default: %(default)s)"
     )
+
+
+def seed_option(p: argparse._ActionsContainer, func: Callable[..., Any], help: str | None = None) -> None:
+    """``--seed S``, its default that of ``func``'s ``seed`` (what the command's library function uses).
+
+    Parameters
+    ----------
+    p : argparse parser or group
+    func : callable
+        The library function the command seeds.
+    help : str, optional
+        What the seed seeds.
+    """
+    from likewise._check import default_of
+
+    seed = default_of(func, "seed")
+    p.add_argument("--seed", type=int, default=seed, help=f"{help or 'random seed'} (default: {seed})")
 
 
 def skip_unknown_option(p: argparse._ActionsContainer, help: str) -> None:

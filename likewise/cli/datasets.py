@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import Commands, emit, emit_fields, fields_table, positive_int
+from ._common import Commands, emit, emit_fields, fields_table, positive_int, seed_option
 
 
 def cmd_retail(args: argparse.Namespace) -> None:
@@ -77,6 +77,9 @@ def cmd_names(args: argparse.Namespace) -> None:
 
 def register(commands: Commands) -> None:
     """Add ``likewise datasets retail|events|content|names``."""
+    from likewise.data import datasets as generated
+    from likewise.data import eventdata
+
     datasets = commands.group(
         "datasets", help="write generated or bundled data sets", dest="dataset", metavar="DATASET"
     )
@@ -93,7 +96,7 @@ def register(commands: Commands) -> None:
     r.add_argument("--orders-per-customer", type=float, default=8.0, help="mean orders per customer")
     r.add_argument("--basket-size", type=float, default=4.0, help="mean lines per order before complements")
     r.add_argument("--format", default="both", choices=["both", "parquet", "csv"])
-    r.add_argument("--seed", type=int, default=0)
+    seed_option(r, generated.retail_orders, "seeds the generator")
 
     e = datasets.add(
         "events",
@@ -106,7 +109,7 @@ def register(commands: Commands) -> None:
     e.add_argument("--customers", type=positive_int, default=2_000)
     e.add_argument("--products", type=positive_int, default=600, help="at least 120 (one per product type)")
     e.add_argument("--campaigns-per-department", type=positive_int, default=2, help="1..4")
-    e.add_argument("--seed", type=int, default=0)
+    seed_option(e, eventdata.shop_events, "seeds the generator")
 
     c = datasets.add(
         "content",
@@ -118,7 +121,7 @@ def register(commands: Commands) -> None:
     c.add_argument("--readers", type=positive_int, default=1_000)
     c.add_argument("--topics", type=positive_int, default=8, help="1..8")
     c.add_argument("--articles-per-topic", type=positive_int, default=15)
-    c.add_argument("--seed", type=int, default=0)
+    seed_option(c, eventdata.content_sessions, "seeds the generator")
 
     n = datasets.add("names", cmd_names, help="a names file (one per line) for the next-character model")
     n.add_argument("-o", "--output", required=True, metavar="FILE")

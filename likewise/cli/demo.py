@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import Commands, emit, neighbour_payload, neighbour_table
+from ._common import Commands, emit, neighbour_payload, neighbour_table, seed_option
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
@@ -28,5 +28,7 @@ def register(commands: Commands) -> None:
     """Add ``likewise demo``."""
     d = commands.add("demo", cmd_demo, help="train the 15-product seed demo and draw its map")
     d.add_argument("-o", "--output", default="demo_out", help="output folder (default: demo_out)")
-    d.add_argument("--seed", type=int, default=0)
+    from likewise.apps import demo
+
+    seed_option(d, demo.run_demo)
     d.add_argument("--quiet", action="store_true")

@@ -16,6 +16,7 @@ from ._common import (
     input_spec,
     load_space,
     positive_int,
+    seed_option,
     text_table,
 )
 
@@ -405,6 +406,8 @@ def _register_eval(commands: Commands) -> None:
 
 def _register_split(commands: Commands) -> None:
     """Add ``likewise split``."""
+    from likewise.evaluate import split_sequences
+
     s = commands.add(
         "split",
         cmd_split,
@@ -416,7 +419,7 @@ def _register_split(commands: Commands) -> None:
     s.add_argument("-o", "--output", required=True, metavar="DIR")
     s.add_argument("--mode", default="basket", choices=["basket", "sequence"])
     s.add_argument("--test-fraction", type=float, default=0.2)
-    s.add_argument("--seed", type=int, default=0)
+    seed_option(s, split_sequences, "seeds which sequences are held out")
     s.add_argument("--overwrite", action="store_true")
     _add_input_options(s)
 
@@ -455,6 +458,8 @@ def _register_import(commands: Commands) -> None:
 
 def _register_sweep_dim(commands: Commands) -> None:
     """Add ``likewise sweep-dim``."""
+    from likewise.evaluate import split_sequences
+
     w = commands.add(
         "sweep-dim",
         cmd_sweep_dim,
@@ -482,7 +487,7 @@ def _register_sweep_dim(commands: Commands) -> None:
         "--min-count", type=positive_int, default=None, help="default: 5 sequence, 1 basket (as train)"
     )
     m.add_argument("--lr", type=float, default=0.025)
-    m.add_argument("--seed", type=int, default=0)
+    seed_option(m, split_sequences, "seeds the split and every training")
     m.add_argument("--deterministic", action="store_true")
     _add_input_options(w)
 

@@ -282,7 +282,7 @@ def register(commands: Commands) -> None:
     t.add_argument(
         "--val-fraction", type=float, default=0.1, help="share of sequences held out (default 0.1)"
     )
-    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--seed", type=int, default=0, help="(default: 0, NextTokenConfig.seed)")
     t.add_argument("--plot", default=None, metavar="FILE", help="draw the item vectors to FILE (.png/.svg)")
     t.add_argument(
         "--sweep-dims",
@@ -297,7 +297,7 @@ def register(commands: Commands) -> None:
     s = commands.add("sample", cmd_sample, help="generate sequences (e.g. names) from a next-item model")
     s.add_argument("model", metavar="MODEL")
     s.add_argument("-n", type=positive_int, default=20, help="how many (default 20)")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--seed", type=int, default=0, help="(default: 0, sample's)")
     s.add_argument("--temperature", type=float, default=1.0)
     s.add_argument("--max-len", type=positive_int, default=50)
     _device_args(s)

@@ -12,7 +12,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import Commands, add_cache_dir, emit, input_group, input_spec, positive_int, text_table
+from ._common import (
+    Commands,
+    add_cache_dir,
+    emit,
+    input_group,
+    input_spec,
+    positive_int,
+    seed_option,
+    text_table,
+)
 
 
 def _budget(text: str) -> float:
@@ -104,6 +113,8 @@ def cmd_tune(args: argparse.Namespace) -> None:
 
 def register(commands: Commands) -> None:
     """Add ``likewise tune``."""
+    from likewise.training.tune import tune
+
     t = commands.add(
         "tune",
         cmd_tune,
@@ -121,9 +132,7 @@ def register(commands: Commands) -> None:
         "--budget", type=_budget, default=600.0, help="wall-clock budget: 90s, 10m, 1h (default: 10m)"
     )
     t.add_argument("--trials", type=positive_int, default=None, help="stop after N trials (default included)")
-    t.add_argument(
-        "--seed", type=int, default=0, help="seeds the split, the search and training (default: 0)"
-    )
+    seed_option(t, tune, "seeds the split, the search and training")
     t.add_argument("-k", "--k", type=positive_int, default=10, help="list length of HR@k (default: 10)")
     t.add_argument(
         "--mode",
