@@ -10,6 +10,10 @@ The count is process-wide (BLAS has no per-call setting), so entries and exits a
 lock and the setting changes only when the wanted count does. threadpoolctl finds the BLAS libraries
 once, on the first query; without threadpoolctl, or without a BLAS it knows, this does nothing.
 
+threadpoolctl 3.8 lets only one thread (the first to set an OpenBLAS count, while it lives) change an
+OpenBLAS pool; others' settings are silently dropped. The service's requests run on many worker threads,
+so each change here takes that control under the lock and gives it back at once (:func:`_set`).
+
 Because the count is process-wide, the library's queries never change it themselves (a Python caller's
 BLAS setting stays theirs): the front ends apply the policy around the queries they run, the HTTP
 service per request (``service/respond.answer``) and the command line per command. A Python program that
@@ -77,6 +81,20 @@ def _libs() -> list[Any]:
     return _state["libs"]
 
 
+def _set(counts: list[int]) -> None:
+    """Set each BLAS library's count, from whichever thread holds the lock (see the module's note)."""
+    for lib, n in zip(_state["libs"], counts, strict=True):
+        # threadpoolctl >= 3.8: only the controlling thread's setting takes effect; take control for this
+        # change (other threads' changes wait on _lock) and give it back, so the caller's own
+        # threadpool_limits keep working
+        clear = getattr(type(lib), "clear_controlling_thread", None)
+        if clear is not None:
+            clear(force=True)
+        lib.set_num_threads(n)
+        if clear is not None:
+            clear()
+
+
 def _enter(kind: str) -> None:
     libs = _state["libs"]
     if _state["single"] + _state["batch"] == 0:  # a busy spell starts: remember the caller's setting
@@ -89,8 +107,7 @@ def _enter(kind: str) -> None:
 def _exit(kind: str) -> None:
     _state[kind] -= 1
     if _state["single"] + _state["batch"] == 0:
-        for lib, n in zip(_state["libs"], _state["base"], strict=True):
-            lib.set_num_threads(n)
+        _set(_state["base"])
         _state["current"] = None
     else:
         _apply()
@@ -100,8 +117,7 @@ def _apply() -> None:
     """Give the queries in flight the count they want: one thread unless a batch is among them."""
     want = "base" if _state["batch"] else "one"
     if want != _state["current"]:
-        for lib, n in zip(_state["libs"], _state["base"], strict=True):
-            lib.set_num_threads(n if want == "base" else 1)
+        _set(_state["base"] if want == "base" else [1] * len(_state["base"]))
         _state["current"] = want
 
 

@@ -73,6 +73,44 @@ def test_concurrent_queries_restore_the_callers_setting() -> None:
         assert blas_threads() == 2
 
 
+def test_the_policy_holds_on_every_thread_while_the_first_one_lives() -> None:
+    """threadpoolctl 3.8 lets only the first thread that sets an OpenBLAS count change it while that thread
+    lives, and the service's worker threads live long: before, once one worker had answered a query, every
+    other thread's queries ran with the caller's count (the full suite found it after the service fuzz)."""
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        if blas_threads() < 2:
+            pytest.skip("this BLAS runs one thread at most")
+        got: dict[str, int] = {}
+        answered, release = threading.Event(), threading.Event()
+
+        def first_worker() -> None:  # answers a query, then stays alive as a pool's worker does
+            with query_threads(1):
+                got["first"] = blas_threads()
+            answered.set()
+            release.wait(30)
+
+        def other_worker() -> None:
+            with query_threads(1):
+                got["other"] = blas_threads()
+
+        first = threading.Thread(target=first_worker)
+        first.start()
+        try:
+            assert answered.wait(30)
+            with query_threads(1):
+                got["main"] = blas_threads()
+            other = threading.Thread(target=other_worker)
+            other.start()
+            other.join()
+        finally:
+            release.set()
+            first.join()
+        assert got == {"first": 1, "main": 1, "other": 1}
+        assert blas_threads() == 2
+    with threadpoolctl.threadpool_limits(1, user_api="blas"):  # the caller's own limits still work after
+        assert blas_threads() == 1
+
+
 def test_a_library_query_leaves_the_callers_blas_setting_alone(monkeypatch) -> None:
     import likewise.space.search as search
 
