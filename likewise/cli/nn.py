@@ -172,6 +172,10 @@ def cmd_train_next(args: argparse.Namespace) -> None:
         return
 
     check_model_target(args.output, overwrite=args.overwrite)  # fail before training, not after
+    if args.plot:
+        from likewise._targets import check_output_file
+
+        check_output_file(args.plot, overwrite=args.overwrite)
     trained = train_next(
         seqs, NextTokenConfig(dim=args.dim, **cfg), device=args.device, progress=False if args.quiet else None
     )
@@ -264,7 +268,9 @@ def register(commands: Commands) -> None:
     )
     t.add_argument("input", metavar="INPUT", help="text file, one sequence per line (e.g. one name per line)")
     t.add_argument("-o", "--output", default=None, metavar="MODEL", help="folder to save the model in")
-    t.add_argument("--overwrite", action="store_true", help="replace an existing saved model")
+    t.add_argument(
+        "--overwrite", action="store_true", help="replace an existing saved model (and --plot file)"
+    )
     t.add_argument(
         "--items",
         default="auto",
