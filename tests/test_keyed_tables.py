@@ -68,6 +68,21 @@ def test_seed_lines_and_tables_still_read(tmp_path):
         read_seeds(str(tmp_path / "s.txt"), "cust")
 
 
+def test_campaigns_customers_file_errors_name_its_own_option(tmp_path, capsys):
+    """``campaigns --customers-file`` shares the seed reader; its errors named ``--seeds-file`` and told
+    the user to pass ``--seed-col``, which campaigns does not have."""
+    (tmp_path / "s.csv").write_text("name,cust\nann,C1\nbob,C2\n", encoding="utf-8")
+    with pytest.raises(InputError) as e:
+        read_seeds(str(tmp_path / "s.csv"), None, option="--customers-file")
+    msg = str(e.value)
+    assert msg.startswith("--customers-file ") and "--seed" not in msg and "'customer_id'" in msg
+    from likewise.cli import main
+
+    rc = main(["campaigns", str(tmp_path / "no_model"), "--customers-file", str(tmp_path / "s.csv")])
+    err = capsys.readouterr().err  # refused over the file, read before the model is loaded
+    assert rc == 1 and "--customers-file" in err and "--seed" not in err
+
+
 # ---- Parquet is told by its content ----------------------------------------------------------------------
 
 
