@@ -182,10 +182,26 @@ def test_sweep_dim_on_a_split(work, tmp_path, capsys):
     )
     assert [row["dim"] for row in r["rows"]] == [2, 8]
     assert all(0 <= row["heldout_loss"] <= 1 and 0 <= row["hr"] <= 1 for row in r["rows"])
-    assert set(r["baselines_hr"]) == {"popular", "cocount"}
+    assert set(r["baselines_hr"]) == {"popular", "cocount", "ease"}  # EASE, the strongest simple peer
     png, svg = (Path(p) for p in r["pictures"])
     assert png.suffix == ".png" and svg.suffix == ".svg"
     assert struct.unpack(">II", png.read_bytes()[16:24]) == (880, 440)
+
+
+def test_sweep_dim_scores_hr_with_the_vectors_so_it_moves_with_the_dimension(work, capsys):
+    """HR@k used to be scored with what recommend answers, the item-item model training kept at every
+    size: the column was flat at EASE's value and said nothing about the dimension (docs/evaluate.md)."""
+    argv = ["sweep-dim", str(work / "split"), "--dims", "1,8", "--epochs", "3", "--min-count", "1"]
+    r = run_json(capsys, *argv, "--sample", "0", "--deterministic", "--baselines", "ease")
+    assert r["scoring"] == "affinity"
+    one, eight = (row["hr"] for row in r["rows"])
+    assert one < eight and eight != r["baselines_hr"]["ease"]
+    cos = run_json(
+        capsys, *argv, "--sample", "0", "--deterministic", "--baselines", "", "--scoring", "cosine"
+    )
+    assert cos["scoring"] == "cosine" and [row["hr"] for row in cos["rows"]] != [one, eight]
+    with pytest.raises(SystemExit):  # an item-item model does not depend on the dimension: not offered
+        main([*argv, "--scoring", "itemitem"])
 
 
 def test_sweep_dim_splits_raw_input(work, tmp_path, capsys):

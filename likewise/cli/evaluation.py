@@ -292,6 +292,7 @@ def cmd_sweep_dim(args: argparse.Namespace) -> None:
             lr=args.lr,
             seed=args.seed,
             deterministic=args.deterministic,
+            completion="affinity",  # the vectors complete the baskets: an item-item model ignores dim
             progress=False,
         )
         contexts, targets, _ = ev.holdout_cases(emb.vocab.index, split)
@@ -301,7 +302,8 @@ def cmd_sweep_dim(args: argparse.Namespace) -> None:
             raise InputError(
                 "no test case has its hidden item in the trained vocabulary (lower --min-count?)"
             )
-        m = ev.ranking_metrics(ev.EmbeddingRecommender(emb), contexts, targets, k=args.k, n_items=len(emb))
+        rec = ev.EmbeddingRecommender(emb, scoring=args.scoring)
+        m = ev.ranking_metrics(rec, contexts, targets, k=args.k, n_items=len(emb))
         loss = ev.heldout_loss(emb, contexts, targets)
         hist = emb.meta["history"]
         rows.append(
@@ -332,7 +334,7 @@ def cmd_sweep_dim(args: argparse.Namespace) -> None:
                     plot_sweep(rows, p, baselines=base, k=args.k, title=f"{split.mode} data: dimension sweep")
                 )
             )
-    payload = {"k": args.k, "rows": rows, "baselines_hr": base, "pictures": pictures}
+    payload = {"k": args.k, "scoring": args.scoring, "rows": rows, "baselines_hr": base, "pictures": pictures}
     table = text_table(
         ["dim", "heldout_loss", f"HR@{args.k}", f"NDCG@{args.k}", "train_loss"],
         [[r["dim"], r["heldout_loss"], r["hr"], r["ndcg"], r["train_loss"]] for r in rows],
@@ -461,6 +463,10 @@ def _register_import(commands: Commands) -> None:
     i.add_argument("--overwrite", action="store_true")
 
 
+#: The scorings that rank with the vectors, so depend on the dimension (sweep-dim's --scoring).
+VECTOR_SCORINGS = ("affinity", "mixture", "product", "cosine")
+
+
 def _register_sweep_dim(commands: Commands) -> None:
     """Add ``likewise sweep-dim``."""
     from likewise.evaluate import split_sequences
@@ -481,7 +487,18 @@ def _register_sweep_dim(commands: Commands) -> None:
     w.add_argument("--mode", default="basket", choices=["basket", "sequence"])
     w.add_argument("--test-fraction", type=float, default=0.2)
     w.add_argument("-k", type=positive_int, default=10)
-    w.add_argument("--baselines", default="popular,cocount", help="drawn as lines on the HR panel")
+    w.add_argument(
+        "--scoring",
+        default="affinity",
+        choices=VECTOR_SCORINGS,
+        help="how HR@k ranks with the vectors (as recommend --scoring; default: affinity). An item-item "
+        "model does not depend on the dimension, so the sweep trains none and offers no itemitem/auto",
+    )
+    w.add_argument(
+        "--baselines",
+        default="popular,cocount,ease",
+        help="drawn as lines on the HR panel (default: popular,cocount,ease)",
+    )
     m = w.add_argument_group("training")
     m.add_argument("--epochs", type=positive_int, default=5)
     m.add_argument("--window", type=positive_int, default=5)
