@@ -72,7 +72,8 @@ async def _client(port: int, items: int, k: int, seconds: float, connections: in
         try:
             while time.perf_counter() < deadline:
                 item = f"i{rnd.randrange(items)}"
-                req = f"GET /models/bench/similar?item={item}&k={k} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+                path = f"/models/bench/similar?item={item}&k={k}"
+                req = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
                 t0 = time.perf_counter()
                 writer.write(req)
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -149,9 +150,14 @@ def main() -> int:
         while True:  # ready when every worker answers: /health from several connections
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-                    s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-                    if b"200 OK" in s.recv(100):
+                    # a Host the server answers to (its DNS-rebinding guard refuses others with 400)
+                    s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                    head = s.recv(400)
+                    if b"200 OK" in head:
                         break
+                    if head.startswith(b"HTTP/1.1 4"):  # refused, not starting: waiting would never end
+                        print(f"the server refused /health: {head.decode(errors='replace')}")
+                        return 1
             except OSError:
                 pass
             if server.poll() is not None:
