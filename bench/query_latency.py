@@ -189,7 +189,8 @@ def main() -> int:
 
     # the two graphs (cached)
     params = IndexParams(m=a.m, ef_construction=a.ef_construction, ef_search=64)
-    hfolder = path / f"hnswlib-m{a.m}-efc{a.ef_construction}"  # cached per parameters, as faiss's
+    # cached per parameters, beside the space (nothing but its own index is written inside a saved folder)
+    hfolder = path.parent / f"{path.name}-hnswlib-m{a.m}-efc{a.ef_construction}"
     if (hfolder / "manifest.json").is_file():
         from likewise.index import HnswIndex
 
@@ -201,7 +202,7 @@ def main() -> int:
         hnsw = build_index(emb, params, recall_queries=0)
         hnsw.save(hfolder, overwrite=True)
         built = f"{time.perf_counter() - t0:.0f} s"
-    fpath = path / f"faiss-hnsw-m{a.m}-efc{a.ef_construction}.index"
+    fpath = path.parent / f"{path.name}-faiss-hnsw-m{a.m}-efc{a.ef_construction}.index"
     faiss.omp_set_num_threads(os.cpu_count() or 1)
     if fpath.is_file():
         fh = faiss.read_index(str(fpath))
