@@ -34,3 +34,34 @@ def test_speed_benchmark_smoke(tmp_path):
     assert words_per_s > 0
     assert any(ln.startswith("basket ratio likewise/gensim: ") for ln in lines)
     assert any(ln.startswith("quality gaps (likewise - gensim): analogy ") for ln in lines)
+
+
+def _bench(script: str, *args: str, tmp_path: Path) -> str:
+    env = dict(os.environ, LIKEWISE_CACHE=str(tmp_path / "cache"))
+    cmd = [sys.executable, str(ROOT / "bench" / script), *args, "--cache", str(tmp_path / "cache")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
+    return proc.stdout
+
+
+def test_query_latency_benchmark_smoke(tmp_path):
+    """Its graphs were cached inside the saved space, which the nested-output refusal (issue 34) stopped
+    after the first graph was built; run twice, the second time from its cache."""
+    pytest.importorskip("faiss")
+    pytest.importorskip("hnswlib")
+    args = ["--items", "3000", "--dim", "16", "--exact-dim", "8", "--clients", "2", "--seconds", "0.3"]
+    args += ["--repeat", "3", "--batch", "16", "--ef", "16"]
+    for _ in range(2):
+        out = _bench("query_latency.py", *args, tmp_path=tmp_path)
+        for section in ("1. exact top-10", "2. 2 clients at once", "3. one batch of 16", "4. ANN recall@10"):
+            assert section in out, out
+    assert ": hnswlib cached, faiss cached" in out  # the second run read both graphs back
+
+
+def test_load_service_benchmark_smoke(tmp_path):
+    """Its client sent a Host header the server's DNS-rebinding guard refuses, and waited forever."""
+    pytest.importorskip("uvicorn")
+    pytest.importorskip("hnswlib")
+    args = ["--items", "3000", "--dim", "16", "--seconds", "1", "--warmup", "0.3", "--connections", "2"]
+    out = _bench("load_service.py", *args, tmp_path=tmp_path)
+    assert re.search(r"requests [\d,]+ +req/s [\d,]+ .* errors 0$", out.strip().splitlines()[-1]), out
