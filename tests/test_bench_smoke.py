@@ -65,3 +65,12 @@ def test_load_service_benchmark_smoke(tmp_path):
     args = ["--items", "3000", "--dim", "16", "--seconds", "1", "--warmup", "0.3", "--connections", "2"]
     out = _bench("load_service.py", *args, tmp_path=tmp_path)
     assert re.search(r"requests [\d,]+ +req/s [\d,]+ .* errors 0$", out.strip().splitlines()[-1]), out
+
+
+def test_service_inprocess_benchmark_smoke(tmp_path):
+    pytest.importorskip("fastapi")
+    cmd = [sys.executable, str(ROOT / "bench" / "service_inprocess.py"), "--items", "2000", "--calls", "250"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = dict(ln.rsplit(None, 2)[0:2] for ln in proc.stdout.splitlines()[1:] if ln.endswith(" us"))
+    assert len(rows) == 8 and all(float(v) > 0 for v in rows.values()), proc.stdout
