@@ -34,9 +34,10 @@ __all__ = ["BATCH_MIN_QUERIES", "blas_threads_for", "query_threads"]
 BATCH_MIN_QUERIES = 16
 
 _lock = threading.Lock()
-# libs: threadpoolctl's BLAS controllers (found once); base: their counts when the first query of a busy
-# spell came in (restored when the last one leaves); single / batch: queries of each kind in flight.
-_state: dict[str, Any] = {"libs": None, "base": [], "single": 0, "batch": 0, "current": None}
+# libs: threadpoolctl's BLAS controllers (found once); clears: their classes' clear_controlling_thread
+# (threadpoolctl >= 3.8, see _set); base: their counts when the first query of a busy spell came in
+# (restored when the last one leaves); single / batch: queries of each kind in flight.
+_state: dict[str, Any] = {"libs": None, "clears": [], "base": [], "single": 0, "batch": 0, "current": None}
 
 
 def blas_threads_for(n_queries: int, base: int) -> int:
@@ -57,42 +58,38 @@ def blas_threads_for(n_queries: int, base: int) -> int:
     return 1 if n_queries < BATCH_MIN_QUERIES else max(1, int(base))
 
 
-def _modules_seen() -> tuple[int, str | None]:
-    """What has been imported, cheaply: the count and the newest name (``sys.modules`` keeps insertion
-    order, so a module removed and a new one imported changes the name though not the count)."""
-    return len(sys.modules), next(reversed(sys.modules), None)
-
-
 def _libs() -> list[Any]:
     """The BLAS libraries loaded now (under ``_lock``, between busy spells).
 
     Looking them up costs a millisecond, so the list is kept; a BLAS library comes with an extension
     module (numpy's, scipy's ...), so the list is made again when modules were imported since.
     """
-    if _state["libs"] is None or _state.get("modules") != _modules_seen():
-        _state["modules"] = _modules_seen()
+    if _state["libs"] is None or _state.get("modules") != len(sys.modules):
         try:
             from threadpoolctl import ThreadpoolController
         except ImportError:  # a core dependency, but queries stay right without it (only slower under load)
             _state["libs"] = []
         else:
             _state["libs"] = ThreadpoolController().select(user_api="blas").lib_controllers
-        _state["modules"] = _modules_seen()  # threadpoolctl's own imports count as seen
+        classes = {type(lib) for lib in _state["libs"]}
+        _state["clears"] = [
+            c.clear_controlling_thread for c in classes if hasattr(c, "clear_controlling_thread")
+        ]
+        _state["modules"] = len(sys.modules)  # threadpoolctl's own imports count as seen
     return _state["libs"]
 
 
 def _set(counts: list[int]) -> None:
     """Set each BLAS library's count, from whichever thread holds the lock (see the module's note)."""
+    # threadpoolctl >= 3.8: only the controlling thread's setting takes effect; take control for this
+    # change (other threads' changes wait on _lock) and give it back, so the caller's own
+    # threadpool_limits keep working
+    for clear in _state["clears"]:
+        clear(force=True)
     for lib, n in zip(_state["libs"], counts, strict=True):
-        # threadpoolctl >= 3.8: only the controlling thread's setting takes effect; take control for this
-        # change (other threads' changes wait on _lock) and give it back, so the caller's own
-        # threadpool_limits keep working
-        clear = getattr(type(lib), "clear_controlling_thread", None)
-        if clear is not None:
-            clear(force=True)
         lib.set_num_threads(n)
-        if clear is not None:
-            clear()
+    for clear in _state["clears"]:
+        clear()
 
 
 def _enter(kind: str) -> None:
