@@ -36,9 +36,11 @@ def test_speed_benchmark_smoke(tmp_path):
     assert any(ln.startswith("quality gaps (likewise - gensim): analogy ") for ln in lines)
 
 
-def _bench(script: str, *args: str, tmp_path: Path) -> str:
+def _bench(script: str, *args: str, tmp_path: Path, cache: bool = True) -> str:
+    """``bench/script`` run with ``args`` (and ``--cache`` under ``tmp_path``); its stdout."""
     env = dict(os.environ, LIKEWISE_CACHE=str(tmp_path / "cache"))
-    cmd = [sys.executable, str(ROOT / "bench" / script), *args, "--cache", str(tmp_path / "cache")]
+    cmd = [sys.executable, str(ROOT / "bench" / script), *args]
+    cmd += ["--cache", str(tmp_path / "cache")] if cache else []
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
     return proc.stdout
@@ -69,8 +71,6 @@ def test_load_service_benchmark_smoke(tmp_path):
 
 def test_service_inprocess_benchmark_smoke(tmp_path):
     pytest.importorskip("fastapi")
-    cmd = [sys.executable, str(ROOT / "bench" / "service_inprocess.py"), "--items", "2000", "--calls", "250"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    rows = dict(ln.rsplit(None, 2)[0:2] for ln in proc.stdout.splitlines()[1:] if ln.endswith(" us"))
-    assert len(rows) == 8 and all(float(v) > 0 for v in rows.values()), proc.stdout
+    out = _bench("service_inprocess.py", "--items", "2000", "--calls", "250", tmp_path=tmp_path, cache=False)
+    rows = dict(ln.rsplit(None, 2)[0:2] for ln in out.splitlines()[1:] if ln.endswith(" us"))
+    assert len(rows) == 8 and all(float(v) > 0 for v in rows.values()), out

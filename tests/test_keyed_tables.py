@@ -73,7 +73,7 @@ def test_campaigns_customers_file_errors_name_its_own_option(tmp_path, capsys):
     the user to pass ``--seed-col``, which campaigns does not have."""
     (tmp_path / "s.csv").write_text("name,cust\nann,C1\nbob,C2\n", encoding="utf-8")
     with pytest.raises(InputError) as e:
-        read_seeds(str(tmp_path / "s.csv"), None, option="--customers-file")
+        read_seeds(str(tmp_path / "s.csv"), None, option="--customers-file", col_option=None)
     msg = str(e.value)
     assert msg.startswith("--customers-file ") and "--seed" not in msg and "'customer_id'" in msg
     from likewise.cli import main

@@ -463,13 +463,13 @@ def _register_import(commands: Commands) -> None:
     i.add_argument("--overwrite", action="store_true")
 
 
-#: The scorings that rank with the vectors, so depend on the dimension (sweep-dim's --scoring).
-VECTOR_SCORINGS = ("affinity", "mixture", "product", "cosine")
-
-
 def _register_sweep_dim(commands: Commands) -> None:
     """Add ``likewise sweep-dim``."""
     from likewise.evaluate import split_sequences
+    from likewise.space.affinity import SCORINGS
+
+    # the scorings that rank with the vectors alone, so depend on the dimension
+    vector_scorings = [s for s in SCORINGS if s not in ("auto", "itemitem")]
 
     w = commands.add(
         "sweep-dim",
@@ -490,7 +490,7 @@ def _register_sweep_dim(commands: Commands) -> None:
     w.add_argument(
         "--scoring",
         default="affinity",
-        choices=VECTOR_SCORINGS,
+        choices=vector_scorings,
         help="how HR@k ranks with the vectors (as recommend --scoring; default: affinity). An item-item "
         "model does not depend on the dimension, so the sweep trains none and offers no itemitem/auto",
     )

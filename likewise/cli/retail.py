@@ -83,15 +83,17 @@ def cmd_similar_customers(args: argparse.Namespace) -> None:
 SEED_COLUMNS = ("customer_id", "customer", "seed", "user_id")
 
 
-def read_seeds(path: str, seed_col: str | None, option: str = "--seeds-file") -> list[str]:
+def read_seeds(
+    path: str, seed_col: str | None, option: str = "--seeds-file", col_option: str | None = "--seed-col"
+) -> list[str]:
     """Seed customers from a file, read as every keyed table is (:func:`likewise.readers.read_table_file`).
 
     A CSV / TSV with a header (the column ``seed_col``, else ``customer_id``, ``customer``, ``seed``,
     ``user_id`` or the only column), a Parquet file (told by its content), or plain text with one id per
     line (an optional header line naming the column; blank lines and ``#`` comments skipped). The ids get
     a log's key checks: none null or empty, none with a line break or over the length limit. ``option`` is
-    the command's option for the file (``--seeds-file``, ``--customers-file``), named in its errors; only
-    ``--seeds-file`` has a ``--seed-col``.
+    the command's option for the file (``--seeds-file``, ``--customers-file``) and ``col_option`` its option
+    naming the column (None where the command has none), both named in its errors.
     """
     from likewise.errors import InputError
     from likewise.readers import HeaderRule, key_column, read_table_file
@@ -103,7 +105,7 @@ def read_seeds(path: str, seed_col: str | None, option: str = "--seeds-file") ->
         if seed_col is not None:
             raise InputError(
                 f"{option} {where!r} has no header line naming a column {seed_col!r} (its first line is "
-                "an id): give the file a header, or no --seed-col"
+                f"an id): give the file a header, or no {col_option}"
             )
         column = cols[0]
     elif seed_col is None:
@@ -111,11 +113,13 @@ def read_seeds(path: str, seed_col: str | None, option: str = "--seeds-file") ->
     else:
         column = seed_col if seed_col in cols else None
     if column is None:
-        if option != "--seeds-file":  # no --seed-col there: the header must name the column
+        if col_option is None:  # the header must name the column
             names = " or ".join(map(repr, SEED_COLUMNS))
             hint = f"name its customer column {names} in the header, or give one column"
         else:
-            hint = f"name the seed column with --seed-col{'' if seed_col is None else f' (not {seed_col!r})'}"
+            hint = (
+                f"name the seed column with {col_option}{'' if seed_col is None else f' (not {seed_col!r})'}"
+            )
         raise InputError(f"{option} {where!r} has columns {', '.join(map(repr, cols))}: {hint}")
     return key_column(table, column, where, need="every row needs a customer id").to_pylist()
 

@@ -38,7 +38,7 @@ def cmd_campaigns(args: argparse.Namespace) -> None:
 
     customers = list(args.customers)
     if args.customers_file:
-        customers += read_seeds(args.customers_file, None, option="--customers-file")
+        customers += read_seeds(args.customers_file, None, option="--customers-file", col_option=None)
     if not customers:
         raise InputError("no customer: give one (or an audience) as arguments or with --customers-file")
     emb = load_space(args.model)
