@@ -371,6 +371,7 @@ def add_placed(
                 old.bought_ids,
                 fingerprint=emb.fingerprint,
                 config=old.config,
+                history=old.history,
             )
         )
     if target is not None:

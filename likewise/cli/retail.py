@@ -71,6 +71,14 @@ def cmd_for_customer(args: argparse.Namespace) -> None:
     _show(args, res, f"for {args.customer}", "item" if types_of(args) else "product")
 
 
+def cmd_next_basket(args: argparse.Namespace) -> None:
+    """Print what ``args.customer`` will buy next (repeats included; ``--explore``: only new products)."""
+    from likewise.retail import next_basket
+
+    res = next_basket(load_space(args.model), args.customer, k=args.k, explore=args.explore)
+    _show(args, res, f"{'new for' if args.explore else 'next basket of'} {args.customer}", "product")
+
+
 def cmd_similar_customers(args: argparse.Namespace) -> None:
     """Print the customers closest to ``args.customer``."""
     from likewise.retail import similar_customers
@@ -243,6 +251,16 @@ def register(commands: Commands) -> None:
     k_option(p, retail.for_customer)
     p.add_argument("--include-bought", action="store_true", help="also recommend products already bought")
     type_option(p)
+
+    p = commands.add(
+        "next-basket", cmd_next_basket, help="what CUSTOMER will buy next, repeats included (--explore: new)"
+    )
+    p.add_argument("model", metavar="MODEL")
+    p.add_argument("customer", metavar="CUSTOMER")
+    k_option(p, retail.next_basket)
+    p.add_argument(
+        "--explore", action="store_true", help="something new: only products the customer never bought"
+    )
 
     p = commands.add("similar-customers", cmd_similar_customers, help="customers closest to CUSTOMER")
     p.add_argument("model", metavar="MODEL")

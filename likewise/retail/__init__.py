@@ -26,6 +26,7 @@ from ..space.customers import CustomerTable
 from .evidence import holdout_hit_rates, lookalike_precision, split_last_order
 from .fit import build_customer_vectors, fit_order_log, train_from_log
 from .log import OrderLog, log_codes, log_sequences, parse_duration, read_order_log
+from .nextbasket import fit_next_basket, next_basket
 from .queries import (
     affinity_top_k,
     also_bought,
@@ -48,6 +49,8 @@ __all__ = [
     "holdout_hit_rates",
     "lookalike",
     "lookalike_precision",
+    "next_basket",
+    "fit_next_basket",
     "log_codes",
     "log_sequences",
     "parse_duration",

@@ -231,6 +231,7 @@ def _train_streamed(
     from ..readers.attrs import item_table
     from ..training.auto import infer_mode
     from ..training.train import train
+    from .nextbasket import fit_next_basket
 
     t0 = time.perf_counter()
     config = config_with(config, overrides)
@@ -297,20 +298,33 @@ def _train_streamed(
             emb.item_table = item_table(item_attrs, attrs_item_col, emb.keys)  # names for the explorer
         t1 = time.perf_counter()
         if user_col is not None:
-            emb.attach_customers(
-                customer_table(
-                    emb.vectors,
-                    emb.counts,
-                    emb.fingerprint,
-                    corpus.user_keys or [],
-                    corpus.side["user"],
-                    corpus.ids,
-                    times=corpus.side.get("time"),
-                    half_life_days=half_life_days,
-                    popularity_power=popularity_power,
-                )
+            table = customer_table(
+                emb.vectors,
+                emb.counts,
+                emb.fingerprint,
+                corpus.user_keys or [],
+                corpus.side["user"],
+                corpus.ids,
+                times=corpus.side.get("time"),
+                half_life_days=half_life_days,
+                popularity_power=popularity_power,
+                offsets=corpus.offsets,
             )
             emb.meta["customer_seconds"] = time.perf_counter() - t1
+            t2 = time.perf_counter()
+            fitted = fit_next_basket(
+                emb,
+                table,
+                corpus.side["user"],
+                corpus.ids,
+                corpus.offsets,
+                corpus.side.get("time"),
+                seed=int(config.seed),
+            )
+            if fitted is not None:
+                table.config["next_basket"] = fitted
+            emb.attach_customers(table)
+            emb.meta["next_basket_seconds"] = time.perf_counter() - t2
         lines = int(corpus.manifest.get("input_tokens", 0))
         del corpus  # its memory maps close before the temporary folder goes
     described = spec.typing().describe() if typed else {}

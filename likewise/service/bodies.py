@@ -53,6 +53,7 @@ __all__ = [
     "Item",
     "Key",
     "Limits",
+    "NextBasketBody",
     "LookalikeBody",
     "PlaceBody",
     "ReadNextBody",
@@ -314,6 +315,12 @@ class CustomerBody(BaseModel):
     k: K = default_of(retail.for_customer, "k")
     exclude_bought: StrictBool = True
     types: Types = None
+
+
+class NextBasketBody(BaseModel):
+    customer: Key
+    k: K = default_of(retail.next_basket, "k")
+    explore: StrictBool = default_of(retail.next_basket, "explore")
 
 
 class LookalikeBody(BaseModel):

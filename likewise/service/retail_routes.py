@@ -6,6 +6,7 @@ route                                      answer (the function of :mod:`likewis
 ``GET  /models/{name}/also_bought``        items bought with ``item`` (``also_bought``)
 ``POST /models/{name}/complete_basket``    items bought with a basket (``complete_basket``)
 ``POST /models/{name}/for_customer``       items for a customer (``for_customer``)
+``POST /models/{name}/next_basket``        what a customer buys next, repeats included (``next_basket``)
 ``POST /models/{name}/similar_customers``  customers like a customer (``similar_customers``)
 ``POST /models/{name}/lookalike``          customers like a seed set of customers (``lookalike``)
 =========================================  =================================================================
@@ -18,7 +19,7 @@ from fastapi.responses import Response
 
 from .. import retail
 from .._check import default_of
-from .bodies import BasketBody, CustomerBody, LookalikeBody
+from .bodies import BasketBody, CustomerBody, LookalikeBody, NextBasketBody
 from .deps import KeyParam, KParam, RetailModel, ServedModel, TypesParam
 from .respond import answer, item_of, neighbours
 
@@ -59,6 +60,15 @@ async def for_customer(body: CustomerBody, s: RetailModel) -> Response:
         res = retail.for_customer(
             s.emb, body.customer, body.k, exclude_bought=body.exclude_bought, types=body.types
         )
+        return {"customer": body.customer, "neighbours": neighbours(res)}
+
+    return await answer(run)
+
+
+@router.post("/models/{name}/next_basket", summary="What a customer will buy next")
+async def next_basket(body: NextBasketBody, s: RetailModel) -> Response:
+    def run() -> dict:
+        res = retail.next_basket(s.emb, body.customer, body.k, explore=body.explore)
         return {"customer": body.customer, "neighbours": neighbours(res)}
 
     return await answer(run)

@@ -41,6 +41,11 @@ class CustomerTable:
         The product space's fingerprint (customer vectors live in that space).
     config : dict, optional
         How the vectors were built (weights), saved with them.
+    history : dict of ndarray, optional
+        Purchase counts per bought product (:mod:`likewise.space.history`): ``baskets``, ``last`` (int32)
+        and ``decay`` (float32), aligned with ``bought_ids``, and ``n_baskets`` (int32, one per customer).
+        What :func:`likewise.retail.next_basket` ranks repeats by; absent in tables built from lines
+        without baskets.
     """
 
     def __init__(
@@ -52,6 +57,7 @@ class CustomerTable:
         *,
         fingerprint: str,
         config: dict[str, Any] | None = None,
+        history: dict[str, np.ndarray] | None = None,
     ) -> None:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(vocab):
@@ -73,6 +79,7 @@ class CustomerTable:
         self.bought_ids = ids
         self.fingerprint = fingerprint
         self.config: dict[str, Any] = dict(config or {})
+        self.history = _checked_history(history, len(ids), len(vocab))
         self._normed: np.ndarray | None = None
 
     @property
@@ -154,6 +161,31 @@ class CustomerTable:
         )
 
 
+HISTORY_FIELDS = {"baskets": np.int32, "last": np.int32, "decay": np.float32, "n_baskets": np.int32}
+
+
+def _checked_history(
+    history: dict[str, np.ndarray] | None, n_pairs: int, n: int
+) -> dict[str, np.ndarray] | None:
+    """The purchase history's arrays, typed and checked against the table's sizes (None: no history)."""
+    if history is None:
+        return None
+    out = {}
+    for name, dtype in HISTORY_FIELDS.items():
+        if name not in history:
+            raise InputError(f"the purchase history lacks {name!r} (expected {sorted(HISTORY_FIELDS)})")
+        arr = np.ascontiguousarray(history[name], dtype=dtype)
+        want = n if name == "n_baskets" else n_pairs
+        if arr.shape != (want,):
+            raise InputError(f"the purchase history's {name!r} has shape {arr.shape}, expected ({want},)")
+        if name != "decay" and len(arr) and arr.min() < 0:
+            raise InputError(f"the purchase history's {name!r} holds {int(arr.min())}, must be >= 0")
+        if name == "decay" and not np.all(np.isfinite(arr)):
+            raise InputError("the purchase history's 'decay' holds a non-finite value")
+        out[name] = arr
+    return out
+
+
 #: Lines of a log handled at a time by :func:`customer_table` (bounds its working set).
 CUSTOMER_BLOCK = 1 << 20
 #: Bytes of float64 sums :func:`customer_table` holds at once: more customers take more passes.
@@ -172,6 +204,7 @@ def customer_table(
     half_life_days: float | None = None,
     popularity_power: float = 0.0,
     now: int | None = None,
+    offsets: np.ndarray | None = None,
 ) -> CustomerTable:
     """Customer vectors: the weighted mean of the product vectors of each customer's lines, in one pass.
 
@@ -206,6 +239,10 @@ def customer_table(
         1 = inverse frequency).
     now : int, optional
         Reference time for the decay (default: the latest time in ``times``).
+    offsets : ndarray of int, optional
+        The baskets (orders or sessions) the lines form (``offsets[b]:offsets[b + 1]``): with them the
+        table keeps each customer's purchase history (:mod:`likewise.space.history`), which
+        :func:`likewise.retail.next_basket` needs.
 
     Returns
     -------
@@ -285,6 +322,19 @@ def customer_table(
     indptr = np.zeros(int(has.sum()) + 1, dtype=np.int64)
     np.cumsum(np.bincount(pr, minlength=len(indptr) - 1), out=indptr[1:])
     keys = [k for k, h in zip(user_keys, has.tolist(), strict=True) if h]
+    history = None
+    if offsets is not None:
+        from .history import purchase_history
+
+        hist = purchase_history(users, ids, offsets, n_users, n_items, times=times)
+        if not np.array_equal(hist.pair, pair):  # the same lines, the same pairs: a check, never expected
+            raise InputError("the purchase history's pairs differ from the bought products'")
+        history = {
+            "baskets": hist.baskets,
+            "last": hist.last,
+            "decay": hist.decay,
+            "n_baskets": hist.n_baskets[has],
+        }
     config = {
         "half_life_days": half_life_days,
         "popularity_power": popularity_power,
@@ -298,4 +348,5 @@ def customer_table(
         pid.astype(np.int32),
         fingerprint=fingerprint,
         config=config,
+        history=history,
     )

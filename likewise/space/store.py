@@ -411,9 +411,20 @@ def _write_customers(table: Any, tmp: Path, files: dict[str, Any]) -> dict[str, 
     write_text(tmp / "customer_keys.json", json.dumps(table.keys, ensure_ascii=False))
     write_npy(tmp / "customer_bought_indptr.npy", np.ascontiguousarray(table.bought_indptr, dtype="<i8"))
     write_npy(tmp / "customer_bought_ids.npy", np.ascontiguousarray(table.bought_ids, dtype="<i4"))
-    for name in _CUSTOMER_FILES:
+    names = list(_CUSTOMER_FILES)
+    if table.history is not None:  # the purchase history (likewise.space.history), when the table has one
+        for field_name, arr in table.history.items():
+            name = f"customer_history_{field_name}.npy"
+            write_npy(tmp / name, np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")))
+            names.append(name)
+    for name in names:
         files[name] = file_entry(tmp / name)
-    return {"size": len(table), "fingerprint": table.fingerprint, "config": table.config}
+    return {
+        "size": len(table),
+        "fingerprint": table.fingerprint,
+        "config": table.config,
+        "history": table.history is not None,
+    }
 
 
 def _read_customers(folder: Path, manifest: dict, paths: dict[str, Path], mmap: bool) -> dict[str, Any]:
@@ -451,6 +462,23 @@ def _read_customers(folder: Path, manifest: dict, paths: dict[str, Path], mmap: 
     except InputError as e:
         raise CorruptModelError(f"the customer table in {str(folder)!r}: {e}") from None
     _check_finite(vectors, paths["customer_vectors.npy"], vocab.keys)
+    history = None
+    if info.get("history"):  # written from 2026-12 on; older tables have none and still load
+        from .customers import HISTORY_FIELDS
+
+        gone = [f for f in HISTORY_FIELDS if f"customer_history_{f}.npy" not in paths]
+        if gone:
+            raise CorruptModelError(
+                f"{str(mpath)!r} says the customer table has a purchase history but does not list "
+                + ", ".join(f"customer_history_{f}.npy" for f in gone)
+            )
+        history = {f: _load_npy(paths[f"customer_history_{f}.npy"], False) for f in HISTORY_FIELDS}
+        for f, dtype in HISTORY_FIELDS.items():
+            if history[f].dtype != dtype:
+                raise CorruptModelError(
+                    f"customer_history_{f}.npy in {str(folder)!r} is {history[f].dtype}, expected "
+                    f"{np.dtype(dtype)}"
+                )
     return {
         "vectors": vectors,
         "vocab": vocab,
@@ -458,6 +486,7 @@ def _read_customers(folder: Path, manifest: dict, paths: dict[str, Path], mmap: 
         "bought_ids": bought,
         "fingerprint": str(info.get("fingerprint")),
         "config": info.get("config") or {},
+        "history": history,
     }
 
 

@@ -1,0 +1,409 @@
+"""What a customer will buy next: repeats by their own history, new products through the space.
+
+In grocery most of a household's next basket is products it bought before, so the strong simple answers
+rank by the household's own purchase frequency and recency (P-TopFreq; TIFU-KNN, Hu et al. SIGIR 2020;
+UP-CF@r, Faggioli et al. UMAP 2020: Li et al., "A Next Basket Recommendation Reality Check", TOIS 2023,
+found them ahead of the published neural models). :func:`next_basket` ranks a customer's candidates by a
+logistic model over features of three kinds:
+
+* *the customer's own history* (:mod:`likewise.space.history`): bought before or not, the share of their
+  baskets holding the product, its recency-weighted count, baskets since the last purchase;
+* *similar customers*: the share of baskets holding it among the customer's ``neighbours`` most
+  cosine-similar customer vectors, weighted by similarity;
+* *the space*: the customer's affinity for it (``customer · context[j] + bias[j]``, what
+  :func:`~likewise.retail.for_customer` ranks by) and its popularity.
+
+Candidates are what the customer bought, the neighbours' products and the affinity's best
+(:data:`CANDIDATES` of each). The weights are fitted when the space is trained
+(:func:`fit_next_basket`): on a sample of customers with two baskets or more, each one's latest basket is
+held out and predicted from the rest, the features computed exactly as a query computes them, and the
+fitted weights are kept in the customer table's config (``config["next_basket"]``) with the held-out
+recall of the model beside that of the customer's own most-bought list. ``explore=True`` answers
+"something new": the same ranking over products the customer never bought.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._check import check_k
+from ..errors import InputError, NotFittedError
+from ..space.customers import CustomerTable
+from ..space.embeddings import Embeddings
+from ..space.history import HALF_LIFE, basket_ages, history_of_lines
+from ..space.results import Neighbours
+
+__all__ = ["CANDIDATES", "FEATURES", "NEIGHBOURS", "fit_next_basket", "next_basket"]
+
+# Bins (lower edge inclusive, upper exclusive) of baskets since the last purchase and of baskets holding
+# the product: the log-odds of a repeat are far from linear in either.
+_LAST_BINS = (0, 1, 2, 3, 5, 8, 13, 21, 10**9)
+_COUNT_BINS = (1, 2, 3, 5, 8, 13, 10**9)
+
+#: Feature names, in the order of the fitted weights.
+FEATURES = (
+    "bought",
+    "share",
+    "sqrt_share",
+    "decay",
+    "recent",
+    "log_baskets",
+    "share_x_log_history",
+    "neighbours",
+    "sqrt_neighbours",
+    "affinity",
+    "log_popularity",
+    "new_x_log_popularity",
+    "new_x_affinity",
+    "share_x_recent",
+    *(f"last_{a}_{b}" for a, b in zip(_LAST_BINS[:-1], _LAST_BINS[1:], strict=True)),
+    *(f"baskets_{a}_{b}" for a, b in zip(_COUNT_BINS[:-1], _COUNT_BINS[1:], strict=True)),
+)
+#: Similar customers whose purchases are evidence.
+NEIGHBOURS = 300
+#: New candidates taken from the neighbours' products and from the affinity, each.
+CANDIDATES = 50
+#: Customers sampled to fit the weights (each one's latest basket held out).
+FIT_CUSTOMERS = 4000
+_L2 = 1e-3
+
+
+class _Profile:
+    """One customer's history, as arrays (the bought products sorted, their counts)."""
+
+    def __init__(self, items: np.ndarray, baskets: np.ndarray, last: np.ndarray, decay: np.ndarray, n: int):
+        self.items, self.baskets, self.last, self.decay, self.n = items, baskets, last, decay, int(n)
+
+
+def _table_profile(table: CustomerTable, r: int) -> _Profile:
+    h = table.history
+    assert h is not None  # checked by the callers
+    s, e = int(table.bought_indptr[r]), int(table.bought_indptr[r + 1])
+    return _Profile(
+        np.asarray(table.bought_ids[s:e], dtype=np.int64),
+        h["baskets"][s:e],
+        h["last"][s:e],
+        h["decay"][s:e],
+        h["n_baskets"][r],
+    )
+
+
+def _neighbour_share(table: CustomerTable, vector: np.ndarray, own: int, k: int, n_items: int) -> np.ndarray:
+    """Per product, the similarity-weighted share of baskets holding it among the ``k`` nearest customers."""
+    normed = table.normed
+    q = vector / max(float(np.linalg.norm(vector)), 1e-12)
+    sims = normed @ q.astype(np.float32)
+    if 0 <= own < len(sims):
+        sims[own] = -np.inf
+    k = min(k, len(sims) - (1 if 0 <= own < len(sims) else 0))
+    out = np.zeros(n_items, dtype=np.float64)
+    if k <= 0:
+        return out
+    top = np.argpartition(-sims, k - 1)[:k]
+    w = np.maximum(sims[top].astype(np.float64), 0.0)
+    if w.sum() <= 0:
+        return out
+    w /= w.sum()
+    h = table.history
+    assert h is not None
+    starts, ends = table.bought_indptr[top], table.bought_indptr[top + 1]
+    idx = np.concatenate([np.arange(s, e) for s, e in zip(starts.tolist(), ends.tolist(), strict=True)])
+    lens = (ends - starts).astype(np.int64)
+    share = h["decay"][idx] / np.repeat(_decay_total(h["n_baskets"][top]), lens)
+    np.add.at(out, np.asarray(table.bought_ids[idx], dtype=np.int64), share * np.repeat(w, lens))
+    return out
+
+
+def _decay_total(n_baskets: np.ndarray | int) -> np.ndarray:
+    """The recency weights of all of a customer's baskets summed (the most ``decay`` can reach)."""
+    r = 0.5 ** (1.0 / HALF_LIFE)
+    return np.maximum((1.0 - r ** np.asarray(n_baskets, dtype=np.float64)) / (1.0 - r), 1e-12)
+
+
+def _affinity(emb: Embeddings, vector: np.ndarray) -> np.ndarray:
+    """The customer's affinity for every product (cosine without a context table)."""
+    if emb.context is not None:
+        q = np.append(np.asarray(vector, dtype=np.float32), np.float32(1.0))
+        return emb.affinity_table @ q
+    q = vector / max(float(np.linalg.norm(vector)), 1e-12)
+    return emb.normed @ q.astype(np.float32)
+
+
+def _candidates(profile: _Profile, neigh: np.ndarray, aff: np.ndarray, explore: bool, allowed: np.ndarray):
+    """Candidate product ids: the bought ones (unless exploring), the neighbours' and the affinity's best."""
+    new = []
+    for score in (neigh, aff):
+        s = np.where(allowed, score, -np.inf)
+        s[profile.items] = -np.inf
+        m = min(CANDIDATES, int(np.count_nonzero(np.isfinite(s))))
+        if m > 0:
+            top = np.argpartition(-s, m - 1)[:m]
+            new.append(top[np.isfinite(s[top])])
+    new_ids = np.unique(np.concatenate(new)) if new else np.zeros(0, np.int64)
+    if explore:
+        return new_ids
+    own = profile.items[allowed[profile.items]]
+    return np.concatenate([own, new_ids[~np.isin(new_ids, own)]])
+
+
+def _features(
+    profile: _Profile, cand: np.ndarray, neigh: np.ndarray, aff: np.ndarray, log_pop: np.ndarray
+) -> np.ndarray:
+    """The :data:`FEATURES` of each candidate, float64 [len(cand), len(FEATURES)]."""
+    pos = np.searchsorted(profile.items, cand)
+    pos = np.minimum(pos, max(len(profile.items) - 1, 0))
+    bought = (profile.items[pos] == cand) if len(profile.items) else np.zeros(len(cand), bool)
+    n = max(profile.n, 1)
+    baskets = np.where(bought, profile.baskets[pos] if len(profile.items) else 0, 0).astype(np.float64)
+    share = baskets / n
+    decay = np.where(bought, profile.decay[pos] if len(profile.items) else 0, 0) / _decay_total(n)
+    recent = np.where(bought, 1.0 / (1.0 + (profile.last[pos] if len(profile.items) else 0)), 0.0)
+    nb = neigh[cand]
+    a = aff[cand].astype(np.float64)
+    lp = log_pop[cand]
+    new = ~bought
+    last = np.where(bought, profile.last[pos] if len(profile.items) else 0, -1)
+    bins = [bought & (last >= a) & (last < b) for a, b in zip(_LAST_BINS[:-1], _LAST_BINS[1:], strict=True)]
+    bins += [(baskets >= a) & (baskets < b) for a, b in zip(_COUNT_BINS[:-1], _COUNT_BINS[1:], strict=True)]
+    return np.column_stack(
+        [
+            bought,
+            share,
+            np.sqrt(share),
+            decay,
+            recent,
+            np.log1p(baskets),
+            share * math.log1p(n),
+            nb,
+            np.sqrt(nb),
+            a,
+            lp,
+            new * lp,
+            new * a,
+            share * recent,
+            *bins,
+        ]
+    ).astype(np.float64)
+
+
+def _model(table: CustomerTable) -> dict[str, Any]:
+    if table.history is None:
+        raise NotFittedError(
+            "this customer table has no purchase history (built before next-basket answers existed, or by "
+            "update, which does not carry it yet): retrain from the order log (likewise train LOG "
+            "--basket-col ... --user-col ...)"
+        )
+    model = table.config.get("next_basket")
+    if not isinstance(model, dict):
+        raise NotFittedError(
+            "this space's customer table has no next-basket weights: retrain from the order log "
+            "with a customer column (likewise train LOG --basket-col ... --user-col ...)"
+        )
+    return model
+
+
+def _scores(model: dict[str, Any], x: np.ndarray) -> np.ndarray:
+    mean, scale, w = (np.asarray(model[k], dtype=np.float64) for k in ("mean", "scale", "weights"))
+    z = np.hstack([x, np.ones((len(x), 1))])  # the bias's column (its mean 0 and scale 1)
+    return ((z - mean) / scale) @ w
+
+
+def next_basket(emb: Embeddings, customer: str | int, k: int = 10, *, explore: bool = False) -> Neighbours:
+    """The products ``customer`` is most likely to buy next, repeats included.
+
+    Parameters
+    ----------
+    emb : Embeddings
+        A space trained from an order log with a customer column (its customer table keeps each
+        customer's purchase history and the fitted weights: see the module docstring).
+    customer : str or int
+        A customer key (or row).
+    k : int
+        How many products.
+    explore : bool
+        "Something new": rank only products the customer never bought.
+
+    Returns
+    -------
+    Neighbours
+        Products, best first; ``scores`` are the model's log-odds of each being in the next basket.
+
+    Raises
+    ------
+    NotFittedError
+        The space has no customer table, or its table no purchase history (say how to get one).
+    UnknownItemError
+        An unknown customer.
+    """
+    from .queries import customer_table
+
+    table = customer_table(emb)
+    model = _model(table)
+    r = table.row(customer)
+    k = check_k(k)
+    profile = _table_profile(table, r)
+    vector = np.asarray(table.vectors[r], dtype=np.float32)
+    neigh = _neighbour_share(table, vector, r, int(model.get("neighbours", NEIGHBOURS)), len(emb))
+    aff = _affinity(emb, vector)
+    allowed = np.ones(len(emb), dtype=bool)
+    types = getattr(emb, "types", None)
+    if types is not None and types.hidden:  # attribute tokens are never proposed
+        allowed &= types.mask()
+    cand = _candidates(profile, neigh, aff, explore, allowed)
+    if len(cand) == 0:
+        return Neighbours([], np.zeros(0, np.int64), np.zeros(0, np.float32))
+    s = _scores(model, _features(profile, cand, neigh, aff, _log_popularity(emb)))
+    order = np.lexsort((cand, -s))[:k]
+    ids = cand[order]
+    keys = emb.keys
+    return Neighbours([keys[i] for i in ids.tolist()], ids.astype(np.int64), s[order].astype(np.float32))
+
+
+def _log_popularity(emb: Embeddings) -> np.ndarray:
+    return np.log1p(np.asarray(emb.counts, dtype=np.float64))
+
+
+# ------------------------------------------------------------------------------------------- fitting
+
+
+def _logistic(x: np.ndarray, y: np.ndarray, l2: float = _L2, iters: int = 25) -> tuple[np.ndarray, ...]:
+    """L2-regularised logistic regression by Newton's method on standardised features (plus a bias)."""
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale == 0] = 1.0
+    z = np.hstack([(x - mean) / scale, np.ones((len(x), 1))])
+    w = np.zeros(z.shape[1])
+    reg = np.full(z.shape[1], l2)
+    reg[-1] = 0.0
+    for _ in range(iters):
+        p = 1.0 / (1.0 + np.exp(-np.clip(z @ w, -30, 30)))
+        grad = z.T @ (p - y) / len(y) + reg * w
+        hess = (z * (p * (1 - p))[:, None]).T @ z / len(y) + np.diag(reg + 1e-9)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if float(np.abs(step).max()) < 1e-6:
+            break
+    # the bias is folded into the mean so that scores are (x - mean) / scale @ weights
+    return np.append(mean, 0.0), np.append(scale, 1.0), w
+
+
+def fit_next_basket(
+    emb: Embeddings,
+    table: CustomerTable,
+    users: np.ndarray,
+    ids: np.ndarray,
+    offsets: np.ndarray,
+    times: np.ndarray | None = None,
+    *,
+    seed: int = 0,
+) -> dict[str, Any] | None:
+    """Fit the next-basket weights on held-out latest baskets; returns ``config["next_basket"]`` or None.
+
+    Parameters
+    ----------
+    emb : Embeddings
+        The product space (its vectors, context table and counts give the space's features).
+    table : CustomerTable
+        The space's customer table with its purchase history (built with ``offsets``).
+    users, ids, offsets, times : ndarray
+        The lines the table was built from (customer code per line in the codes of ``table``'s source,
+        product id per line, the baskets, optional times), as :func:`likewise.space.customers.customer_table`
+        took them.
+    seed : int
+        Which customers are sampled (at most :data:`FIT_CUSTOMERS`).
+
+    Returns
+    -------
+    dict or None
+        ``mean``, ``scale``, ``weights`` (per :data:`FEATURES`, then the bias), ``neighbours``
+        and the held-out ``validation`` figures; None when fewer than 20 customers have two baskets.
+    """
+    if table.history is None:
+        raise InputError("fit_next_basket needs a customer table with a purchase history (offsets=)")
+    users = np.asarray(users, dtype=np.int64)
+    n_codes = int(users.max()) + 1 if len(users) else 0
+    basket, user, item, age, n_b = basket_ages(users, ids, offsets, n_codes, times)
+    # codes -> rows of the table (the table keeps customers with a product of the space, in code order)
+    has = n_b > 0
+    rows = np.cumsum(has) - 1
+    eligible = np.flatnonzero(n_b >= 2)
+    if len(eligible) < 20:
+        return None
+    rng = np.random.default_rng(seed)
+    chosen = np.sort(rng.choice(eligible, size=min(FIT_CUSTOMERS, len(eligible)), replace=False))
+    is_chosen = np.zeros(n_codes, dtype=bool)
+    is_chosen[chosen] = True
+    held = is_chosen[user] & (age == 0)
+    # the chosen customers' history without their latest basket, as a query would see it (ages - 1)
+    rest = is_chosen[user] & ~held
+    code_of = np.full(n_codes, -1, dtype=np.int64)
+    code_of[chosen] = np.arange(len(chosen))
+    sub_users = code_of[user[rest]]
+    hist = history_of_lines(sub_users, item[rest], age[rest] - 1, n_b[chosen] - 1, len(emb))
+    h_user = hist.pair // len(emb)
+    h_start = np.searchsorted(h_user, np.arange(len(chosen) + 1))
+    # their customer vectors without the latest basket: the mean of the vectors of the rest of their lines
+    vecs = np.zeros((len(chosen), emb.dim), dtype=np.float64)
+    np.add.at(vecs, sub_users, np.asarray(emb.vectors, dtype=np.float64)[item[rest]])
+    lines = np.bincount(sub_users, minlength=len(chosen))
+    vecs /= np.maximum(lines, 1)[:, None]
+    truth_user = code_of[user[held]]
+    truth_item = item[held]
+    log_pop = _log_popularity(emb)
+    allowed = np.ones(len(emb), dtype=bool)
+    types = getattr(emb, "types", None)
+    if types is not None and types.hidden:
+        allowed &= types.mask()
+    k_neigh = NEIGHBOURS
+    xs, ys, owner = [], [], []
+    for j, code in enumerate(chosen.tolist()):
+        s, e = int(h_start[j]), int(h_start[j + 1])
+        if e == s:
+            continue
+        profile = _Profile(
+            hist.pair[s:e] % len(emb), hist.baskets[s:e], hist.last[s:e], hist.decay[s:e], hist.n_baskets[j]
+        )
+        neigh = _neighbour_share(table, vecs[j], int(rows[code]), k_neigh, len(emb))
+        aff = _affinity(emb, vecs[j])
+        cand = _candidates(profile, neigh, aff, False, allowed)
+        truth = np.unique(truth_item[truth_user == j])
+        xs.append(_features(profile, cand, neigh, aff, log_pop))
+        ys.append(np.isin(cand, truth).astype(np.float64))
+        owner.append(np.full(len(cand), j))
+    if not xs:
+        return None
+    x, y, who = np.vstack(xs), np.concatenate(ys), np.concatenate(owner)
+    if y.sum() == 0 or y.sum() == len(y):
+        return None
+    mean, scale, w = _logistic(x, y)
+    model = {
+        "features": list(FEATURES),
+        "mean": mean.tolist(),
+        "scale": scale.tolist(),
+        "weights": w.tolist(),
+        "neighbours": k_neigh,
+    }
+    # held-out recall@10 on the fitting sample (in-sample for the weights: an optimistic figure), beside the
+    # customer's own most-bought list (share, then recency) on the same cases
+    fitted = _scores(model, x)
+    own = x[:, 1] + 1e-6 * x[:, 4] - 10 * (1 - x[:, 0])
+    n_truth = np.bincount(truth_user, minlength=len(chosen))
+    rec_m, rec_own = [], []
+    for j in np.unique(who):
+        sel = who == j
+        if n_truth[j] == 0:
+            continue
+        for score, out in ((fitted, rec_m), (own, rec_own)):
+            top = np.argsort(-score[sel], kind="stable")[:10]
+            out.append(float(y[sel][top].sum()) / len(np.unique(truth_item[truth_user == j])))
+    model["validation"] = {
+        "customers": len(rec_m),
+        "recall_at_10": round(float(np.mean(rec_m)), 4) if rec_m else None,
+        "recall_at_10_own_most_bought": round(float(np.mean(rec_own)), 4) if rec_own else None,
+    }
+    if not all(math.isfinite(v) for v in (*model["mean"], *model["scale"], *model["weights"])):
+        return None
+    return model

@@ -1,0 +1,139 @@
+"""Each customer's purchase history, per product: what the next-basket answer ranks repeats by.
+
+Grocery baskets are mostly repeats: on Dunnhumby's *The Complete Journey* a household's own most-bought
+products recall 3x more of its next basket than a mean of product vectors does (Li et al., "A Next
+Basket Recommendation Reality Check", TOIS 2023). So the customer table keeps, for every (customer,
+product) pair it lists in ``bought_ids``, how often and how lately that customer bought it, counted in
+*baskets* (an order, or a session), not lines:
+
+* ``baskets`` -- the customer's baskets holding the product;
+* ``last`` -- baskets since the last one holding it (0: the customer's latest basket);
+* ``decay`` -- the baskets holding it, each weighted ``0.5 ** (age / HALF_LIFE)`` by its age in baskets
+  (the recency-weighted frequency of TIFU-KNN, Hu et al. SIGIR 2020, with one group);
+
+and per customer ``n_baskets``. A customer's baskets are ordered by their first line's time when the log
+has times, else by their order in the log. Everything here takes arrays and scalars.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+
+__all__ = ["HALF_LIFE", "History", "basket_ages", "history_of_lines", "purchase_history"]
+
+#: Half-life, in baskets, of the recency-weighted frequency ``decay``.
+HALF_LIFE = 8.0
+
+
+@dataclass(frozen=True)
+class History:
+    """Per-pair purchase counts, aligned with the sorted unique keys ``pair = customer * n_items + item``.
+
+    Attributes
+    ----------
+    pair : ndarray of int64
+        Sorted unique pair keys (the order of a customer table's ``bought_ids``).
+    baskets, last : ndarray of int32
+        Baskets holding the product; baskets since the last one holding it.
+    decay : ndarray of float32
+        Recency-weighted count of the baskets holding it (:data:`HALF_LIFE`).
+    n_baskets : ndarray of int32, shape [n_customers]
+        Baskets of each customer (with at least one product of the space).
+    """
+
+    pair: np.ndarray
+    baskets: np.ndarray
+    last: np.ndarray
+    decay: np.ndarray
+    n_baskets: np.ndarray
+
+
+def basket_ages(
+    users: np.ndarray, ids: np.ndarray, offsets: np.ndarray, n_users: int, times: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The kept lines (product and customer known) with their basket's age in its customer's baskets.
+
+    Returns ``(basket, user, item, age, n_baskets)``: per kept line its basket index, customer code,
+    product id and the basket's age (0: the customer's latest basket, by first-line time when ``times``
+    is given, else log order); ``n_baskets`` per customer code.
+    """
+    users = np.asarray(users, dtype=np.int64)
+    ids = np.asarray(ids, dtype=np.int64)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    if len(users) != len(ids) or (len(offsets) and offsets[-1] != len(ids)):
+        raise InputError(
+            f"purchase history: {len(users)} customers, {len(ids)} products and offsets ending at "
+            f"{int(offsets[-1]) if len(offsets) else 0}: one per line expected"
+        )
+    lens = np.diff(offsets)
+    basket = np.repeat(np.arange(len(lens), dtype=np.int64), lens)
+    keep = (ids >= 0) & (users >= 0)
+    basket, item, user = basket[keep], ids[keep], users[keep]
+    # A basket's customer and time are its first kept line's.
+    first = np.r_[True, basket[1:] != basket[:-1]] if len(basket) else np.zeros(0, bool)
+    b_ids, b_user = basket[first], user[first]
+    b_time = np.asarray(times, dtype=np.int64)[keep][first] if times is not None else b_ids
+    order = np.lexsort((b_ids, b_time, b_user))
+    n_b = np.bincount(b_user, minlength=n_users).astype(np.int64)
+    rank = np.empty(len(order), dtype=np.int64)
+    starts = np.r_[0, np.cumsum(n_b)][:-1]
+    rank[order] = np.arange(len(order)) - starts[b_user[order]]
+    age = n_b[b_user] - 1 - rank
+    line_age = np.repeat(age, np.diff(np.r_[np.flatnonzero(first), len(basket)]))
+    return basket, user, item, line_age, n_b
+
+
+def purchase_history(
+    users: np.ndarray,
+    ids: np.ndarray,
+    offsets: np.ndarray,
+    n_users: int,
+    n_items: int,
+    times: np.ndarray | None = None,
+) -> History:
+    """Count every customer's baskets per product (see the module docstring).
+
+    Parameters
+    ----------
+    users, ids : ndarray of int
+        The customer code and the product id of each line; -1 in either marks a line to skip (a product
+        not in the space, an attribute token).
+    offsets : ndarray of int, shape [n_baskets + 1]
+        Basket ``b`` is lines ``offsets[b]:offsets[b + 1]``; a basket belongs to its first line's customer.
+    n_users, n_items : int
+        Sizes of the customer and product tables (the pair key's radix).
+    times : ndarray of int64, optional
+        Seconds since 1970 per line: baskets are ordered by their first line's time (ties: log order).
+
+    Returns
+    -------
+    History
+    """
+    _, user, item, line_age, n_b = basket_ages(users, ids, offsets, n_users, times)
+    return history_of_lines(user, item, line_age, n_b, n_items)
+
+
+def history_of_lines(
+    user: np.ndarray, item: np.ndarray, age: np.ndarray, n_baskets: np.ndarray, n_items: int
+) -> History:
+    """:class:`History` of kept lines given their basket's age (what :func:`basket_ages` returns)."""
+    # one entry per (basket, product): a product on two lines of a basket counts once
+    key = np.asarray(user, dtype=np.int64) * n_items + np.asarray(item, dtype=np.int64)
+    o = np.lexsort((age, key))
+    key, ages = key[o], np.asarray(age, dtype=np.int64)[o]
+    new = np.r_[True, (key[1:] != key[:-1]) | (ages[1:] != ages[:-1])] if len(key) else np.zeros(0, bool)
+    key, ages = key[new], ages[new]
+    pair, start, count = np.unique(key, return_index=True, return_counts=True)
+    last = np.minimum.reduceat(ages, start) if len(start) else np.zeros(0, np.int64)
+    decay = np.add.reduceat(0.5 ** (ages / HALF_LIFE), start) if len(start) else np.zeros(0, np.float64)
+    return History(
+        pair=pair.astype(np.int64),
+        baskets=count.astype(np.int32),
+        last=last.astype(np.int32),
+        decay=decay.astype(np.float32),
+        n_baskets=np.asarray(n_baskets).astype(np.int32),
+    )
