@@ -69,3 +69,70 @@ def test_the_manifest_writer_refuses_a_non_finite_number_before_replacing_anythi
     assert (target / "manifest.json").read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["m"]  # no temporary left beside it
     likewise.load(target)
+
+
+# ------------------------------------------------------------------ item 3: times
+
+
+def timed_log(tmp_path: Path, times: list[str], name: str = "log.csv") -> Path:
+    """A small order log of 60 orders with a customer and a time column; ``times`` fill the first rows."""
+    rng = random.Random(3)
+    rows = ["order_id,customer_id,product_id,t"]
+    for o in range(60):
+        for _ in range(3):
+            rows.append(f"{o},c{o % 7},p{rng.randrange(12)},{1767225600 + 3600 * o}")
+    for i, t in enumerate(times):
+        rows[1 + i] = rows[1 + i].rsplit(",", 1)[0] + f",{t}"
+    path = tmp_path / name
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def train_timed(log: Path, capsys, *extra: str) -> tuple[int, str]:
+    argv = ["train", log, "--basket-col", "order_id", "--item-col", "product_id", "--user-col", "customer_id"]
+    code, _, err = run([*argv, "--time-col", "t", "--epochs", "1", "--dim", "8", *extra], capsys)
+    return code, err
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("nan", "holds nan: a time must be a finite number"),
+        ("inf", "holds inf: a time must be a finite number"),
+        ("1e30", "holds 1e+30, out of range: seconds since 1970 must be between"),
+        (
+            "1767225600000",
+            "holds 1767225600000, past the year 2500 as seconds since 1970: it looks like "
+            "milliseconds; give seconds (divide by 1,000)",
+        ),
+        ("1767225600000000000", "it looks like nanoseconds; give seconds (divide by 1,000,000,000)"),
+    ],
+)
+def test_times_not_finite_out_of_range_or_in_milliseconds_are_refused_naming_the_row(
+    tmp_path, capsys, value, says
+):
+    """They were cast to INT64_MIN (a customer of all-zero vectors under --half-life-days) or read as
+    seconds in the year 57970, exit 0."""
+    log = timed_log(tmp_path, ["1767225600", value])
+    code, err = train_timed(log, capsys, "-o", tmp_path / "m")
+    assert code == 1
+    assert err.count("\n") == 1, err
+    assert f"time column 't' in {log} at data row 2 (rows count from 1" in err
+    assert says in err
+    assert not (tmp_path / "m").exists()
+
+
+def test_iso_times_with_a_utc_offset_are_read_as_utc(tmp_path, capsys):
+    import pyarrow as pa
+
+    from likewise.readers._checks import column_seconds
+
+    texts = pa.array(
+        ["2026-01-01T11:00:00+05:00", "2026-01-01T06:00:00Z", "2026-01-01 06:00:00", "2026-01-01T06:00:00.5"]
+    )
+    assert column_seconds(Path("f"), "t", texts).tolist() == [1767247200] * 4
+    millis = pa.array([1500, -1500], pa.timestamp("ms"))  # not whole seconds: Arrow's cast refused them
+    assert column_seconds(Path("f"), "t", millis).tolist() == [1, -2]
+    log = timed_log(tmp_path, ["2026-01-01T11:00:00+05:00"] * 180)
+    code, err = train_timed(log, capsys, "-o", tmp_path / "m")
+    assert code == 0, err
