@@ -10,6 +10,7 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import likewise
@@ -136,3 +137,26 @@ def test_iso_times_with_a_utc_offset_are_read_as_utc(tmp_path, capsys):
     log = timed_log(tmp_path, ["2026-01-01T11:00:00+05:00"] * 180)
     code, err = train_timed(log, capsys, "-o", tmp_path / "m")
     assert code == 0, err
+
+
+# ------------------------------------------------------------------ item 5: training that runs away
+
+
+def test_two_items_always_bought_together_train_to_finite_vectors():
+    """Each item is the other's only negative: the clip's constant gradient at a saturated score grew
+    the rows geometrically (30 k orders: 1e7; 300 k: infinity, blamed on the input). A pair learnt past
+    ``SETTLED`` is no longer updated."""
+    emb = likewise.train([["a", "b"]] * 30_000, mode="basket", dim=16, epochs=5, progress=False)
+    W, C = np.asarray(emb.vectors, np.float64), np.asarray(emb.context, np.float64)
+    assert np.isfinite(W).all() and np.isfinite(C).all()
+    scores = W @ C.T
+    assert scores.max() < 64 and scores.min() > -64, scores  # the kernels' SETTLED is 32
+
+
+def test_a_run_that_diverges_says_so_and_does_not_blame_the_input():
+    with pytest.raises(InputError, match=r"training diverged: row \d+ of the .* vectors is not finite") as e:
+        likewise.train(
+            [["a", "b", "c"], ["c", "d"]] * 50, mode="basket", dim=8, epochs=2, lr=1e30, progress=False
+        )
+    assert "lower learning rate (e.g. --lr 2.5e+29)" in str(e.value)
+    assert "vectors must be finite" not in str(e.value)
