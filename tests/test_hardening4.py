@@ -160,3 +160,86 @@ def test_a_run_that_diverges_says_so_and_does_not_blame_the_input():
         )
     assert "lower learning rate (e.g. --lr 2.5e+29)" in str(e.value)
     assert "vectors must be finite" not in str(e.value)
+
+
+# ------------------------------------------------------------------ item 6: keys are the text written
+
+
+def basket_table(ids, items=None):
+    import pyarrow as pa
+
+    n = len(ids)
+    return pa.table(
+        {"order_id": ids, "product_id": items if items is not None else [f"p{i % 3}" for i in range(n)]}
+    )
+
+
+@pytest.mark.parametrize(
+    ("column", "values", "says"),
+    [
+        ("order_id", [1.0, 2.0, float("nan"), 3.0], r"null \(NaN\) 'order_id' value in .* at data row 3"),
+        ("product_id", [1.0, 2.0, 3.0, float("nan")], r"null \(NaN\) 'product_id' value in .* at data row 4"),
+        (
+            "product_id",
+            [1.0, 123456789012345678.0, 3.0, 4.0],
+            r"'product_id' value 1\.2345678901234568e\+17 ",
+        ),
+        (
+            "order_id",
+            [1.0, 2.5, 3.0, 4.0],
+            r"'order_id' value 2\.5 in .* at data row 2 .* store ids as text or integers",
+        ),
+    ],
+)
+def test_a_float_key_column_is_refused_where_the_text_is_not_the_id(tmp_path, capsys, column, values, says):
+    """NaN ids became the key 'nan' (all NaN baskets one basket); 123456789012345678.0 became
+    '1.2345678901234568e+17'. Whole floats up to 2**53 are their integer text."""
+    import pyarrow.parquet as pq
+
+    table = basket_table(values) if column == "order_id" else basket_table([1, 1, 2, 2], values)
+    pq.write_table(table, tmp_path / "log.parquet")
+    argv = ["train", tmp_path / "log.parquet", "--basket-col", "order_id", "--item-col", "product_id"]
+    code, _, err = run([*argv, "--epochs", "1", "--dim", "4", "-o", tmp_path / "m"], capsys)
+    assert code == 1
+    assert err.count("\n") == 1, err
+    import re
+
+    assert re.search(says, err), err
+
+
+def test_whole_float_ids_are_their_integer_text(tmp_path):
+    import pyarrow.parquet as pq
+
+    pq.write_table(
+        basket_table([1.0, 1.0, 2.0, 2.0] * 5, [12.0, 7.0, 12.0, 9.0] * 5), tmp_path / "log.parquet"
+    )
+    spec = likewise.InputSpec(str(tmp_path / "log.parquet"), basket_col="order_id", item_col="product_id")
+    emb = likewise.train(spec, mode="basket", dim=4, epochs=1, progress=False, cache_dir=tmp_path / "c")
+    assert sorted(emb.keys) == ["12", "7", "9"]
+
+
+def test_a_word2vec_file_with_a_key_twice_is_refused_naming_both_lines(tmp_path, capsys):
+    vec = tmp_path / "v.vec"
+    vec.write_text("3 2\na 1 0\nb 0 1\na 0.5 0.5\n")
+    code, _, err = run(["import", vec, "-o", tmp_path / "m"], capsys)
+    assert code == 1
+    assert "key 'a' at line 4 repeats the key at line 2; a key has one vector" in err
+    assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "says"), [("inf", "holds inf"), ("-1", "holds -1"), ("", "holds an empty value (null)")]
+)
+def test_a_quantity_that_is_not_a_finite_number_at_least_0_is_refused_naming_the_row(
+    tmp_path, capsys, value, says
+):
+    rows = ["order_id,customer_id,product_id,qty"] + [f"{o},c{o % 3},p{o % 5},1" for o in range(40)]
+    rows[2] = f"1,c1,p1,{value}"
+    (tmp_path / "log.csv").write_text("\n".join(rows) + "\n")
+    argv = ["train", tmp_path / "log.csv", "--basket-col", "order_id", "--item-col", "product_id"]
+    code, _, err = run(
+        [*argv, "--quantity-col", "qty", "--epochs", "1", "--dim", "4", "-o", tmp_path / "m"], capsys
+    )
+    assert code == 1
+    assert f"quantity column 'qty' in {tmp_path / 'log.csv'} at data row 2 (rows count from 1" in err
+    assert f"{says}; a quantity must be a finite number >= 0" in err

@@ -19,6 +19,7 @@ from .text import MAX_ITEM_CHARS
 __all__ = [
     "as_strings",
     "check_empty",
+    "check_float_keys",
     "check_length",
     "check_line_breaks",
     "check_nulls",
@@ -94,17 +95,46 @@ def check_utf8(path: Path | str, first_row: int, name: str, keys: pa.Array) -> N
         ) from None
 
 
+#: Float keys are taken as the integer they hold up to here: every integer of this size is exact in a
+#: float64 (2**53), so ``12.0`` is the key ``"12"``; past it, or with a fraction, the text is not the id.
+_EXACT_FLOAT_INT = 2**53
+
+
+def check_float_keys(path: Path | str, first_row: int, name: str, col: pa.Array) -> None:
+    """Reject float keys that are not ids: NaN (a null written as a float) and values that are not an
+    exact integer (a fraction, or past 2**53 where ``123456789012345678.0`` has lost its digits).
+
+    A whole float is kept and written as its integer (``12.0`` -> ``"12"``, as Arrow casts it).
+    """
+    if not pa.types.is_floating(col.type):
+        return
+    v = np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
+    nan = np.isnan(v)
+    if nan.any():
+        raise _bad_row("null (NaN)", path, first_row, name, pa.array(nan), LOG_NEED)
+    bad = ~((np.abs(v) <= _EXACT_FLOAT_INT) & (np.floor(v) == v))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"{name!r} value {float(v[i])!r} in {path} at data row {first_row + i + 1} (rows count from 1, "
+            "header not counted) is a float that is not an exact whole number up to 2**53, so it cannot be "
+            "written back as the id it was: store ids as text or integers"
+        )
+
+
 def check_quantity(path: Path, first_row: int, name: str, col: pa.Array) -> np.ndarray:
     """Units bought as float64: they must be numbers >= 0 (a null or NaN is neither)."""
     if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_null(col.type)):
         raise InputError(f"quantity column {name!r} in {path} holds {col.type}, expected numbers")
     q = np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
-    bad = ~(q >= 0)
+    bad = ~((q >= 0) & (q < np.inf))  # NaN and a null fail both
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
+        value = col[i].as_py()
+        shown_value = "an empty value (null)" if value is None else repr(value)
         raise InputError(
-            f"quantity {col[i].as_py()!r} in column {name!r} (must be a number >= 0) in {path} at data "
-            f"row {first_row + i + 1} (rows count from 1, header not counted)"
+            f"quantity column {name!r} in {path} at data row {first_row + i + 1} (rows count from 1, header "
+            f"not counted) holds {shown_value}; a quantity must be a finite number >= 0"
         )
     return q
 
