@@ -243,3 +243,53 @@ def test_a_quantity_that_is_not_a_finite_number_at_least_0_is_refused_naming_the
     assert code == 1
     assert f"quantity column 'qty' in {tmp_path / 'log.csv'} at data row 2 (rows count from 1" in err
     assert f"{says}; a quantity must be a finite number >= 0" in err
+
+
+# ------------------------------------------------------------------ item 10: a column read twice
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (
+            ["--basket-col", "product_id", "--item-col", "product_id"],
+            "'product_id' is given as both basket_col and item_col",
+        ),
+        (
+            ["--basket-col", "order_id", "--item-col", "product_id", "--type-col", "product_id"],
+            "'product_id' is given as both item_col and type_col",
+        ),
+        (
+            ["--basket-col", "order_id", "--type-cols", "product=product_id,campaign=product_id"],
+            "'product_id' is given as both type_cols['product'] and type_cols['campaign']",
+        ),
+    ],
+)
+def test_a_column_given_two_roles_is_one_line_naming_both(tmp_path, capsys, options, says):
+    log = tmp_path / "log.csv"
+    log.write_text("order_id,product_id\n" + "".join(f"{o},p{o % 4}\n" for o in range(20)))
+    code, _, err = run(["train", log, *options, "--epochs", "1", "--dim", "4", "-o", tmp_path / "m"], capsys)
+    assert code == 1
+    assert err.count("\n") == 1, err
+    assert says in err
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_a_header_naming_a_column_twice_is_refused(tmp_path, capsys, fmt):
+    """Parquet raised KeyError ('Field "product_id" exists 2 times in schema'); CSV used the first."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [(o, f"p{o % 4}", f"q{o % 3}") for o in range(20)]
+    if fmt == "csv":
+        log = tmp_path / "log.csv"
+        log.write_text("order_id,product_id,product_id\n" + "".join(f"{o},{a},{b}\n" for o, a, b in rows))
+    else:
+        log = tmp_path / "log.parquet"
+        cols = [pa.array([r[i] for r in rows]) for i in range(3)]
+        pq.write_table(pa.Table.from_arrays(cols, names=["order_id", "product_id", "product_id"]), log)
+    argv = ["train", log, "--basket-col", "order_id", "--item-col", "product_id", "--epochs", "1"]
+    code, _, err = run([*argv, "-o", tmp_path / "m"], capsys)
+    assert code == 1
+    assert err.count("\n") == 1, err
+    assert f"column 'product_id' appears 2 times in the header of {log}; rename all but one" in err
