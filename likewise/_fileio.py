@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
+import math
 import os
 import re
 import secrets
@@ -38,6 +40,7 @@ __all__ = [
     "atomic_folder",
     "file_entry",
     "file_sha256",
+    "finite_json",
     "fsync_dir",
     "fsync_file",
     "fsync_tree",
@@ -136,6 +139,45 @@ def write_text(path: Path, text: str) -> None:
         f.write(text)
         f.flush()
         os.fsync(f.fileno())
+
+
+def _non_finite(value: Any, at: str) -> tuple[str, float] | None:
+    """The JSON Pointer of the first NaN or infinity in ``value`` (dicts, lists, numbers), and it."""
+    if isinstance(value, float | np.floating) and not math.isfinite(value):
+        return at or "/", float(value)
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list | tuple):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = _non_finite(item, f"{at}/{str(key).replace('~', '~0').replace('/', '~1')}")
+        if found is not None:
+            return found
+    return None
+
+
+def finite_json(value: Any, what: str, **dumps: Any) -> str:
+    """``json.dumps(value, **dumps)``, refusing NaN and infinities: JSON has neither, and a strict reader
+    (``likewise info``, any other language) fails on the ``NaN`` Python would write.
+
+    Call it before anything is replaced (inside :func:`atomic_folder`, or before it): the target is then
+    left as it was. ``what`` names the file in the message.
+
+    Raises
+    ------
+    InputError
+        A non-finite number, named by its key (a JSON Pointer such as ``/meta/itemitem/validation_mrr/1``).
+    """
+    bad = _non_finite(value, "")
+    if bad is not None:
+        key, number = bad
+        raise InputError(
+            f"{what} would hold {number!r} at {key}: JSON has no NaN or infinity, so nothing was written "
+            "(a finite number or null is needed there)"
+        )
+    return json.dumps(value, allow_nan=False, **dumps)
 
 
 def _temp_name(target: Path, kind: str = "tmp") -> Path:

@@ -234,7 +234,8 @@ def test_quantity_col_without_user_col_is_checked_and_recorded(tmp_path, capsys)
     bad.write_text(text + f"9999,{rows[0][1]},-2\n")
     assert main([*args, "-o", str(tmp_path / "m2")]) == 1
     err = capsys.readouterr().err
-    assert f"quantity -2 in column 'qty' (must be a number >= 0) in {bad} at data row {len(rows) + 1}" in err
+    assert f"quantity column 'qty' in {bad} at data row {len(rows) + 1} (rows count from 1" in err
+    assert "holds -2; a quantity must be a finite number >= 0" in err
 
 
 def _pairs_baskets(seed: int, n_pairs: int = 60, n: int = 1500) -> list[list[str]]:

@@ -189,3 +189,23 @@ def test_guide_table_starts_each_bucket_at_its_first_possible_negative(n_items):
             t += 1
         want.append(t)
     np.testing.assert_array_equal(_make_guide(neg_cum, shift), want)
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+def test_pairs_learnt_past_settled_are_not_updated_as_in_the_reference(mode):
+    """Rows large enough that many scores are past +-SETTLED (issue 43 item 5): the batched kernel skips
+    those updates where its reference does."""
+    from likewise.kernels import SETTLED
+
+    d = make_data(30, 8)
+    rng = np.random.default_rng(4)
+    d["W"] = (rng.standard_normal((30, 8)) * 3).astype(np.float32)
+    d["C"] = (rng.standard_normal((30, 8)) * 3).astype(np.float32)
+    dots = d["W"] @ d["C"].T
+    assert (dots > SETTLED).any() and (dots < -SETTLED).any() and (np.abs(dots) < SETTLED).any()
+    (s1, k1, p1, l1), W1, C1 = call(train_sgns_batched_block_serial, d, mode=mode)
+    (s2, k2, p2, l2), W2, C2 = call(train_sgns_batched_block_reference, d, mode=mode)
+    assert (s1, k1, p1) == (s2, k2, p2)
+    np.testing.assert_allclose(W1, W2, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(C1, C2, rtol=1e-5, atol=1e-4)
+    assert l1 == pytest.approx(l2, rel=1e-5)

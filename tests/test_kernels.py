@@ -403,3 +403,27 @@ def test_import_likewise_does_not_import_numba():
     code = "import sys, likewise; print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+def test_pairs_learnt_past_settled_are_not_updated_as_in_the_reference(small, mode):
+    """Rows large enough that many scores are past +-SETTLED (issue 43 item 5): the kernel skips those
+    targets' updates exactly where the reference does, and a table of only settled pairs is unchanged."""
+    from likewise.kernels import SETTLED
+
+    rng = np.random.default_rng(4)
+    W = (rng.standard_normal((V, D)) * 3).astype(np.float32)
+    C = (rng.standard_normal((V, D)) * 3).astype(np.float32)
+    dots = W @ C.T
+    assert (dots > SETTLED).any() and (dots < -SETTLED).any() and (np.abs(dots) < SETTLED).any()
+    (seen, kept, pairs, loss), kW, kC = run(train_sgns_block_serial, small, W=W.copy(), C=C.copy(), mode=mode)
+    ref, rW, rC = run(train_sgns_block_reference, small, W=W.copy(), C=C.copy(), mode=mode)
+    assert (seen, kept, pairs) == ref[:3]
+    np.testing.assert_allclose(kW, rW, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(kC, rC, rtol=1e-5, atol=1e-4)
+    assert loss == pytest.approx(ref[3], rel=1e-5)
+    # every item's row along one direction: every positive is settled, and negatives (drawn among the
+    # same rows) are too, on the wrong side, so they do train; with negative=0 nothing moves at all
+    same = np.tile(np.full(D, 3.0, dtype=np.float32), (V, 1))
+    _, sW, sC = run(train_sgns_block_serial, small, W=same.copy(), C=same.copy(), mode=mode, negative=0)
+    assert np.array_equal(sW, same) and np.array_equal(sC, same)

@@ -85,7 +85,7 @@ HEAD = "order_id,customer_id,product_id,ts,qty\n"
         (
             "1,c1,tent,2026-01-01 10:00:00,1\n1,c1,mat,2026-01-01 10:00:00,-2\n",
             {"quantity_col": "qty"},
-            r"quantity -2 in column 'qty' \(must be a number >= 0\).* data row 2",
+            r"quantity column 'qty' in .* at data row 2 .* holds -2; a quantity must be a finite number >= 0",
         ),
         (
             "1,c1,tent,2026-01-01 10:00:00,1\n2,c1,mat,yesterday,1\n",

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .. import readers
-from .._fileio import file_entry, write_npy, write_text
+from .._fileio import file_entry, finite_json, write_npy, write_text
 from ..errors import InputError
 from ..readers import InputSpec
 from .vocab import Vocab, ranked_vocab
@@ -185,7 +185,7 @@ class CorpusWriter:
         }
         if self.side:
             manifest["side"] = sorted(self.side)
-        write_text(self.folder / "manifest.json", json.dumps(manifest, indent=2))
+        write_text(self.folder / "manifest.json", finite_json(manifest, "a corpus manifest", indent=2))
         return manifest
 
     def close(self) -> None:

@@ -28,7 +28,7 @@ import numpy as np
 
 from .._fileio import atomic_folder, write_text
 from .._readfile import open_regular
-from ..errors import CorruptModelError, InputError
+from ..errors import CorruptModelError, InputError, shown
 from ..space.embeddings import Embeddings
 from ._word2vec import write_word2vec
 from .vocab import Vocab
@@ -131,11 +131,17 @@ def read_word2vec(
                     vecs[i] = np.array(parts[1:], dtype=np.float32)
                 except ValueError as e:
                     raise CorruptModelError(f"{str(p)!r} line {i + 2}: {e}") from None
+    # A key has one vector: gensim keeps the first of two and drops the second unsaid, which loses
+    # data the file's writer meant (two rows for one key are a bug there, or a decoding that merged two)
     seen: dict[str, int] = {}
-    keep = [seen.setdefault(k, i) == i for i, k in enumerate(keys)]  # gensim keeps the first of duplicates
-    if not all(keep):
-        vecs = vecs[np.asarray(keep)]
-        keys = [k for k, ok in zip(keys, keep, strict=True) if ok]
+    for i, k in enumerate(keys):
+        first = seen.setdefault(k, i)
+        if first != i:
+            where = (lambda j: f"vector {j + 1}") if binary else (lambda j: f"line {j + 2}")
+            raise CorruptModelError(
+                f"{str(p)!r}: key {shown(k)} at {where(i)} repeats the key at {where(first)}; a key has one "
+                "vector: remove or rename one of them"
+            )
     counts = np.arange(len(keys), 0, -1, dtype=np.int64)
     meta: dict[str, Any] = {"source": {"file": str(p), "format": "word2vec-binary" if binary else "word2vec"}}
     try:

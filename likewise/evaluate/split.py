@@ -24,7 +24,6 @@ or a line break), or an empty one -- is refused when the split is written.
 from __future__ import annotations
 
 import io
-import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .._fileio import atomic_folder, file_entry, file_sha256, write_text
+from .._fileio import atomic_folder, file_entry, file_sha256, finite_json, write_text
 from .._readfile import field as manifest_field
 from .._readfile import inside, open_regular, read_json
 from ..errors import CorruptModelError, InputError
@@ -222,7 +221,9 @@ def save_split(split: Split, path: str | os.PathLike, *, overwrite: bool = False
             "input": split.input,
             "files": {n: file_entry(tmp / n) for n in ("train.txt", "test.tsv")},
         }
-        write_text(tmp / "split.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+        write_text(
+            tmp / "split.json", finite_json(manifest, "split.json", indent=2, ensure_ascii=False) + "\n"
+        )
     return final
 
 

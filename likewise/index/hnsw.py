@@ -22,7 +22,6 @@ it built fastest, and it is the smallest dependency with a one-file save (figure
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -32,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._fileio import atomic_folder, file_entry, file_sha256, fsync_file, tidy, write_text
+from .._fileio import atomic_folder, file_entry, file_sha256, finite_json, fsync_file, tidy, write_text
 from .._readfile import field, read_json
 from .._targets import check_target
 from ..errors import CorruptModelError, InputError, MissingDependencyError, SpaceMismatchError, shown
@@ -231,7 +230,7 @@ class HnswIndex:
             fsync_file(tmp / _GRAPH)  # hnswlib writes it without an fsync (atomic_folder would flush it too)
             manifest = self.manifest()
             manifest["files"] = {_GRAPH: file_entry(tmp / _GRAPH)}
-            write_text(tmp / _MANIFEST, json.dumps(manifest, indent=2) + "\n")
+            write_text(tmp / _MANIFEST, finite_json(manifest, "an index manifest", indent=2) + "\n")
         self._source = target / _GRAPH
         return target
 

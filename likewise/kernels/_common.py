@@ -31,11 +31,13 @@ from .draws import splitmix64 as splitmix64
 
 __all__ = [
     "F_MAX",
+    "F_SETTLED",
     "LCG_ADD",
     "LCG_MUL",
     "LOG1P_EXP_TABLE",
     "MASK64",
     "MAX_EXP",
+    "SETTLED",
     "MODE_BASKET",
     "MODE_SEQUENCE",
     "NEG_CUM_MAX",
@@ -66,6 +68,13 @@ MODE_SEQUENCE = 0
 MODE_BASKET = 1
 #: Dot products are clipped to ``[-MAX_EXP, MAX_EXP]`` before the sigmoid, as in word2vec.
 MAX_EXP = 6.0
+#: A target whose score is past ``SETTLED`` on the side its label asks for (``> SETTLED`` for the centre,
+#: ``< -SETTLED`` for a negative) gets no update: its sigmoid is 1 to 14 digits, but the clip at
+#: ``MAX_EXP`` would still give it the gradient at 6 (0.0025 x lr), and where nothing pulls back (two
+#: items that are always bought together, each the other's only negative) that constant step grows the
+#: rows geometrically, to infinity (issue 43 item 5). Normal training never reaches it (scores stay
+#: within about +-15), so its vectors are unchanged; word2vec's C tool stops at 6 itself.
+SETTLED = 32.0
 
 LCG_MUL = 6364136223846793005
 LCG_ADD = 1442695040888963407
@@ -75,6 +84,7 @@ _LCG_MUL = np.uint64(LCG_MUL)
 _LCG_ADD = np.uint64(LCG_ADD)
 U32 = np.uint64(32)
 F_MAX = np.float32(MAX_EXP)
+F_SETTLED = np.float32(SETTLED)
 _INV_2_32 = 1.0 / 2**32
 
 # sigmoid(z) and log(1 + e^z) on [-MAX_EXP, MAX_EXP] as tables (word2vec's EXP_TABLE idea), read by the

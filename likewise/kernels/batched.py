@@ -56,6 +56,7 @@ from numba import njit
 from ._claim import claim_chunks
 from ._common import (
     F_MAX,
+    F_SETTLED,
     LOG1P_EXP_TABLE,
     SIGMOID_TABLE,
     TABLE_SCALE,
@@ -154,14 +155,19 @@ def _dots2(xb, tb, b, t, k, width, gm):
 @njit(fastmath=True, nogil=True, cache=True, inline="always")
 def _grad(f, t, lr):
     """Gradient scale and loss term of score ``f`` against target ``t`` (``t == 0``: the centre)."""
+    settled = False
     if f > F_MAX:
+        settled = t == 0 and f > F_SETTLED
         f = F_MAX
     elif f < -F_MAX:
+        settled = t != 0 and f < -F_SETTLED
         f = -F_MAX
     z = -f if t == 0 else f
     k = int((z + F_MAX) * TABLE_SCALE)
     if k >= TABLE_SIZE:
         k = TABLE_SIZE - 1
+    if settled:  # learnt past doubt: no update (see SETTLED in ._common)
+        return np.float32(0.0), LOG1P_EXP_TABLE[k]
     q = SIGMOID_TABLE[k]
     return (q * lr if t == 0 else -q * lr), LOG1P_EXP_TABLE[k]
 

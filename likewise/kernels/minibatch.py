@@ -41,7 +41,7 @@ except ImportError:  # the guarded import: one clear message when torch is missi
     raise MissingDependencyError("torch", "torch", "the torch training backend") from None
 
 from ..errors import InputError
-from ._common import MAX_EXP, MODE_SEQUENCE
+from ._common import MAX_EXP, MODE_SEQUENCE, SETTLED
 from .draws import GOLDEN, HASH_A, HASH_B, M32, PURPOSE_KEEP, PURPOSE_REACH, PURPOSE_SAMPLED
 
 __all__ = [
@@ -263,12 +263,14 @@ def sgns_grads(
     ci = torch.where(ctx >= 0, ctx, n_w)
     x = padded[ci]  # (groups, width, D)
     t = c_rows[tgt]  # (groups, 1 + negative, D)
-    f = torch.bmm(x, t.transpose(1, 2)).clamp_(-MAX_EXP, MAX_EXP)
+    raw = torch.bmm(x, t.transpose(1, 2))
+    f = raw.clamp(-MAX_EXP, MAX_EXP)
     sign = torch.ones(tgt.shape[1], dtype=f.dtype, device=f.device)
     sign[0] = -1.0  # z = -f for the centre (label 1), f for the negatives
     z = f * sign
     mask = ((ctx >= 0)[:, :, None] & tgt_ok[:, None, :]).to(f.dtype)
-    g = torch.sigmoid(z) * mask * (-sign * float(lr))  # +q lr for the centre, -q lr for negatives
+    live = (raw * -sign <= SETTLED).to(f.dtype)  # past SETTLED on its label's side: learnt, no update
+    g = torch.sigmoid(z) * mask * live * (-sign * float(lr))  # +q lr for the centre, -q lr for negatives
     loss = (F.softplus(z) * mask).sum(dtype=torch.float64)
     dx = torch.bmm(g, t)
     dt = torch.bmm(g.transpose(1, 2), x)

@@ -20,6 +20,7 @@ from ._common import (
     MASK64,
     MAX_EXP,
     MODE_SEQUENCE,
+    SETTLED,
     SIGMOID_TABLE,
     TABLE_SCALE,
     TABLE_SIZE,
@@ -102,10 +103,13 @@ def _pair(centre, ctx, W, C, neg_cum, negative, lr, rng) -> float:
     targets += [(t, 0) for t in rng.negatives(neg_cum, negative) if t != centre]
     loss = 0.0
     for t, label in targets:  # drawing all negatives first is fine: updates consume no randomness
-        f = np.clip(np.dot(l1, C[t]), np.float32(-MAX_EXP), np.float32(MAX_EXP))
+        raw = np.dot(l1, C[t])
+        f = np.clip(raw, np.float32(-MAX_EXP), np.float32(MAX_EXP))
         e = np.exp(-f if label else f)  # q = e / (1 + e) is 1 - sigmoid(f) for label 1, sigmoid(f) for 0
         g = (e / (np.float32(1) + e)) * lr * np.float32(1 if label else -1)
         loss += float(np.log1p(e))
+        if (raw if label else -raw) > SETTLED:  # learnt past doubt: no update
+            continue
         neu1e += g * C[t]
         C[t] += g * l1
     W[ctx] += neu1e
@@ -161,12 +165,14 @@ def _group_reference(centre, contexts, negatives, W, C, lr) -> float:
     targets = [centre] + [t for t in negatives if t != centre]
     X = W[contexts].copy()
     T = C[targets].copy()
-    f = np.clip(X @ T.T, np.float32(-MAX_EXP), np.float32(MAX_EXP))
+    raw = X @ T.T
+    f = np.clip(raw, np.float32(-MAX_EXP), np.float32(MAX_EXP))
     sign = np.ones(len(targets), dtype=np.float32)
     sign[0] = -1  # z = -f for the centre (label 1), f for negatives
     z = sign * f
     k = np.minimum(((z + np.float32(MAX_EXP)) * TABLE_SCALE).astype(np.int64), TABLE_SIZE - 1)
     G = SIGMOID_TABLE[k] * lr * -sign  # +q*lr for the centre, -q*lr for negatives
+    G[-sign * raw > SETTLED] = 0  # learnt past doubt: no update
     np.add.at(C, targets, G.T @ X)
     np.add.at(W, contexts, G @ T)
     return float(LOG1P_EXP_TABLE[k].sum())
@@ -246,10 +252,13 @@ def _typed_pair(centre, ctx, W, C, tables, negative, lr, rng) -> float:
     targets += [(t, 0) for t in _typed_negatives(rng, centre, tables, negative) if t != centre]
     loss = 0.0
     for t, label in targets:
-        f = np.clip(np.dot(l1, C[t]), np.float32(-MAX_EXP), np.float32(MAX_EXP))
+        raw = np.dot(l1, C[t])
+        f = np.clip(raw, np.float32(-MAX_EXP), np.float32(MAX_EXP))
         e = np.exp(-f if label else f)
         g = (e / (np.float32(1) + e)) * lr * np.float32(1 if label else -1)
         loss += float(np.log1p(e))
+        if (raw if label else -raw) > SETTLED:  # learnt past doubt: no update
+            continue
         neu1e += g * C[t]
         C[t] += g * l1
     W[ctx] += neu1e
@@ -387,11 +396,14 @@ def sgns_grads_reference(
             for col, target in enumerate(tgt[g].tolist()):
                 if not tgt_ok[g, col]:
                     continue
-                f = np.clip(np.dot(w_rows[b], c_rows[target]), np.float32(-MAX_EXP), np.float32(MAX_EXP))
+                raw = np.dot(w_rows[b], c_rows[target])
+                f = np.clip(raw, np.float32(-MAX_EXP), np.float32(MAX_EXP))
                 z = -f if col == 0 else f
                 q = np.float32(1) / (np.float32(1) + np.exp(-z))  # sigmoid(z)
                 step = q * lr32 if col == 0 else -q * lr32
                 loss += float(np.log1p(np.exp(np.float64(z))))
+                if (raw if col == 0 else -raw) > SETTLED:  # learnt past doubt: no update
+                    continue
                 dw[b] += step * c_rows[target]
                 dc[target] += step * w_rows[b]
     return dw, dc, loss

@@ -44,7 +44,11 @@ One pair (centre ``c`` = item at ``i``, context ``x`` = item at ``j``)
     ``neu1e += g * C[t]``; ``C[t] += g * l1``; the pair's loss gains ``log1p(e)`` (that is,
     ``-log sigmoid(f)`` or ``-log sigmoid(-f)`` of the clipped ``f``). After all targets
     ``W[x] += neu1e``. The clip at ``MAX_EXP = 6`` is word2vec's: beyond it the sigmoid is saturated
-    (the gradient stays at its value at 6, about 0.0025, and the loss stays finite). Vector arithmetic
+    (the gradient stays at its value at 6, about 0.0025, and the loss stays finite), except that a target
+    whose unclipped ``f`` is past ``SETTLED = 32`` on its label's side (``f > 32`` for the centre,
+    ``f < -32`` for a negative) gets no update (its loss term still counts): that constant gradient
+    would otherwise grow rows that nothing pulls back (two items always bought together) to infinity
+    (``._common.SETTLED``). Vector arithmetic
     is float32; the loss is summed in float64.
 
 Counts returned: tokens in the block, tokens kept by subsampling, pairs trained, and the loss sum.
@@ -62,6 +66,7 @@ from numba import njit
 from ._claim import claim_chunks
 from ._common import (
     F_MAX,
+    F_SETTLED,
     MAX_EXP,
     MODE_BASKET,
     MODE_SEQUENCE,
@@ -124,15 +129,20 @@ def _pair(centre, ctx, W, C, neg_cum, neg_total, negative, lr, neu1e, state):
         f = np.float32(0.0)
         for d in range(dim):
             f += W[ctx, d] * C[target, d]
+        settled = False
         if f > F_MAX:
+            settled = k == 0 and f > F_SETTLED
             f = F_MAX
         elif f < -F_MAX:
+            settled = k != 0 and f < -F_SETTLED
             f = -F_MAX
         z = -f if k == 0 else f
         e = np.float32(math.exp(z))
         q = e / (np.float32(1.0) + e)
         g = q * lr if k == 0 else -q * lr
         loss += math.log1p(e)
+        if settled:  # learnt past doubt: no update (see SETTLED)
+            continue
         for d in range(dim):
             c = C[target, d]
             neu1e[d] += g * c

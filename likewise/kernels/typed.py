@@ -41,6 +41,7 @@ from ..errors import InputError
 from ._claim import claim_chunks
 from ._common import (
     F_MAX,
+    F_SETTLED,
     U32,
     chunk_bounds,
     chunk_states,
@@ -156,15 +157,20 @@ def _typed_pair(centre, ctx, W, C, tables, negative, lr, neu1e, state):
         f = np.float32(0.0)
         for d in range(dim):
             f += W[ctx, d] * C[target, d]
+        settled = False
         if f > F_MAX:
+            settled = k == 0 and f > F_SETTLED
             f = F_MAX
         elif f < -F_MAX:
+            settled = k != 0 and f < -F_SETTLED
             f = -F_MAX
         z = -f if k == 0 else f
         e = np.float32(math.exp(z))
         q = e / (np.float32(1.0) + e)
         g = q * lr if k == 0 else -q * lr
         loss += math.log1p(e)
+        if settled:  # learnt past doubt: no update (see SETTLED)
+            continue
         for d in range(dim):
             c = C[target, d]
             neu1e[d] += g * c

@@ -97,7 +97,18 @@ def _csv_batches(path: Path, spec: InputSpec, cols: list[str], typing=None) -> I
                     raise _missing_column(path, c, header) from None
         raise InputError(f"cannot read {path} as CSV: {first_line(e)}") from None
     with stream:
+        header = _csv_header(path, read, parse)
+        for c in cols:
+            _refuse_twice(path, c, header)
         yield from reader
+
+
+def _refuse_twice(path: Path, col: str, names: list[str]) -> None:
+    """A column read from a file whose header names it twice: which one is meant cannot be told."""
+    if names.count(col) > 1:
+        raise InputError(
+            f"column {col!r} appears {names.count(col)} times in the header of {path}; rename all but one"
+        )
 
 
 def _csv_header(path: Path, read, parse) -> list[str]:
@@ -169,6 +180,7 @@ def _parquet_batches(path: Path, cols: list[str]) -> Iterator[pa.RecordBatch]:
     for c in cols:
         if c not in names:
             raise _missing_column(path, c, names)
+        _refuse_twice(path, c, names)
     with pf:
         yield from pf.iter_batches(batch_size=_PARQUET_BATCH_ROWS, columns=cols)
 

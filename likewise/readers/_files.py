@@ -146,6 +146,7 @@ class InputSpec:
             object.__setattr__(self, "attrs", os.fspath(self.attrs))
             if not self.basket_col:
                 raise InputError("attrs (item attributes) apply to a log with basket_col and item_col")
+        self._check_roles()
         typing = self.typing()  # checks the typing options
         if typing is not None:
             object.__setattr__(self, "item_col", typing.item_col)  # "(a, b)" with type_cols
@@ -157,6 +158,24 @@ class InputSpec:
                 raise InputError("sessions need a customer column and a time column (--user-col, --time-col)")
             if self.order_col:
                 raise InputError("sessions are ordered by time_col: give no order_col with them")
+
+    def _check_roles(self) -> None:
+        """A column read as two keys (basket and item, item and type, two types) is refused naming both."""
+        roles: list[tuple[str, str | None]] = [("basket_col", self.basket_col)]
+        if self.type_cols:  # the item is read from these (item_col and type_col are typing's to refuse)
+            roles += [(f"type_cols[{t!r}]", c) for t, c in self.type_cols]
+        else:
+            roles += [("item_col", self.item_col), ("type_col", self.type_col)]
+        seen: dict[str, str] = {}
+        for role, col in roles:
+            if col is None:
+                continue
+            if col in seen:
+                raise InputError(
+                    f"column {col!r} is given as both {seen[col]} and {role}: each of these reads its own "
+                    "column; name another one"
+                )
+            seen[col] = role
 
     def extras(self) -> dict[str, object]:
         """The optional reading options that are set, by name: part of a corpus's description and key.

@@ -63,6 +63,7 @@ from ._batches import iter_log_batches
 from ._checks import (
     as_strings,
     check_empty,
+    check_float_keys,
     check_length,
     check_line_breaks,
     check_nulls,
@@ -182,14 +183,17 @@ def check_log_batch(spec: InputSpec, path: Path, first_row: int, batch: pa.Recor
     if _basket_fits_int64(basket.type):
         basket = basket.cast(pa.int64())
     else:
+        check_float_keys(path, first_row, spec.basket_col or "", basket)
         basket = as_strings(basket)
         check_utf8(path, first_row, spec.basket_col or "", basket)
         check_empty(path, first_row, spec.basket_col or "", basket)
     keys = {}
     for name in (spec.item_col, spec.user_col):
         if name:
-            col = as_strings(batch.column(1) if name == spec.item_col else batch.column(name))
+            col = batch.column(1) if name == spec.item_col else batch.column(name)
             check_nulls(path, first_row, name, col)
+            check_float_keys(path, first_row, name, col)
+            col = as_strings(col)
             check_utf8(path, first_row, name, col)
             check_empty(path, first_row, name, col)
             check_line_breaks(path, first_row, name, col)

@@ -13,7 +13,8 @@ keeps the one of the two that completes held-out baskets better:
 Without trials (``epochs`` set, or a corpus of 5 M tokens or more) the affinity is measured on the same
 held-out cases with the final tables, which were trained on the held-out baskets too: a comparison
 biased towards the affinity, so the item-item model replaces it only when it wins all the same. With too
-few baskets to hold any out (fewer than 40 with two items or more) the affinity stays.
+few baskets to hold any out (fewer than 40 with two items or more), or no held-out basket with two
+different items (every order repeats one product: no case to rank), the affinity stays.
 
 ``completion="affinity"`` skips the fit; ``completion="itemitem"`` keeps the item-item model whatever
 the comparison says. Sequence (text) spaces are not fitted: their completion is the affinity.
@@ -93,15 +94,17 @@ def fit_completion(
     split = split_validation(ids, offsets, seed)
     tried: dict[str, float] = {}
     ease_mrr = None
+    few = "too few baskets to hold some out and compare"
+    if split is not None:
+        queries, hidden = validation_queries(split[2], split[3], seed)
+        if len(hidden) == 0:  # every held-out basket repeats one item: no case to rank, no MRR (NaN)
+            split = None
+            few = "too few baskets with two different items to compare"
     if split is None and choice == "auto":
-        return None, {
-            "completion": "affinity",
-            "completion_reason": "the affinity: too few baskets to hold some out and compare",
-        }
+        return None, {"completion": "affinity", "completion_reason": f"the affinity: {few}"}
     leaked = ""
     if split is not None:
-        tr_ids, tr_off, va_ids, va_off = split
-        queries, hidden = validation_queries(va_ids, va_off, seed)
+        tr_ids, tr_off = split[0], split[1]
         lam, rr, tried = choose_lambda((tr_ids, tr_off), queries, hidden, counts, max_items=max_items)
         ease_mrr = float(rr.mean())
         how = f"penalty {lam:g} chosen on {len(hidden):,} held-out baskets"
@@ -112,7 +115,7 @@ def fit_completion(
         g = gram_matrix(ids, offsets, covered_rows(counts, max_items), len(counts))
         grid = lambda_grid(g)
         lam = grid[len(grid) // 2]
-        how = f"penalty {lam:g} (too few baskets to hold some out: the middle of the grid)"
+        how = f"penalty {lam:g} ({few}: the middle of the grid)"
     model = fit_itemitem(ids, offsets, counts, lam, max_items=max_items)
     cover = f"{len(model.items):,} items" + (
         f" (the {max_items:,} most frequent of {have:,}: completion_max_items)" if have > max_items else ""

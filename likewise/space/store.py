@@ -50,6 +50,7 @@ from .._fileio import (
     atomic_folder,
     file_entry,
     file_sha256,
+    finite_json,
     tidy,
     write_npy,
     write_text,
@@ -109,6 +110,8 @@ def save(emb: Any, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
     from .._version import __version__
 
     target = check_target(path, overwrite=overwrite)
+    # before any file is written: a NaN in the meta would make a manifest no strict reader can load
+    finite_json({"config": emb.config, "meta": emb.meta}, f"the manifest of {target}")
     with atomic_folder(target) as tmp:
         write_npy(tmp / "vectors.npy", np.ascontiguousarray(emb.vectors, dtype="<f4"))
         write_npy(tmp / "counts.npy", np.ascontiguousarray(emb.counts, dtype="<i8"))
@@ -154,7 +157,8 @@ def save(emb: Any, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
             write_text(tmp / ITEM_TABLE, json.dumps(item_table, ensure_ascii=False))
             files[ITEM_TABLE] = file_entry(tmp / ITEM_TABLE)
             manifest["item_table"] = ITEM_TABLE
-        write_text(tmp / MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+        text = finite_json(manifest, f"the manifest of {target}", indent=2, ensure_ascii=False)
+        write_text(tmp / MANIFEST, text + "\n")
     return target
 
 

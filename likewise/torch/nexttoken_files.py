@@ -6,7 +6,6 @@ unpickled.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import asdict
@@ -48,7 +47,7 @@ def save_model(trained: TrainedNextToken, path: str | os.PathLike, *, overwrite:
     Path
         The folder written.
     """
-    from .._fileio import atomic_folder, write_npy, write_text
+    from .._fileio import atomic_folder, finite_json, write_npy, write_text
     from .._version import __version__
 
     target = check_model_target(path, overwrite=overwrite)
@@ -76,7 +75,10 @@ def save_model(trained: TrainedNextToken, path: str | os.PathLike, *, overwrite:
             "tensors": tensors,
             "likewise_version": __version__,
         }
-        write_text(tmp / _MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+        write_text(
+            tmp / _MANIFEST,
+            finite_json(manifest, f"the manifest of {target}", indent=2, ensure_ascii=False) + "\n",
+        )
     return target
 
 

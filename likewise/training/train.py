@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .._check import first_nonfinite_row
 from ..errors import InputError
 from ..space.completion import attach_completion
 from ..space.itemtypes import types_of_keys
@@ -488,7 +489,24 @@ def _train_tables(
         epochs = choose_passes(loop, split, W, C, epochs, val, progress)
     W, C, history, _ = loop.passes(ids, offsets, W, C, epochs, "epoch ", ckpt, saved)
     notes["epochs"] = len(history)
+    _refuse_diverged(W, C, config, len(history))
     return Trained(W, C, history, backend.threads, notes)
+
+
+def _refuse_diverged(W: np.ndarray, C: np.ndarray, config: TrainConfig, passes: int) -> None:
+    """Raise when training left a table that is not finite: the run diverged, the input is not at fault.
+
+    The kernels stop updating a pair learnt past doubt (``likewise.kernels.SETTLED``), which keeps the
+    degenerate cases finite; a learning rate far too large can still overflow.
+    """
+    for name, table in (("input vectors", W), ("output vectors", C)):
+        row = first_nonfinite_row(table)
+        if row is not None:
+            raise InputError(
+                f"training diverged: row {row} of the {name} is not finite (NaN or infinity) after "
+                f"{passes} pass(es) at lr={config.lr:g}; the input is not at fault: train again with a lower "
+                f"learning rate (e.g. --lr {config.lr / 4:g})"
+            )
 
 
 def backend_passes(
