@@ -37,7 +37,6 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
-from starlette.concurrency import run_in_threadpool
 from starlette.routing import Route
 
 from . import explorer_routes, meta_routes, query_routes, retail_routes, typed_routes
@@ -76,7 +75,7 @@ async def watch_models(registry: Registry, seconds: float) -> None:
             continue
         for name in names:
             try:
-                await run_in_threadpool(registry.reload, name)
+                await asyncio.wrap_future(registry.reload_soon(name))
                 reported.pop(name, None)
             except Exception as e:  # noqa: BLE001 -- keep serving the old version, keep watching
                 stamp = registry.stamp_of(name)

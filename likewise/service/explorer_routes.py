@@ -72,8 +72,8 @@ async def search(s: ServedModel, prefix: Prefix = "", limit: Limit = 10) -> Resp
 
 
 def sample_for(request: Request, projection: str, sample: int | None) -> int:
-    """The map size a request asks for: one t-SNE job per model version, at the server's ``--map-sample``
-    only, never at a size a client picks."""
+    """The map size a request asks for: a t-SNE map at the server's ``--map-sample`` only, never at a size
+    a client picks (and one job per model at a time: :class:`~likewise.service.projection.Runner`)."""
     check_projection(projection)
     map_sample = registry_of(request).map_sample
     n = map_sample if sample is None else sample
@@ -88,7 +88,13 @@ def sample_for(request: Request, projection: str, sample: int | None) -> int:
 @router.get(
     "/models/{name}/map",
     summary="2-D coordinates of the most frequent items (PCA; or t-SNE, its progress until it is ready)",
-    responses={500: {"model": ErrorBody, "description": "computing the t-SNE map failed (says why)"}},
+    responses={
+        409: {
+            "model": ErrorBody,
+            "description": "the t-SNE job was cancelled: a newer version took its place",
+        },
+        500: {"model": ErrorBody, "description": "computing the t-SNE map failed (says why)"},
+    },
 )
 async def item_map(
     request: Request, s: ServedModel, sample: Sample = None, projection: Projection = "pca"
@@ -100,6 +106,10 @@ async def item_map(
         if not ready and payload["status"] == "failed":
             return json_response(
                 {"error": f"the {projection} map failed: {payload['error']}", **payload}, 500
+            )
+        if not ready and payload["status"] == "cancelled":  # a newer version of the model took its place
+            return json_response(
+                {"error": f"the {projection} map was cancelled: {payload['error']}", **payload}, 409
             )
         return json_response(payload, 200)
 
