@@ -326,6 +326,7 @@ def test_options_and_wrong_methods_answer_with_the_whole_allow(shop):
     opt = call(app, "OPTIONS", "/models/shop/similar")
     assert opt.status_code == 204 and set(opt.headers["allow"].split(", ")) == {
         "GET",
+        "HEAD",
         "OPTIONS",
         "POST",
     }
@@ -471,3 +472,51 @@ def test_reloads_are_no_ops_when_nothing_changed_and_coalesce_on_one_loading_thr
     assert {r.json()["version"] for r in answers} == {2}
     assert state["peak"] == 1 and state["loads"] == 2  # one load per changed model, one at a time
     assert call(app, "POST", "/models/b/reload").json()["version"] == 2
+
+
+def test_get_values_are_checked_as_post_values_and_long_ones_are_cut(shop):
+    """GET took k=1.0, +1 and 1_0 where POST is strict, and echoed a 60,000-character types or
+    projection whole in a 60 KB 422; types had no length cap on GET (POST: 64 names of 64 characters)."""
+    app = make_app(shop)
+    for k in ["1.0", "+1", "1_0", " 1", "1e1", "\u0661", "0x1", "-1"]:
+        r = call(app, "GET", "/models/shop/similar", params={"item": "g0_i0", "k": k})
+        assert r.status_code == 422, (k, r.text)
+        assert f"k == {k}" in r.json()["error"] and "digits 0-9" in r.json()["error"], r.text
+        assert call(app, "POST", "/models/shop/similar", json={"items": ["g0_i0"], "k": k}).status_code == 422
+    for url, params in [
+        ("/models/shop/search", {"prefix": "g", "limit": "+2"}),
+        ("/models/shop/map", {"sample": "1.0"}),
+        ("/models/shop/similar", {"item": "g0_i0", "restrict": "1_0"}),
+    ]:
+        r = call(app, "GET", url, params=params)
+        assert r.status_code == 422 and "digits 0-9" in r.json()["error"], r.text
+    assert call(app, "GET", "/models/shop/similar", params={"item": "g0_i0", "k": "3"}).status_code == 200
+    zero = call(app, "GET", "/models/shop/similar", params={"item": "g0_i0", "k": "0"})
+    assert zero.status_code == 422 and "k == 0, must be between 1 and 50" in zero.json()["error"]
+    big = "x" * 60_000
+    for url, params in [
+        ("/models/shop/similar", {"item": "g0_i0", "types": big}),
+        ("/models/shop/map", {"projection": big}),
+        ("/models/shop/similar", {"item": "g0_i0", "k": "9" * 60_000}),
+    ]:
+        r = call(app, "GET", url, params=params)
+        assert r.status_code == 422 and len(r.content) < 1000, (url, len(r.content))
+        assert "60000 characters" in r.text
+    many = call(
+        app, "GET", "/models/shop/similar", params={"item": "g0_i0", "types": [f"t{i}" for i in range(65)]}
+    )
+    assert many.status_code == 422 and "65 types in one request, the limit is 64" in many.json()["error"]
+    body = {"items": ["g0_i0"], "types": [f"t{i}" for i in range(65)]}
+    assert "the limit is 64" in call(app, "POST", "/models/shop/similar", json=body).json()["error"]
+
+
+def test_head_is_answered_on_get_routes_as_get_without_a_body(shop):
+    app = make_app(shop)
+    for url in ["/models/shop/similar?item=g0_i0&k=3", "/health", "/models/shop", "/", "/openapi.json"]:
+        got, head = call(app, "GET", url), call(app, "HEAD", url)
+        assert head.status_code == got.status_code == 200, (url, head.status_code)
+        assert head.content == b"" and int(head.headers["content-length"]) == len(got.content)
+    missing = call(app, "HEAD", "/models/shop/similar?item=nope")
+    assert missing.status_code == 404 and missing.content == b""
+    post_only = call(app, "HEAD", "/models/shop/reload")
+    assert post_only.status_code == 405 and "HEAD" not in post_only.headers["allow"].split(", ")

@@ -13,7 +13,7 @@ route                                      answer
 =========================================  =================================================================
 """
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
@@ -21,7 +21,7 @@ from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
 from ..errors import InputError
-from .bodies import Bound, CoordsBody, ErrorBody
+from .bodies import Bound, CoordsBody, ErrorBody, QueryInt
 from .deps import ServedModel, registry_of
 from .projection import PROJECTIONS, check_projection
 from .respond import answer, item_of, json_response
@@ -31,17 +31,16 @@ __all__ = ["router"]
 router = APIRouter()
 
 Prefix = Annotated[str, Query(), Bound("max_key")]
-Limit = Annotated[int, Query(ge=1), Bound("max_prefix_results")]
+Limit = Annotated[int, Query(ge=1), QueryInt, Bound("max_prefix_results")]
 Sample = Annotated[
-    Annotated[int, Field(ge=2), Bound("max_map")] | None, Query(description="items on the map")
+    Annotated[int, Field(ge=2), QueryInt, Bound("max_map")] | None, Query(description="items on the map")
 ]
 Projection = Annotated[
-    str,
+    Literal[PROJECTIONS],  # as CoordsBody's: one check for GET and POST
     Query(
         description="pca (computed at load), or tsne (computed once in the background: until it is "
         'ready the answer is its progress, {"status": "computing", "done", "total", ...}; the explore '
         "extra)",
-        json_schema_extra={"enum": list(PROJECTIONS)},
     ),
 ]
 

@@ -25,6 +25,7 @@ from starlette.routing import Route
 from ..errors import CorruptModelError, InputError, ItemIndexError, NotFittedError, UnknownItemError, shown
 from .bodies import as_sent, error_loc, ranges_of, validation_message
 from .deps import limits_of, registry_of
+from .guard import HEAD_AS_GET
 from .respond import json_response
 
 __all__ = ["EXCEPTION_HANDLERS", "allowed_methods"]
@@ -84,12 +85,13 @@ async def bad_request(request: Request, e: RequestValidationError) -> Response:
 
 
 def allowed_methods(routes: list[Route], path: str) -> set[str]:
-    """The methods of every route that matches ``path`` (one path may have GET and POST)."""
+    """The methods of every route that matches ``path`` (one path may have GET and POST); HEAD wherever
+    GET is (:class:`~likewise.service.guard.HeadAsGet` answers it)."""
     out: set[str] = set()
     for r in routes:
         if r.methods and r.path_regex.match(path):
             out |= r.methods
-    return out
+    return out | {"HEAD"} if "GET" in out else out
 
 
 async def http_error(request: Request, e: StarletteHTTPException) -> Response:
@@ -101,7 +103,8 @@ async def http_error(request: Request, e: StarletteHTTPException) -> Response:
         if request.method == "OPTIONS":
             return Response(status_code=204, headers={"allow": allow})
         path = request.url.path[:200]
-        message = f"method {request.method} is not allowed on {path!r}; allowed: {allow}"
+        method = "HEAD" if request.scope.get(HEAD_AS_GET) else request.method
+        message = f"method {method} is not allowed on {path!r}; allowed: {allow}"
         return json_response({"error": message}, 405, {"allow": allow})
     return json_response({"error": f"{e.detail}: {request.url.path[:200]!r}"}, e.status_code, e.headers)
 

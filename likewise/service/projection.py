@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, shown
 
 __all__ = ["PLACE_NEIGHBOURS", "PROJECTIONS", "Job", "Runner", "available", "pca", "place_near", "tsne"]
 
@@ -53,7 +53,7 @@ def available() -> list[str]:
 def check_projection(name: str) -> str:
     """``name`` if it is a projection this installation can compute; else :class:`InputError` saying why."""
     if name not in PROJECTIONS:
-        raise InputError(f"projection == {name!r}, must be one of {', '.join(map(repr, PROJECTIONS))}")
+        raise InputError(f"projection == {shown(name)}, must be one of {', '.join(map(repr, PROJECTIONS))}")
     if name not in available():
         raise InputError(
             f"projection {name!r} needs openTSNE, which is not installed: pip install 'likewise[explore]'"
