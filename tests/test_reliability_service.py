@@ -520,3 +520,33 @@ def test_head_is_answered_on_get_routes_as_get_without_a_body(shop):
     assert missing.status_code == 404 and missing.content == b""
     post_only = call(app, "HEAD", "/models/shop/reload")
     assert post_only.status_code == 405 and "HEAD" not in post_only.headers["allow"].split(", ")
+
+
+def test_hidden_attribute_tokens_are_never_listed_searched_or_suggested(tmp_path):
+    """attr: tokens (a hidden type) appeared in /search, in "did you mean" and in most_frequent."""
+    from likewise.space.itemtypes import ItemTypes
+
+    keys = [
+        "attr:colour=red",
+        "product:tent",
+        "product:mat",
+        "attr:colour=blue",
+        "product:stove",
+        "campaign:spring",
+    ]
+    rng = np.random.default_rng(0)
+    emb = Embeddings(
+        rng.standard_normal((len(keys), 8)), Vocab(keys, counts=np.arange(len(keys), 0, -1) * 10)
+    )
+    emb.attach_types(ItemTypes.from_types([k.split(":")[0] for k in keys], hidden=["attr"]))
+    emb.save(tmp_path / "m")
+    app = make_app(tmp_path / "m")
+    facts = call(app, "GET", "/models/shop").json()
+    assert facts["most_frequent"] == ["product:tent", "product:mat", "product:stove", "campaign:spring"]
+    for prefix in ["attr", "a", ""]:
+        found = call(app, "GET", "/models/shop/search", params={"prefix": prefix, "limit": 10}).json()[
+            "items"
+        ]
+        assert not [f["item"] for f in found if f["item"].startswith("attr:")], prefix
+    miss = call(app, "GET", "/models/shop/similar", params={"item": "attr:colour=re"})
+    assert miss.status_code == 404 and not [s for s in miss.json()["suggestions"] if s.startswith("attr:")]

@@ -35,11 +35,13 @@ async def unknown(request: Request, e: UnknownItemError) -> Response:
     """404 naming the unknown key, with close keys (asked of the served model when the error has none)."""
     what = e.what
     sugg = list(e.suggestions)
-    if what not in ("model", "customer") and not sugg and isinstance(e.key, str):
+    if what not in ("model", "customer") and isinstance(e.key, str):
         name = request.path_params.get("name")
         served = registry_of(request).find(name) if name else None
-        if served is not None:  # bounded work, but off the loop all the same
-            sugg = await run_in_threadpool(served.suggestions, e.key)
+        if served is not None:
+            sugg = [s for s in sugg if not served.hidden(s)]  # attr: tokens are never suggested
+            if not sugg:  # bounded work, but off the loop all the same
+                sugg = await run_in_threadpool(served.suggestions, e.key)
     msg = f"unknown {what} {shown(e.key)}" + (
         " — did you mean " + " or ".join(repr(s) for s in sugg) + "?" if sugg else ""
     )

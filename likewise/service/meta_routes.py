@@ -57,7 +57,7 @@ def model_facts(s: Served) -> dict[str, Any]:
         if emb.types is None
         else {"counts": emb.types.counts(), "hidden": sorted(emb.types.hidden)},
         "placed": len((emb.meta or {}).get("placed") or {}),
-        "most_frequent": emb.keys[:10],
+        "most_frequent": [emb.keys[i] for i in s.listed_ids()[:10].tolist()],  # no hidden attr: tokens
     }
 
 

@@ -138,8 +138,9 @@ class Served:
         try:
             self.emb.vocab.id(key)
         except UnknownItemError as e:
-            if e.suggestions:
-                return list(e.suggestions)[:n]
+            shown = [s for s in e.suggestions if not self.hidden(s)]  # attr: tokens are never suggested
+            if shown:
+                return shown[:n]
         except Exception:  # noqa: BLE001 -- a suggestion is a courtesy; never fail the error answer on it
             pass
         keys = self.emb.keys
@@ -149,6 +150,16 @@ class Served:
             if found:
                 return [keys[i] for i in found]
         return []
+
+    def hidden(self, key: str) -> bool:
+        """Whether ``key`` is an item of a hidden type (an ``attr:`` token): never listed or suggested."""
+        types, index = self.emb.types, self.emb.vocab.index
+        return types is not None and key in index and types.type_of(index[key]) in types.hidden
+
+    def listed_ids(self) -> np.ndarray:
+        """The ids a list may show, most frequent first: every item but those of hidden types."""
+        types = self.emb.types
+        return np.arange(len(self.emb), dtype=np.int64) if types is None else types.ids(None)
 
     def map(self, sample: int) -> dict:
         """2-D PCA coordinates of the ``sample`` most frequent items (kept for the last few sizes asked).
@@ -357,7 +368,8 @@ class Registry:
             hints = [h for h in hints if h]
             attrs = read_item_attrs(source, emb.keys, hints=hints, model=spec.name)
         folded = [k.casefold() for k in emb.keys]
-        order = sorted(range(len(folded)), key=folded.__getitem__)
+        listed = range(len(folded)) if emb.types is None else emb.types.ids(None).tolist()
+        order = sorted(listed, key=folded.__getitem__)  # hidden tokens (attr:) are never found by prefix
         served = Served(
             spec=spec,
             emb=emb,
