@@ -228,6 +228,28 @@ def check_outside_saved(path: str | os.PathLike, what: str = "", *, part: str | 
         )
 
 
+def _special_kind(target: Path) -> str | None:
+    """What ``target`` is when it exists and is not a regular file (following symlinks), else None."""
+    import stat
+
+    try:
+        mode = target.stat().st_mode
+    except OSError:  # absent, or a dangling symlink: the write makes a regular file
+        return None
+    kinds = [
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+    ]
+    kind = next(
+        (name for test, name in kinds if test(mode)), None if stat.S_ISREG(mode) else "a special file"
+    )
+    if kind is not None and target.is_symlink():
+        kind = f"a symlink to {kind}"
+    return kind
+
+
 def check_output_file(path: str | os.PathLike, *, overwrite: bool = False, flag: str = "--overwrite") -> Path:
     """Raise now if writing the file ``path`` (an export, an audience, a picture, a names file) would
     clobber what it should not.
@@ -250,12 +272,20 @@ def check_output_file(path: str | os.PathLike, *, overwrite: bool = False, flag:
     ------
     InputError
         ``path`` lies inside a saved likewise folder (never written, whatever ``overwrite`` says) or below
-        a file, is a folder, or exists and ``overwrite`` is False.
+        a file, is a folder, is a special file (a device such as ``/dev/null``, a FIFO, a socket; or a
+        symlink to one: an atomic write would replace it with a regular file, whatever ``overwrite``
+        says), or exists and ``overwrite`` is False.
     """
     target = Path(path)
     check_outside_saved(target)
     if target.is_dir():
         raise InputError(f"{str(target)!r} is a folder; give the name of a file to write")
+    kind = _special_kind(target)
+    if kind is not None:
+        raise InputError(
+            f"{str(target)!r} is {kind}, not a regular file: it is never replaced (even with {flag}); "
+            "give the name of a regular file to write"
+        )
     if os.path.lexists(target) and not overwrite:
         raise InputError(f"{str(target)!r} already exists; pass {flag} to replace it")
     return target

@@ -376,6 +376,40 @@ def test_output_file_is_not_replaced_without_overwrite(
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # written via a temporary
 
 
+@pytest.mark.parametrize("command", ["export", "lookalike", "plot", "names"])
+def test_a_fifo_or_a_symlink_to_one_is_never_replaced_even_with_overwrite(
+    shop_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """``export -o /dev/full --overwrite`` (a FIFO, any device) replaced the special file with a regular
+    one (issue 43 item 4): an output that exists and is not a regular file is refused before any work."""
+    import stat
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    link = tmp_path / "link.txt"
+    link.symlink_to(fifo)
+    for out, kind in ((fifo, "is a FIFO"), (link, "is a symlink to a FIFO")):
+        for extra in ([], ["--overwrite"]):
+            err = _cli_error(capsys, _file_command(command, shop_model, out) + extra)
+            assert str(out) in err and kind in err and "regular file" in err, err
+            assert len(err.strip().splitlines()) == 1
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and link.is_symlink()
+
+
+def test_a_device_node_is_refused_before_any_write() -> None:
+    """Checked on the check itself, which writes nothing: were it to pass, no command is run on /dev/null."""
+    import stat
+
+    from likewise._targets import check_output_file
+
+    for overwrite in (False, True):
+        with pytest.raises(
+            likewise.InputError, match=r"^'/dev/null' is a character device, not a regular file"
+        ):
+            check_output_file("/dev/null", overwrite=overwrite)
+    assert stat.S_ISCHR(os.lstat("/dev/null").st_mode)
+
+
 @pytest.mark.parametrize("command", ["export", "lookalike", "projector", "plot", "names"])
 def test_output_is_never_written_inside_a_model_folder(
     shop_model: Path, capsys: pytest.CaptureFixture[str], command: str

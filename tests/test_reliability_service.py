@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 import time
 from pathlib import Path
@@ -41,6 +42,12 @@ def shop(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("rel") / "shop"
     planted().save(path)
     return path
+
+
+def _touch(path: Path, step: int) -> None:
+    """Give ``path`` a new mtime, ``step`` seconds past its own: a new identity, set, not waited for."""
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + step * 1_000_000_000))
 
 
 def make_app(path: Path, **kw):
@@ -200,6 +207,7 @@ def test_cross_origin_state_changes_are_refused(shop, tmp_path):
     assert registry.get("shop").version == 1
     q = call(app, "POST", "/models/shop/similar", json={"items": ["g0_i0"]}, headers={"Origin": "null"})
     assert q.status_code == 403
+    _touch(path / "manifest.json", 1)  # something new on disk: a reload makes a version (else it is a no-op)
     same = call(app, "POST", "/models/shop/reload", headers={"Origin": "http://localhost"})
     assert same.status_code == 200 and registry.get("shop").version == 2
 
@@ -318,6 +326,7 @@ def test_options_and_wrong_methods_answer_with_the_whole_allow(shop):
     opt = call(app, "OPTIONS", "/models/shop/similar")
     assert opt.status_code == 204 and set(opt.headers["allow"].split(", ")) == {
         "GET",
+        "HEAD",
         "OPTIONS",
         "POST",
     }
@@ -358,3 +367,186 @@ def test_token_file_problems_and_help(shop, tmp_path, capsys):
         main(["serve", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "--token-file" in text and "LIKEWISE_TOKEN" in text and "ps" in text and "--allow-host" in text
+
+
+# ---- issue 43: work bounded by the server, not by what clients ask ------------------------------------
+
+
+def test_one_projection_job_per_model_whatever_the_versions(tmp_path, monkeypatch):
+    """Reload, then ask for the t-SNE map, 20 times: 20 t-SNE jobs ran at once (one per version). Now a
+    model has one job at a time on the server's projection runner; a newer version's cancels the older."""
+    from likewise.service import projection
+
+    path = tmp_path / "m"
+    planted(0).save(path)
+    app = make_app(path)
+    lock, release = threading.Lock(), threading.Event()
+    state = {"running": 0, "peak": 0}
+
+    def fake_tsne(x, *, seed=0, progress=None):  # counts jobs running at once; runs until released
+        with lock:
+            state["running"] += 1
+            state["peak"] = max(state["peak"], state["running"])
+        try:
+            while not release.wait(0.005):
+                if progress(0, 1):  # cancelled
+                    break
+            return np.zeros((len(x), 2))
+        finally:
+            with lock:
+                state["running"] -= 1
+
+    monkeypatch.setattr(projection, "available", lambda: ["pca", "tsne"])
+    monkeypatch.setattr(projection, "tsne", fake_tsne)
+    jobs = []
+    try:
+        for i in range(20):
+            _touch(path / "manifest.json", i + 1)
+            assert call(app, "POST", "/models/shop/reload").json()["version"] == i + 2
+            r = call(app, "GET", "/models/shop/map", params={"projection": "tsne"})
+            assert r.status_code == 200 and r.json()["status"] == "computing", r.text
+            jobs.append(app.state.registry.get("shop").projection_job(10, "tsne"))
+        assert all(j.cancelled and "superseded by version" in j.cancelled for j in jobs[:-1])
+    finally:
+        release.set()
+    assert jobs[-1].wait(timeout=60) and jobs[-1].result is not None
+    for j in jobs:
+        j.wait(timeout=60)
+    assert state["peak"] == 1 and state["running"] == 0
+    assert all(j.result is None and j.status()["status"] == "cancelled" for j in jobs[:-1])
+    old = app.state.registry.get("shop")
+    assert call(app, "GET", "/models/shop/map", params={"projection": "tsne"}).json()["status"] == "ready"
+    assert old is app.state.registry.get("shop")
+
+
+def test_reloads_are_no_ops_when_nothing_changed_and_coalesce_on_one_loading_thread(tmp_path, monkeypatch):
+    """60 reloads at once took 37 s, a worker each, and loaded even when nothing had changed, while a query
+    on another model waited 15.7 s. Now: no change, no load; one loading thread whoever asks; reloads of a
+    model asked while one is queued share it; queries keep being answered while loads wait."""
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    for i, p in enumerate((a, b, c)):
+        planted(i).save(p)
+    registry = Registry([ModelSpec("a", a), ModelSpec("b", b), ModelSpec("c", c)], map_sample=10)
+    app = create_app(registry)
+    assert call(app, "POST", "/models/a/reload").json()["version"] == 1  # nothing new: no new version
+
+    lock, entered, release = threading.Lock(), threading.Event(), threading.Event()
+    state = {"in": 0, "peak": 0, "loads": 0}
+    real = registry._load
+
+    def blocking_load(spec, version):
+        with lock:
+            state["in"] += 1
+            state["loads"] += 1
+            state["peak"] = max(state["peak"], state["in"])
+        entered.set()
+        try:
+            release.wait(60)  # only the failure path waits this long
+            return real(spec, version)
+        finally:
+            with lock:
+                state["in"] -= 1
+
+    monkeypatch.setattr(registry, "_load", blocking_load)
+    _touch(a / "manifest.json", 1)
+    _touch(b / "manifest.json", 1)
+
+    async def go():
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+            tasks = [asyncio.create_task(client.post(f"/models/{'ab'[i % 2]}/reload")) for i in range(60)]
+            while not entered.is_set():
+                await asyncio.sleep(0.01)
+            try:  # the loads are held: queries on every model are still answered
+                for name in "abc":
+                    q = await asyncio.wait_for(
+                        client.get(f"/models/{name}/similar", params={"item": "g0_i0"}), 30
+                    )
+                    assert q.status_code == 200
+            finally:
+                release.set()
+            return await asyncio.gather(*tasks)
+
+    answers = asyncio.run(go())
+    assert all(r.status_code == 200 for r in answers)
+    assert {r.json()["version"] for r in answers} == {2}
+    assert state["peak"] == 1 and state["loads"] == 2  # one load per changed model, one at a time
+    assert call(app, "POST", "/models/b/reload").json()["version"] == 2
+
+
+def test_get_values_are_checked_as_post_values_and_long_ones_are_cut(shop):
+    """GET took k=1.0, +1 and 1_0 where POST is strict, and echoed a 60,000-character types or
+    projection whole in a 60 KB 422; types had no length cap on GET (POST: 64 names of 64 characters)."""
+    app = make_app(shop)
+    for k in ["1.0", "+1", "1_0", " 1", "1e1", "\u0661", "0x1", "-1"]:
+        r = call(app, "GET", "/models/shop/similar", params={"item": "g0_i0", "k": k})
+        assert r.status_code == 422, (k, r.text)
+        assert f"k == {k}" in r.json()["error"] and "digits 0-9" in r.json()["error"], r.text
+        assert call(app, "POST", "/models/shop/similar", json={"items": ["g0_i0"], "k": k}).status_code == 422
+    for url, params in [
+        ("/models/shop/search", {"prefix": "g", "limit": "+2"}),
+        ("/models/shop/map", {"sample": "1.0"}),
+        ("/models/shop/similar", {"item": "g0_i0", "restrict": "1_0"}),
+    ]:
+        r = call(app, "GET", url, params=params)
+        assert r.status_code == 422 and "digits 0-9" in r.json()["error"], r.text
+    assert call(app, "GET", "/models/shop/similar", params={"item": "g0_i0", "k": "3"}).status_code == 200
+    zero = call(app, "GET", "/models/shop/similar", params={"item": "g0_i0", "k": "0"})
+    assert zero.status_code == 422 and "k == 0, must be between 1 and 50" in zero.json()["error"]
+    big = "x" * 60_000
+    for url, params in [
+        ("/models/shop/similar", {"item": "g0_i0", "types": big}),
+        ("/models/shop/map", {"projection": big}),
+        ("/models/shop/similar", {"item": "g0_i0", "k": "9" * 60_000}),
+    ]:
+        r = call(app, "GET", url, params=params)
+        assert r.status_code == 422 and len(r.content) < 1000, (url, len(r.content))
+        assert "60000 characters" in r.text
+    many = call(
+        app, "GET", "/models/shop/similar", params={"item": "g0_i0", "types": [f"t{i}" for i in range(65)]}
+    )
+    assert many.status_code == 422 and "65 types in one request, the limit is 64" in many.json()["error"]
+    body = {"items": ["g0_i0"], "types": [f"t{i}" for i in range(65)]}
+    assert "the limit is 64" in call(app, "POST", "/models/shop/similar", json=body).json()["error"]
+
+
+def test_head_is_answered_on_get_routes_as_get_without_a_body(shop):
+    app = make_app(shop)
+    for url in ["/models/shop/similar?item=g0_i0&k=3", "/health", "/models/shop", "/", "/openapi.json"]:
+        got, head = call(app, "GET", url), call(app, "HEAD", url)
+        assert head.status_code == got.status_code == 200, (url, head.status_code)
+        assert head.content == b"" and int(head.headers["content-length"]) == len(got.content)
+    missing = call(app, "HEAD", "/models/shop/similar?item=nope")
+    assert missing.status_code == 404 and missing.content == b""
+    post_only = call(app, "HEAD", "/models/shop/reload")
+    assert post_only.status_code == 405 and "HEAD" not in post_only.headers["allow"].split(", ")
+
+
+def test_hidden_attribute_tokens_are_never_listed_searched_or_suggested(tmp_path):
+    """attr: tokens (a hidden type) appeared in /search, in "did you mean" and in most_frequent."""
+    from likewise.space.itemtypes import ItemTypes
+
+    keys = [
+        "attr:colour=red",
+        "product:tent",
+        "product:mat",
+        "attr:colour=blue",
+        "product:stove",
+        "campaign:spring",
+    ]
+    rng = np.random.default_rng(0)
+    emb = Embeddings(
+        rng.standard_normal((len(keys), 8)), Vocab(keys, counts=np.arange(len(keys), 0, -1) * 10)
+    )
+    emb.attach_types(ItemTypes.from_types([k.split(":")[0] for k in keys], hidden=["attr"]))
+    emb.save(tmp_path / "m")
+    app = make_app(tmp_path / "m")
+    facts = call(app, "GET", "/models/shop").json()
+    assert facts["most_frequent"] == ["product:tent", "product:mat", "product:stove", "campaign:spring"]
+    for prefix in ["attr", "a", ""]:
+        found = call(app, "GET", "/models/shop/search", params={"prefix": prefix, "limit": 10}).json()[
+            "items"
+        ]
+        assert not [f["item"] for f in found if f["item"].startswith("attr:")], prefix
+    miss = call(app, "GET", "/models/shop/similar", params={"item": "attr:colour=re"})
+    assert miss.status_code == 404 and not [s for s in miss.json()["suggestions"] if s.startswith("attr:")]

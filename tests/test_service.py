@@ -298,6 +298,8 @@ def test_reload_swaps_in_a_new_version(tmp_path, models):
     # a damaged folder: the reload fails with 503 and the loaded version keeps answering
     (path / "garbage").write_bytes(b"garbage")
     os.replace(path / "garbage", path / "vectors.npy")  # a new file: the served version's map stays valid
+    st = os.stat(path / "manifest.json")  # the folder's identity changes (else a reload is a no-op)
+    os.utime(path / "manifest.json", ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
     bad = c.post("/models/m/reload")
     assert bad.status_code == 503 and "keeps serving" in bad.json()["error"]
     assert c.get("/models/m").json()["version"] == after["version"]
@@ -337,10 +339,10 @@ def test_real_server_answers_and_swaps_models_with_no_failed_request(server, mod
         futures = [pool.submit(hammer) for _ in range(4)]
         time.sleep(0.3)
         with httpx.Client(base_url=base, timeout=30) as admin:
-            for _ in range(3):  # explicit reloads while requests are in flight
+            for _ in range(3):  # explicit reloads while requests are in flight: nothing new, no new version
                 assert admin.post("/models/live/reload").status_code == 200
             v = admin.get("/health").json()["models"]["live"]
-            assert v == 4
+            assert v == 1
             new.save(path, overwrite=True)  # a new version on disk: the file watch swaps it in
             deadline = time.monotonic() + 20
             while admin.get("/models/live").json()["fingerprint"] != new.fingerprint:

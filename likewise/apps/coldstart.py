@@ -273,7 +273,7 @@ def _rows(source: Any, item_col: str | None) -> list[tuple[str, dict[str, Any]]]
     read_item_attributes(source, item_col)  # the same checks (file, columns, keys) with the same messages
     from ..readers import read_table_file
 
-    table, _, _ = read_table_file(source)  # the one reader: the same table the checks saw
+    table, _, _ = read_table_file(source, key=item_col)  # the one reader: the same table the checks saw
     item_col = table.column_names[0] if item_col is None else item_col
     keys = [str(k) for k in table.column(item_col).cast(pa.string()).to_pylist()]
     cols = [c for c in table.column_names if c != item_col]

@@ -107,7 +107,9 @@ def read_seeds(
     from likewise.readers import HeaderRule, key_column, read_table_file
 
     named = SEED_COLUMNS if seed_col is None else (seed_col,)
-    table, where, fmt = read_table_file(path, what="seeds", header=HeaderRule(named, plain_width=1))
+    table, where, fmt = read_table_file(
+        path, what="seeds", header=HeaderRule(named, plain_width=1), text=True
+    )
     cols = table.column_names
     if fmt == "lines":  # one id per line, no header
         if seed_col is not None:

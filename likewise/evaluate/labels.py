@@ -158,7 +158,7 @@ def read_labels(
 
     named = {c for c in (item_col, label_col) if c is not None}
     rule = HeaderRule(LABEL_COLUMNS | named, plain_width=2)
-    table, where, fmt = read_table_file(path, what="labels", header=rule)
+    table, where, fmt = read_table_file(path, what="labels", header=rule, text=True)
     names = table.column_names
     if fmt == "lines" and len(names) != 2 and not named:
         raise InputError(

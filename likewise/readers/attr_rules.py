@@ -83,7 +83,8 @@ def _new_table(
     The table is checked as training reads one (missing item column, null, empty or repeated keys); a
     column ``spec`` does not tokenise is an error naming the columns the space was trained with.
     """
-    table, _, _ = read_table_file(source)
+    tries = (item_col,) if item_col is not None else (spec.get("item_col"), log_item_col)
+    table, _, _ = read_table_file(source, key=tries)
     names = table.column_names
     if item_col is None:  # the space's own item column, else the log's, else the first
         item_col = next((c for c in (spec.get("item_col"), log_item_col) if c in names), names[0])

@@ -157,7 +157,7 @@ def read_item_attributes(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    table, where, _ = read_table_file(source, format, delimiter)
+    table, where, _ = read_table_file(source, format, delimiter, key=item_col)
     names = table.column_names
     if table.num_rows == 0:
         raise InputError(f"item attributes {where!r} have no data rows")
@@ -239,7 +239,7 @@ def item_table(source: Any, item_col: str | None, keys: Sequence[str]) -> dict[s
     """
     import math
 
-    table, where, _ = read_table_file(source)
+    table, where, _ = read_table_file(source, key=item_col)
     item_col = item_col or table.column_names[0]
     known = set(keys) | {k.partition(TYPE_SEP)[2] for k in keys if TYPE_SEP in k}
     rows = [

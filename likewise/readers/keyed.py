@@ -13,6 +13,10 @@ Item attributes (``train --item-attrs``), new products (``place --attrs-file``),
   first line (blank lines and ``#`` comments skipped) is a header when a :class:`HeaderRule` says so;
   otherwise the file is *plain lines*: fields split at the separator, taken as written (no quoting),
   blank lines and lines starting with ``#`` skipped, every line with as many fields as the first.
+* **Keys as written.** The key column of a CSV / TSV file (and every column of a label or seed file)
+  is read as text, as the log reader reads its keys: ``00012``, ``1e3``, ``1.50`` and ``TRUE`` stay
+  what the user wrote, so a table's key is the same text as the log's. Other columns of an attribute
+  table keep Arrow's types (a numeric column is banded). Parquet and JSON Lines keep their own types.
 * **Types.** A column is read as text when it holds text, numbers or dates; one that holds structs,
   maps, or bytes that are not UTF-8 is one :class:`~likewise.errors.InputError` naming the file, the
   column and its type (:func:`text_column`).
@@ -25,7 +29,7 @@ from __future__ import annotations
 
 import csv
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,6 +112,8 @@ def read_table_file(
     *,
     what: str = "item attributes",
     header: bool | HeaderRule = True,
+    key: str | Sequence[str | None] | None = None,
+    text: bool = False,
 ) -> tuple[Any, str, str]:
     """Read a table keyed by item or customer from a file (see the module docstring for the rules).
 
@@ -124,6 +130,12 @@ def read_table_file(
     header : bool or HeaderRule
         Whether the first line of a text file is a header: True (attribute tables), False (plain lines),
         or decided by its content.
+    key : str or sequence of str, optional
+        The key column of a CSV / TSV file, read as text so its keys stay as written: a name, or names
+        to try in order (None entries skipped); the first column when none is given or in the file.
+    text : bool
+        Read every column of a CSV / TSV file as text (labels and seeds: all their values are keys or
+        labels).
 
     Returns
     -------
@@ -169,7 +181,7 @@ def read_table_file(
             with pa.input_stream(str(path), compression=compression(path)) as s:
                 table, how = pjson.read_json(s), "jsonl"
         else:
-            table, how = _read_text(path, where, what, delimiter, header)
+            table, how = _read_text(path, where, what, delimiter, header, _Text(key, text))
     except (pa.ArrowException, OSError, UnicodeDecodeError) as e:
         name = {"csv": "CSV", "parquet": "Parquet", "jsonl": "JSON Lines"}[fmt]
         raise InputError(f"cannot read {what} {where!r} as {name}: {first_line(e)}") from None
@@ -189,8 +201,72 @@ def _named_once(table: Any, where: str) -> Any:
     return table
 
 
+@dataclass(frozen=True)
+class _Text:
+    """Which columns of a text table are read as text: the key column (see ``read_table_file``), or all."""
+
+    key: str | Sequence[str | None] | None
+    every: bool
+
+    def types(self, names: list[str]) -> dict[str, Any]:
+        """``column_types`` for pyarrow's CSV reader, given the file's column names as pyarrow reads them."""
+        import pyarrow as pa
+
+        if self.every:
+            return {n: pa.string() for n in names}
+        tries = [self.key] if isinstance(self.key, str) else [k for k in self.key or () if k is not None]
+        key = next((k for k in tries if k in names), names[0] if names else None)
+        return {} if key is None else {key: pa.string()}
+
+
+def _header_names(path: Path, skip: int, parse: Any) -> list[str]:
+    """The column names of a text table as pyarrow itself reads its header (so they match exactly);
+    empty when they cannot be read (the full read then says why)."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    try:
+        with pa.input_stream(str(path), compression=compression(path)) as s:
+            return list(
+                pcsv.open_csv(
+                    s, read_options=pcsv.ReadOptions(skip_rows=skip), parse_options=parse
+                ).schema.names
+            )
+    except (pa.ArrowException, UnicodeDecodeError):
+        return []
+
+
+def _convert(types: dict[str, Any]) -> Any:
+    """pyarrow's CSV options: empty fields are nulls; the columns ``types`` names read as text, unchecked
+    (:func:`_bytes_unless_utf8` checks them: bytes that are not UTF-8 get the message other columns get)."""
+    import pyarrow.csv as pcsv
+
+    return pcsv.ConvertOptions(
+        strings_can_be_null=True, null_values=[""], column_types=types, check_utf8=False
+    )
+
+
+def _bytes_unless_utf8(table: Any, types: dict[str, Any]) -> Any:
+    """``table`` with each column read as text that is not all UTF-8 seen as the bytes it is (as pyarrow
+    reads such a column when it guesses), so :func:`text_column` names the file, the column and its type."""
+    import pyarrow as pa
+
+    for name in types:
+        i = table.schema.get_field_index(name)
+        if i < 0:
+            continue
+        col = table.column(i)
+        try:
+            col.validate(full=True)
+        except pa.ArrowInvalid:
+            table = table.set_column(
+                i, name, pa.chunked_array([c.view(pa.binary()) for c in col.chunks], pa.binary())
+            )
+    return table
+
+
 def _read_text(
-    path: Path, where: str, what: str, delimiter: str | None, header: bool | HeaderRule
+    path: Path, where: str, what: str, delimiter: str | None, header: bool | HeaderRule, text: _Text
 ) -> tuple[Any, str]:
     """A CSV / TSV file with a header (``"csv"``) or plain lines (``"lines"``): :func:`read_table_file`."""
     import pyarrow as pa
@@ -207,6 +283,8 @@ def _read_text(
         if skip < 0:
             raise InputError(f"{what} file {where!r} holds no data: only blank lines and '#' comments")
     first = lines[skip].rstrip("\r")
+    if skip == 0:  # a byte-order mark is no part of the first field (pyarrow drops it too)
+        first = first.removeprefix("\ufeff")
     tsv = ".tsv" in [x.lower() for x in path.suffixes] or "\t" in first
     sep = delimiter or ("\t" if tsv else ",")
     if len(sep) != 1:
@@ -217,20 +295,19 @@ def _read_text(
         except csv.Error:
             fields = first.split(sep)
         header = header.is_header(fields, sep)
-    convert = pcsv.ConvertOptions(strings_can_be_null=True, null_values=[""])
     if header:
+        parse = pcsv.ParseOptions(delimiter=sep)
+        types = text.types(_header_names(path, skip, parse))
+        convert = _convert(types)
         with pa.input_stream(str(path), compression=compression(path)) as s:
             table = pcsv.read_csv(
-                s,
-                read_options=pcsv.ReadOptions(skip_rows=skip),
-                parse_options=pcsv.ParseOptions(delimiter=sep),
-                convert_options=convert,
+                s, read_options=pcsv.ReadOptions(skip_rows=skip), parse_options=parse, convert_options=convert
             )
-        return table, "csv"
-    return _read_lines(path, where, what, sep, len(first.split(sep)), convert), "lines"
+        return _bytes_unless_utf8(table, types), "csv"
+    return _read_lines(path, where, what, sep, len(first.split(sep)), text), "lines"
 
 
-def _read_lines(path: Path, where: str, what: str, sep: str, width: int, convert: Any) -> Any:
+def _read_lines(path: Path, where: str, what: str, sep: str, width: int, text: _Text) -> Any:
     """Plain lines: ``width`` fields split at ``sep``, as written; blank lines and ``#`` comments skipped."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -244,6 +321,8 @@ def _read_lines(path: Path, where: str, what: str, sep: str, width: int, convert
         return "skip"
 
     names = [f"column {i + 1}" for i in range(width)]
+    types = text.types(names)
+    convert = _convert(types)
     with pa.input_stream(str(path), compression=compression(path)) as s:
         table = pcsv.read_csv(
             s,
@@ -258,6 +337,7 @@ def _read_lines(path: Path, where: str, what: str, sep: str, width: int, convert
             f"{what} file {where!r} row {row.number} (blank lines not counted): expected {width} field(s) "
             f"separated by {tab}, as on its first line, got {row.actual_columns}: {shown(row.text)}"
         )
+    table = _bytes_unless_utf8(table, types)
     first = table.column(0)
     if pa.types.is_string(first.type) or pa.types.is_large_string(first.type):  # comments as wide as data
         table = table.filter(pc.invert(pc.fill_null(pc.starts_with(first, "#"), False)))

@@ -37,13 +37,12 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
-from starlette.concurrency import run_in_threadpool
 from starlette.routing import Route
 
 from . import explorer_routes, meta_routes, query_routes, retail_routes, typed_routes
 from .bodies import Limits, UseLimits, document_limits, error_responses
 from .config import CONFIG_VARIABLE, ServeConfig
-from .guard import Guard
+from .guard import Guard, HeadAsGet
 from .handlers import EXCEPTION_HANDLERS
 from .models import ModelSpec, Registry
 
@@ -76,7 +75,7 @@ async def watch_models(registry: Registry, seconds: float) -> None:
             continue
         for name in names:
             try:
-                await run_in_threadpool(registry.reload, name)
+                await asyncio.wrap_future(registry.reload_soon(name))
                 reported.pop(name, None)
             except Exception as e:  # noqa: BLE001 -- keep serving the old version, keep watching
                 stamp = registry.stamp_of(name)
@@ -151,7 +150,8 @@ def create_app(
     app.state.registry = registry
     app.state.limits = lim
     app.add_middleware(UseLimits, limits=lim)  # the request models check this app's limits
-    app.add_middleware(Guard, token=token, max_body=lim.max_body, allowed_hosts=allowed_hosts)  # outermost
+    app.add_middleware(Guard, token=token, max_body=lim.max_body, allowed_hosts=allowed_hosts)
+    app.add_middleware(HeadAsGet)  # outermost: every answer to HEAD, refusals too, has no body
     app.mount("/static", StaticFiles(directory=str(meta_routes.STATIC)), name="static")
     groups = (meta_routes, query_routes, retail_routes, explorer_routes, typed_routes)
     for group in groups:

@@ -131,36 +131,55 @@ class ItemAttrs:
         }
 
 
-def _read_table(path: Path) -> Any:
-    """The table (through the reader every item table has) and whether it is text."""
+def _read_table(path: Path) -> tuple[Any, Any, bool]:
+    """The table as read (numeric columns are numbers, for bands), the same table with every column as
+    written (keys and shown values: ``0012`` stays ``0012``, as the log reader keeps it), and whether it
+    is text. Both come from the reader every item table has."""
     from ..readers import read_table_file
 
     table, _, fmt = read_table_file(path)
-    return table, fmt == "csv"
+    if fmt != "csv":
+        return table, None, False
+    written, _, _ = read_table_file(path, text=True)
+    return table, written, True
 
 
-def _headerless(path: Path, width: int) -> Any:
-    """Re-read a text table whose first line is data (``item<TAB>label``): columns item, label, ..."""
+def _headerless(path: Path, width: int) -> tuple[Any, Any]:
+    """Re-read a text table whose first line is data (``item<TAB>label``, CSV quoting allowed): columns
+    item, label, ...; as read (numbers for bands) and with every column as written."""
+    import pyarrow as pa
     import pyarrow.csv as pcsv
 
     with open(path, encoding="utf-8", errors="replace") as f:
         first = f.readline()
     sep = "\t" if "\t" in first else ","
-    names = ["item", "label"] + [f"column {i + 1}" for i in range(2, width)]
-    return pcsv.read_csv(
-        str(path),
-        read_options=pcsv.ReadOptions(column_names=names[:width]),
-        parse_options=pcsv.ParseOptions(delimiter=sep),
-        convert_options=pcsv.ConvertOptions(strings_can_be_null=True, null_values=[""]),
-    )
+    names = (["item", "label"] + [f"column {i + 1}" for i in range(2, width)])[:width]
+
+    def read(types: dict[str, Any]) -> Any:
+        return pcsv.read_csv(
+            str(path),
+            read_options=pcsv.ReadOptions(column_names=names),
+            parse_options=pcsv.ParseOptions(delimiter=sep),
+            convert_options=pcsv.ConvertOptions(
+                strings_can_be_null=True, null_values=[""], column_types=types
+            ),
+        )
+
+    return read({}), read({n: pa.string() for n in names})
 
 
-def _as_text(col: Any) -> tuple[list[str | None], np.ndarray | None]:
-    """Display strings of an Arrow column, and its float values when it is numeric."""
+def _as_text(col: Any, written: Any = None) -> tuple[list[str | None], np.ndarray | None]:
+    """Display strings of an Arrow column (``written``: the same column read as text, shown as written),
+    and its float values when it is numeric."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     col = col.combine_chunks() if hasattr(col, "combine_chunks") else col
+    if written is not None:
+        x = None
+        if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+            x = np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
+        return pc.cast(written.combine_chunks(), pa.string()).to_pylist(), x
     if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
         x = np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
         if pa.types.is_integer(col.type):
@@ -277,10 +296,11 @@ def read_item_attrs(
 
         p, where, text = Path("item_table.json"), f"{model}'s item table", False
         table = pa.table(path["columns"])
+        written = None
     else:
         p = Path(os.fspath(path))
         where = str(p)
-        table, text = _read_table(p)
+        table, written, text = _read_table(p)
     index = {k: i for i, k in enumerate(keys)}
     # a typed space keys items "product:tent": a row keyed "tent" is that item
     for i, k in enumerate(keys):
@@ -288,7 +308,7 @@ def read_item_attrs(
             index.setdefault(k.split(":", 1)[1], i)
     names = list(table.column_names)
     if text and names and names[0] in index:  # the first line is data: item<TAB>label lines
-        table = _headerless(p, len(names))
+        table, written = _headerless(p, len(names))
         names = list(table.column_names)
     if table.num_rows == 0:
         raise InputError(f"item attributes {where!r} have a header ({', '.join(names)}) but no data rows")
@@ -300,7 +320,7 @@ def read_item_attrs(
     text_cols: dict[str, list[str | None]] = {}
     numeric: dict[str, np.ndarray] = {}
     for n in names:
-        text_cols[n], x = _as_text(table.column(n))
+        text_cols[n], x = _as_text(table.column(n), None if written is None else written.column(n))
         if x is not None:
             numeric[n] = x
     item_col = _find_item_column(names, text_cols, index, list(hints or ()))

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     Field,
     GetCoreSchemaHandler,
     GetJsonSchemaHandler,
@@ -55,9 +56,11 @@ __all__ = [
     "Limits",
     "NextBasketBody",
     "LookalikeBody",
+    "QueryInt",
     "PlaceBody",
     "ReadNextBody",
     "SimilarBody",
+    "TypeName",
     "UseLimits",
     "VectorBody",
     "as_sent",
@@ -70,6 +73,26 @@ __all__ = [
 ]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_DIGITS = re.compile("[0-9]+")
+# more digits than any limit has: taken as just over every limit, never converted (no 5,000-digit int)
+_DIGITS_MAX = 18
+
+
+def _query_int(value: Any) -> Any:
+    """A query parameter's whole number as strictly as a JSON body's: ASCII digits only, so ``1.0``,
+    ``+1``, ``1_0``, `` 1`` and other scripts' digits are refused as ``1.5`` and ``true`` are in a body."""
+    if not isinstance(value, str):
+        return value
+    if not _DIGITS.fullmatch(value):
+        raise ValueError(
+            "must be a whole number written with the digits 0-9 only (no sign, point, '_' or space)"
+        )
+    return int(value) if len(value) <= _DIGITS_MAX else 10**_DIGITS_MAX
+
+
+#: ``Annotated`` metadata for an integer query parameter (``k``, ``limit``, ``sample``, ...): see
+#: :func:`_query_int`. A body's integers are :class:`~pydantic.StrictInt`; the two refuse the same values.
+QueryInt = BeforeValidator(_query_int)
 
 
 class Limits(BaseModel):
@@ -422,7 +445,8 @@ def validation_message(err: dict[str, Any], ranges: dict[str, tuple[int, int]]) 
     if kind == "value_error":  # raised by the key checks above: their text is the whole story
         return f"{where} == {sent}: {str(ctx.get('error', err.get('msg')))}"
     if kind == "string_too_long":
-        return f"{where}: a key of {len(value)} characters is over the limit of {ctx.get('max_length')}"
+        noun = "type name" if "types" in loc else "key"
+        return f"{where}: a {noun} of {len(value)} characters is over the limit of {ctx.get('max_length')}"
     if kind == "literal_error":
         return f"{name} == {sent}, must be {ctx.get('expected')}"
     text = f"{where}: {err.get('msg')}" if where else str(err.get("msg"))

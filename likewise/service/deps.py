@@ -12,7 +12,7 @@ from typing import Annotated
 from fastapi import Depends, Query, Request
 
 from ..errors import InputError
-from .bodies import Bound, Limits
+from .bodies import Bound, Limits, QueryInt, TypeName
 from .models import Registry, Served
 
 __all__ = [
@@ -61,10 +61,15 @@ async def retail_model(s: ServedModel) -> Served:
 
 RetailModel = Annotated[Served, Depends(retail_model)]
 
-KParam = Annotated[int, Query(ge=1, description="neighbours per query"), Bound("max_k")]
+KParam = Annotated[int, Query(ge=1, description="neighbours per query"), QueryInt, Bound("max_k")]
 KeyParam = Annotated[str, Query(min_length=1, description="a key, or #id"), Bound("max_key")]
-RestrictParam = Annotated[int | None, Query(ge=1, description="search only the N most frequent items")]
-TypesParam = Annotated[list[str] | None, Query(max_length=64, description="typed space: only these types")]
+RestrictParam = Annotated[
+    int | None, Query(ge=1, description="search only the N most frequent items"), QueryInt
+]
+#: As a body's ``types``: at most 64 names of at most 64 characters each.
+TypesParam = Annotated[
+    list[TypeName] | None, Query(max_length=64, description="typed space: only these types")
+]
 
 
 async def app_limits(request: Request) -> Limits:

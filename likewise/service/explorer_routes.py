@@ -13,7 +13,7 @@ route                                      answer
 =========================================  =================================================================
 """
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
@@ -21,7 +21,7 @@ from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
 from ..errors import InputError
-from .bodies import Bound, CoordsBody, ErrorBody
+from .bodies import Bound, CoordsBody, ErrorBody, QueryInt
 from .deps import ServedModel, registry_of
 from .projection import PROJECTIONS, check_projection
 from .respond import answer, item_of, json_response
@@ -31,17 +31,16 @@ __all__ = ["router"]
 router = APIRouter()
 
 Prefix = Annotated[str, Query(), Bound("max_key")]
-Limit = Annotated[int, Query(ge=1), Bound("max_prefix_results")]
+Limit = Annotated[int, Query(ge=1), QueryInt, Bound("max_prefix_results")]
 Sample = Annotated[
-    Annotated[int, Field(ge=2), Bound("max_map")] | None, Query(description="items on the map")
+    Annotated[int, Field(ge=2), QueryInt, Bound("max_map")] | None, Query(description="items on the map")
 ]
 Projection = Annotated[
-    str,
+    Literal[PROJECTIONS],  # as CoordsBody's: one check for GET and POST
     Query(
         description="pca (computed at load), or tsne (computed once in the background: until it is "
         'ready the answer is its progress, {"status": "computing", "done", "total", ...}; the explore '
         "extra)",
-        json_schema_extra={"enum": list(PROJECTIONS)},
     ),
 ]
 
@@ -72,8 +71,8 @@ async def search(s: ServedModel, prefix: Prefix = "", limit: Limit = 10) -> Resp
 
 
 def sample_for(request: Request, projection: str, sample: int | None) -> int:
-    """The map size a request asks for: one t-SNE job per model version, at the server's ``--map-sample``
-    only, never at a size a client picks."""
+    """The map size a request asks for: a t-SNE map at the server's ``--map-sample`` only, never at a size
+    a client picks (and one job per model at a time: :class:`~likewise.service.projection.Runner`)."""
     check_projection(projection)
     map_sample = registry_of(request).map_sample
     n = map_sample if sample is None else sample
@@ -88,7 +87,13 @@ def sample_for(request: Request, projection: str, sample: int | None) -> int:
 @router.get(
     "/models/{name}/map",
     summary="2-D coordinates of the most frequent items (PCA; or t-SNE, its progress until it is ready)",
-    responses={500: {"model": ErrorBody, "description": "computing the t-SNE map failed (says why)"}},
+    responses={
+        409: {
+            "model": ErrorBody,
+            "description": "the t-SNE job was cancelled: a newer version took its place",
+        },
+        500: {"model": ErrorBody, "description": "computing the t-SNE map failed (says why)"},
+    },
 )
 async def item_map(
     request: Request, s: ServedModel, sample: Sample = None, projection: Projection = "pca"
@@ -100,6 +105,10 @@ async def item_map(
         if not ready and payload["status"] == "failed":
             return json_response(
                 {"error": f"the {projection} map failed: {payload['error']}", **payload}, 500
+            )
+        if not ready and payload["status"] == "cancelled":  # a newer version of the model took its place
+            return json_response(
+                {"error": f"the {projection} map was cancelled: {payload['error']}", **payload}, 409
             )
         return json_response(payload, 200)
 

@@ -4,7 +4,8 @@ In order: a ``Host`` header outside the allowed names (400: a page elsewhere tha
 server through DNS rebinding sends its own host name), a state-changing request from a foreign
 ``Origin`` (403: no preflight protects a body-less cross-site ``POST``), a missing token (401) and a body
 over the limit (413). Every refusal is the API's JSON error body. No CORS headers are ever sent, so
-browsers keep other origins' pages from reading answers.
+browsers keep other origins' pages from reading answers. In front of it all, :class:`HeadAsGet` answers
+``HEAD`` on every GET route as that GET without its body (the routes are declared for GET only).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["LOOPBACK_NAMES", "OPEN_PATHS", "Guard", "host_name"]
+__all__ = ["HEAD_AS_GET", "LOOPBACK_NAMES", "OPEN_PATHS", "Guard", "HeadAsGet", "host_name"]
 
 #: Host names a loopback server answers to by default.
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -24,6 +25,29 @@ LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 OPEN_PATHS = frozenset({"/", "/health", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/favicon.ico"})
 
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+#: The scope key :class:`HeadAsGet` sets on a ``HEAD`` it passes on as ``GET`` (a 405 then names HEAD).
+HEAD_AS_GET = "likewise.head_as_get"
+
+
+class HeadAsGet:
+    """ASGI middleware: a ``HEAD`` request is run as ``GET`` and answered with its status and headers,
+    ``Content-Length`` included, and no body (RFC 9110 9.3.2); FastAPI's GET routes answered HEAD 405."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+
+        async def headers_only(message: Any) -> None:
+            if message["type"] == "http.response.body":
+                message = {**message, "body": b""}
+            await send(message)
+
+        await self.app({**scope, "method": "GET", HEAD_AS_GET: True}, receive, headers_only)
 
 
 def host_name(host: str) -> str:

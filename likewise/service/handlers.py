@@ -25,6 +25,7 @@ from starlette.routing import Route
 from ..errors import CorruptModelError, InputError, ItemIndexError, NotFittedError, UnknownItemError, shown
 from .bodies import as_sent, error_loc, ranges_of, validation_message
 from .deps import limits_of, registry_of
+from .guard import HEAD_AS_GET
 from .respond import json_response
 
 __all__ = ["EXCEPTION_HANDLERS", "allowed_methods"]
@@ -34,11 +35,13 @@ async def unknown(request: Request, e: UnknownItemError) -> Response:
     """404 naming the unknown key, with close keys (asked of the served model when the error has none)."""
     what = e.what
     sugg = list(e.suggestions)
-    if what not in ("model", "customer") and not sugg and isinstance(e.key, str):
+    if what not in ("model", "customer") and isinstance(e.key, str):
         name = request.path_params.get("name")
         served = registry_of(request).find(name) if name else None
-        if served is not None:  # bounded work, but off the loop all the same
-            sugg = await run_in_threadpool(served.suggestions, e.key)
+        if served is not None:
+            sugg = [s for s in sugg if not served.hidden(s)]  # attr: tokens are never suggested
+            if not sugg:  # bounded work, but off the loop all the same
+                sugg = await run_in_threadpool(served.suggestions, e.key)
     msg = f"unknown {what} {shown(e.key)}" + (
         " — did you mean " + " or ".join(repr(s) for s in sugg) + "?" if sugg else ""
     )
@@ -84,12 +87,13 @@ async def bad_request(request: Request, e: RequestValidationError) -> Response:
 
 
 def allowed_methods(routes: list[Route], path: str) -> set[str]:
-    """The methods of every route that matches ``path`` (one path may have GET and POST)."""
+    """The methods of every route that matches ``path`` (one path may have GET and POST); HEAD wherever
+    GET is (:class:`~likewise.service.guard.HeadAsGet` answers it)."""
     out: set[str] = set()
     for r in routes:
         if r.methods and r.path_regex.match(path):
             out |= r.methods
-    return out
+    return out | {"HEAD"} if "GET" in out else out
 
 
 async def http_error(request: Request, e: StarletteHTTPException) -> Response:
@@ -101,7 +105,8 @@ async def http_error(request: Request, e: StarletteHTTPException) -> Response:
         if request.method == "OPTIONS":
             return Response(status_code=204, headers={"allow": allow})
         path = request.url.path[:200]
-        message = f"method {request.method} is not allowed on {path!r}; allowed: {allow}"
+        method = "HEAD" if request.scope.get(HEAD_AS_GET) else request.method
+        message = f"method {method} is not allowed on {path!r}; allowed: {allow}"
         return json_response({"error": message}, 405, {"allow": allow})
     return json_response({"error": f"{e.detail}: {request.url.path[:200]!r}"}, e.status_code, e.headers)
 

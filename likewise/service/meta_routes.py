@@ -7,16 +7,17 @@ route                                      answer
 ``GET  /health``                           ``{"status": "ok", "models": {name: version}}``
 ``GET  /models``                           every served model's facts (:func:`model_facts`), and the default
 ``GET  /models/{name}``                    one model's facts: size, dim, fingerprint, index, config, ...
-``POST /models/{name}/reload``             load the model's folder again and swap it in atomically
+``POST /models/{name}/reload``             load the model's folder again and swap it in atomically (a no-op
+                                           when the folder holds the served version)
 =========================================  =================================================================
 """
 
+import asyncio
 from importlib import resources
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, Response
-from starlette.concurrency import run_in_threadpool
 
 from .deps import ServedModel, registry_of
 from .models import Served
@@ -56,7 +57,7 @@ def model_facts(s: Served) -> dict[str, Any]:
         if emb.types is None
         else {"counts": emb.types.counts(), "hidden": sorted(emb.types.hidden)},
         "placed": len((emb.meta or {}).get("placed") or {}),
-        "most_frequent": emb.keys[:10],
+        "most_frequent": [emb.keys[i] for i in s.listed_ids()[:10].tolist()],  # no hidden attr: tokens
     }
 
 
@@ -84,7 +85,11 @@ async def model_info(s: ServedModel) -> Response:
     return json_response(model_facts(s))
 
 
-@router.post("/models/{name}/reload", summary="Load the model's folder again and swap it in atomically")
+@router.post(
+    "/models/{name}/reload",
+    summary="Load the model's folder again and swap it in atomically, if it holds a new version",
+)
 async def reload(request: Request, name: str) -> Response:
-    served = await run_in_threadpool(registry_of(request).reload, name)
+    # awaited, not run in a worker: loads run on the registry's one loading thread, waiting holds none
+    served = await asyncio.wrap_future(registry_of(request).reload_soon(name))
     return json_response(model_facts(served))

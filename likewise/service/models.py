@@ -6,7 +6,13 @@ for prefix search, the 2-D map, the item attributes of :mod:`likewise.service.at
 builds a complete new ``Served`` off to the side -- loading, normalising, reading the index graph,
 computing the map -- and only then replaces the dict entry in one assignment, so a request that already
 holds the old object finishes on it and the next one sees the new one: no request ever sees a half-loaded
-model. No framework import here: this module is plain Python and NumPy.
+model.
+
+Loads run on one thread of the registry's own (:meth:`Registry.reload_soon`), whoever asks: a reload
+occupies no worker of the server while it waits, so any number of them never starve the queries; a
+reload of a folder whose identity (:func:`_stamp`, what the watcher compares) has not changed is a no-op
+that returns the served version; and reloads of one model asked while one is queued share it. No
+framework import here: this module is plain Python and NumPy.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,6 +83,7 @@ class Served:
     loaded_at: float
     stamp: tuple
     attrs: ItemAttrs | None = None
+    runner: proj.Runner | None = None  # where its t-SNE job runs (the registry's, shared by all versions)
     _sorted_keys: list[str] = field(default_factory=list, repr=False)
     _sorted_ids: np.ndarray | None = field(default=None, repr=False)
     # maps by sample size, least recently used first: a stream of distinct sizes keeps at most MAP_CACHE
@@ -130,8 +138,9 @@ class Served:
         try:
             self.emb.vocab.id(key)
         except UnknownItemError as e:
-            if e.suggestions:
-                return list(e.suggestions)[:n]
+            shown = [s for s in e.suggestions if not self.hidden(s)]  # attr: tokens are never suggested
+            if shown:
+                return shown[:n]
         except Exception:  # noqa: BLE001 -- a suggestion is a courtesy; never fail the error answer on it
             pass
         keys = self.emb.keys
@@ -141,6 +150,16 @@ class Served:
             if found:
                 return [keys[i] for i in found]
         return []
+
+    def hidden(self, key: str) -> bool:
+        """Whether ``key`` is an item of a hidden type (an ``attr:`` token): never listed or suggested."""
+        types, index = self.emb.types, self.emb.vocab.index
+        return types is not None and key in index and types.type_of(index[key]) in types.hidden
+
+    def listed_ids(self) -> np.ndarray:
+        """The ids a list may show, most frequent first: every item but those of hidden types."""
+        types = self.emb.types
+        return np.arange(len(self.emb), dtype=np.int64) if types is None else types.ids(None)
 
     def map(self, sample: int) -> dict:
         """2-D PCA coordinates of the ``sample`` most frequent items (kept for the last few sizes asked).
@@ -226,7 +245,10 @@ class Served:
 
     def projection_job(self, sample: int, projection: str) -> proj.Job:
         """The background job computing the ``projection`` map of ``sample`` items (started on the first
-        call, then the same job: each model version computes it once per sample size)."""
+        call, then the same job: each model version computes it once per sample size, on the registry's
+        :class:`~likewise.service.projection.Runner`, which keeps one job per model whatever the version)."""
+        if self.runner is None:
+            raise RuntimeError("a Served made without a projection Runner: Registry makes them with one")
         with self._map_lock:
             job = self._jobs.get(sample)
             if job is not None:
@@ -238,7 +260,9 @@ class Served:
             x = np.asarray(self.emb.normed[ids], dtype=np.float64)
             seed = int((self.emb.config or {}).get("seed") or 0)
             job = proj.Job(projection, len(ids), total=proj.TSNE_EARLY + proj.TSNE_MAIN)
-            job.start(lambda report: proj.tsne(x, seed=seed, progress=report))
+            self.runner.run(
+                self.spec.name, self.version, job, lambda report: proj.tsne(x, seed=seed, progress=report)
+            )
             self._jobs[sample] = job
             while len(self._jobs) > MAP_CACHE:
                 self._jobs.popitem(last=False)
@@ -265,10 +289,13 @@ class Served:
         }, True
 
 
-def _stamp(path: Path) -> tuple:
-    """What changes when a new model version (or a new index) is saved at ``path``."""
+def _stamp(spec: ModelSpec) -> tuple:
+    """What changes when a new model version (or a new index) is saved at ``spec.path``, or its item table
+    (``serve --item-attrs``) is replaced: the identity of the manifests and of the table file."""
+    path = spec.path
     out: list[Any] = []
-    for f in (path / "manifest.json", path / "index" / "manifest.json"):
+    files = [path / "manifest.json", path / "index" / "manifest.json"]
+    for f in files + ([spec.labels_path] if spec.labels_path is not None else []):
         try:
             st = f.stat()
             out.append((st.st_ino, st.st_mtime_ns, st.st_size))
@@ -286,9 +313,13 @@ class Registry:
         Models to serve (names must be distinct).
     map_sample : int
         Items on the default map.
+    projection_workers : int
+        t-SNE maps computing at once, over all models (each model has at most one job at a time).
     """
 
-    def __init__(self, specs: list[ModelSpec], *, map_sample: int = 3000) -> None:
+    def __init__(
+        self, specs: list[ModelSpec], *, map_sample: int = 3000, projection_workers: int = 1
+    ) -> None:
         if not specs:
             raise InputError("no model to serve: give at least one MODEL (NAME=PATH or PATH)")
         names = [s.name for s in specs]
@@ -298,7 +329,11 @@ class Registry:
         self.map_sample = map_sample
         self._specs = {s.name: s for s in specs}
         self._models: dict[str, Served] = {}
-        self._reload_lock = threading.Lock()
+        self.projections = proj.Runner(projection_workers)
+        # one thread loads, whoever asks; a reload asked while one of its model is queued shares it
+        self._loader = ThreadPoolExecutor(1, thread_name_prefix="likewise-load")
+        self._queued: dict[str, Future] = {}
+        self._queue_lock = threading.Lock()
         for s in specs:
             self._models[s.name] = self._load(s, version=1)
 
@@ -320,7 +355,7 @@ class Registry:
     def _load(self, spec: ModelSpec, version: int) -> Served:
         from ..space.embeddings import Embeddings
 
-        stamp = _stamp(spec.path)
+        stamp = _stamp(spec)
         emb = Embeddings.load(spec.path, mmap=True)
         emb.normed  # noqa: B018 -- pay the one-off normalisation now, not in the first request
         if emb.index is not None:
@@ -333,7 +368,8 @@ class Registry:
             hints = [h for h in hints if h]
             attrs = read_item_attrs(source, emb.keys, hints=hints, model=spec.name)
         folded = [k.casefold() for k in emb.keys]
-        order = sorted(range(len(folded)), key=folded.__getitem__)
+        listed = range(len(folded)) if emb.types is None else emb.types.ids(None).tolist()
+        order = sorted(listed, key=folded.__getitem__)  # hidden tokens (attr:) are never found by prefix
         served = Served(
             spec=spec,
             emb=emb,
@@ -341,24 +377,48 @@ class Registry:
             loaded_at=time.time(),
             stamp=stamp,
             attrs=attrs,
+            runner=self.projections,
             _sorted_keys=[folded[i] for i in order],
             _sorted_ids=np.asarray(order, dtype=np.int64),
         )
         served.map(self.map_sample)
         return served
 
-    def reload(self, name: str) -> Served:
-        """Load model ``name`` again from its folder and swap it in; the old one serves until then."""
-        old = self.get(name)
-        with self._reload_lock:
-            new = self._load(old.spec, version=self._models[name].version + 1)
-            self._models[name] = new  # one assignment: atomic for every reader
+    def reload_soon(self, name: str) -> Future:
+        """A future of :meth:`reload`'s answer, computed on the registry's one loading thread.
+
+        A reload of ``name`` asked while one is queued (not yet started) is that one; one asked while a
+        load of it runs is queued behind it (the folder may have changed since that load read it) and
+        finds nothing new unless something is. Await it with ``asyncio.wrap_future``: waiting holds no
+        thread.
+        """
+        self.get(name)  # an unknown name is an error now, not in the future
+        with self._queue_lock:
+            fut = self._queued.get(name)
+            if fut is None:
+                fut = self._loader.submit(self._reload_now, name)
+                self._queued[name] = fut
+            return fut
+
+    def _reload_now(self, name: str) -> Served:
+        with self._queue_lock:
+            self._queued.pop(name, None)  # from now on, a new request queues a new load
+        old = self._models[name]
+        if _stamp(old.spec) == old.stamp:
+            return old  # nothing new on disk: no load, no new version
+        new = self._load(old.spec, version=old.version + 1)
+        self._models[name] = new  # one assignment: atomic for every reader
         return new
+
+    def reload(self, name: str) -> Served:
+        """Load model ``name`` again from its folder and swap it in, if the folder holds something new
+        (else the served version); the old one serves until then."""
+        return self.reload_soon(name).result()
 
     def stamp_of(self, name: str) -> tuple:
         """What the folder of model ``name`` holds now (compare with the served version's ``stamp``)."""
-        return _stamp(self._specs[name].path)
+        return _stamp(self._specs[name])
 
     def changed(self) -> list[str]:
         """Names of models whose folder holds a different version than the one served."""
-        return [n for n, s in self._models.items() if _stamp(s.spec.path) != s.stamp]
+        return [n for n, s in self._models.items() if _stamp(s.spec) != s.stamp]

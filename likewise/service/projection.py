@@ -4,8 +4,11 @@ PCA is exact and cheap (one SVD of the sampled items), fitted when a model is lo
 placed on its axes. t-SNE (openTSNE, the ``explore`` extra) shows clusters that PCA's two axes fold onto
 each other -- on the generated shop's 598 products PCA puts four of eight departments in one blob while
 every neighbour list stays inside its department -- at the cost of a few seconds per model: it runs once
-per model version (at the server's map size), in a background thread that reports its iterations, and
-is cached.
+per model version (at the server's map size), in the background, reporting its iterations, and is cached.
+Jobs run on a :class:`Runner`, a fixed number of threads set at server start (one by default), and a
+model has at most one job at a time, whatever its versions: a newer version's job cancels the older
+one (before it starts, or at its next progress report). Reloads are made by clients, so without this
+bound every version made a job, and twenty reloads ran twenty t-SNEs at once (issue 43 item 7).
 An item outside a t-SNE map has no exact place on it; it is put at the similarity-weighted mean of its
 :data:`PLACE_NEIGHBOURS` nearest items on the map, and the page says "placed near its neighbours".
 
@@ -16,17 +19,19 @@ that reports progress while it runs (``callbacks``).
 
 from __future__ import annotations
 
+import concurrent.futures
 import importlib.util
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, shown
 
-__all__ = ["PLACE_NEIGHBOURS", "PROJECTIONS", "Job", "available", "pca", "place_near", "tsne"]
+__all__ = ["PLACE_NEIGHBOURS", "PROJECTIONS", "Job", "Runner", "available", "pca", "place_near", "tsne"]
 
 #: Every projection the API knows; :func:`available` says which can run here.
 PROJECTIONS = ("pca", "tsne")
@@ -48,7 +53,7 @@ def available() -> list[str]:
 def check_projection(name: str) -> str:
     """``name`` if it is a projection this installation can compute; else :class:`InputError` saying why."""
     if name not in PROJECTIONS:
-        raise InputError(f"projection == {name!r}, must be one of {', '.join(map(repr, PROJECTIONS))}")
+        raise InputError(f"projection == {shown(name)}, must be one of {', '.join(map(repr, PROJECTIONS))}")
     if name not in available():
         raise InputError(
             f"projection {name!r} needs openTSNE, which is not installed: pip install 'likewise[explore]'"
@@ -77,7 +82,9 @@ def pca(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return (x - mean) @ axes.T, mean, axes
 
 
-def tsne(x: np.ndarray, *, seed: int = 0, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+def tsne(
+    x: np.ndarray, *, seed: int = 0, progress: Callable[[int, int], bool | None] | None = None
+) -> np.ndarray:
     """t-SNE of the unit vectors ``x`` [n, D] (cosine distances; openTSNE with its defaults, one thread).
 
     Parameters
@@ -87,7 +94,8 @@ def tsne(x: np.ndarray, *, seed: int = 0, progress: Callable[[int, int], None] |
     seed : int
         openTSNE's ``random_state``: the same vectors and seed give the same map.
     progress : callable, optional
-        Called with ``(iterations done, iterations in all)`` every 25 iterations.
+        Called with ``(iterations done, iterations in all)`` every 25 iterations; a true answer stops
+        the optimisation there (the job was cancelled).
 
     Returns
     -------
@@ -104,7 +112,7 @@ def tsne(x: np.ndarray, *, seed: int = 0, progress: Callable[[int, int], None] |
     def report(iteration: int, error: float, embedding: object) -> bool:
         done[0] += _REPORT_EVERY
         if progress is not None:
-            progress(min(done[0], total), total)
+            return bool(progress(min(done[0], total), total))  # True: stop
         return False  # go on
 
     model = openTSNE.TSNE(
@@ -138,7 +146,8 @@ def place_near(on_map: np.ndarray, xy: np.ndarray, x: np.ndarray, k: int = PLACE
 
 @dataclass
 class Job:
-    """One projection computing in a background thread: its progress, then its result or its error."""
+    """One projection computing in the background (on a :class:`Runner`): its progress, then its result,
+    its error, or why it was cancelled."""
 
     name: str
     items: int
@@ -148,41 +157,98 @@ class Job:
     seconds: float | None = None
     result: np.ndarray | None = None
     error: str | None = None
-    _thread: threading.Thread | None = field(default=None, repr=False)
+    cancelled: str | None = None
+    _future: concurrent.futures.Future | None = field(default=None, repr=False)
 
-    def start(self, fn: Callable[[Callable[[int, int], None]], np.ndarray]) -> Job:
-        """Run ``fn(progress)`` in a daemon thread; its return value becomes :attr:`result`."""
+    def start(self, fn: Callable[[Callable[[int, int], bool]], np.ndarray], pool: Any) -> Job:
+        """Run ``fn(progress)`` on the executor ``pool``; its return value becomes :attr:`result`.
 
-        def progress(done: int, total: int) -> None:
+        ``progress(done, total)`` records the progress and answers True once the job is cancelled, so
+        ``fn`` stops there."""
+
+        def progress(done: int, total: int) -> bool:
             self.done, self.total = done, total
+            return self.cancelled is not None
 
         def run() -> None:
             t0 = time.perf_counter()
             try:
-                self.result = fn(progress)
-                self.done = self.total
+                result = fn(progress)
+                if self.cancelled is None:
+                    self.result = result
+                    self.done = self.total
             except Exception as e:  # noqa: BLE001 -- reported to the page, which asked for it
                 self.error = f"{type(e).__name__}: {e}"
             self.seconds = round(time.perf_counter() - t0, 3)
 
-        self._thread = threading.Thread(target=run, name=f"likewise-{self.name}", daemon=True)
-        self._thread.start()
+        self._future = pool.submit(run)
         return self
 
+    def cancel(self, why: str) -> None:
+        """Stop the job: never started if it is still queued, else at its next progress report."""
+        self.cancelled = why
+        if self._future is not None and self._future.cancel():
+            self.seconds = 0.0
+
+    def finished(self) -> bool:
+        """Whether the job has ended (done, failed or cancelled)."""
+        return self._future is None or self._future.done()
+
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the job ends (tests and warm-up); True when it has."""
-        if self._thread is not None:
-            self._thread.join(timeout)
+        """Block until the job ends (tests and warm-up); True when it has a result or an error."""
+        if self._future is not None:
+            concurrent.futures.wait([self._future], timeout)
         return self.result is not None or self.error is not None
 
     def status(self) -> dict:
-        """What ``GET /models/{name}/map`` answers while the job runs, or says after it failed."""
+        """What ``GET /models/{name}/map`` answers while the job runs, or says after it failed or was
+        cancelled."""
+        state = "done" if self.result is not None else "computing"
+        state = "failed" if self.error else ("cancelled" if self.cancelled else state)
         return {
             "projection": self.name,
-            "status": "failed" if self.error else ("done" if self.result is not None else "computing"),
+            "status": state,
             "items": self.items,
             "done": self.done,
             "total": self.total,
             "seconds": round(time.time() - self.started, 1) if self.seconds is None else self.seconds,
-            "error": self.error,
+            "error": self.error or self.cancelled,
         }
+
+
+class Runner:
+    """Where projection jobs run: ``workers`` threads (set at server start), at most one job per model.
+
+    Parameters
+    ----------
+    workers : int
+        Jobs computing at once, over all models (>= 1).
+    """
+
+    def __init__(self, workers: int = 1) -> None:
+        if not isinstance(workers, int) or workers < 1:
+            raise InputError(f"projection workers == {workers!r}, must be an integer >= 1")
+        self.workers = workers
+        self._pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="likewise-projection")
+        self._live: dict[str, tuple[int, Job]] = {}
+        self._lock = threading.Lock()
+
+    def run(
+        self, model: str, version: int, job: Job, fn: Callable[[Callable[[int, int], bool]], np.ndarray]
+    ) -> Job:
+        """Start ``job`` (computing ``fn``) as model ``model``'s one job, for its version ``version``.
+
+        The model's job of an older version is cancelled; a request from a version older than the live
+        job's is itself cancelled (that version is no longer served), so no version can start a second.
+        """
+        with self._lock:
+            live = self._live.get(model)
+            if live is not None and live[0] > version:
+                job.cancel(
+                    f"version {version} of model {model!r} was replaced by version {live[0]}: ask again"
+                )
+                return job
+            if live is not None and not live[1].finished():
+                live[1].cancel(f"superseded by version {version} of model {model!r}")
+            self._live[model] = (version, job)
+            return job.start(fn, self._pool)

@@ -28,7 +28,7 @@ from fastapi.responses import Response
 from .._check import default_of
 from ..apps import campaigns
 from ..errors import InputError
-from .bodies import AudienceBody, Bound, CampaignsBody, PlaceBody, ReadNextBody
+from .bodies import AudienceBody, Bound, CampaignsBody, PlaceBody, QueryInt, ReadNextBody
 from .deps import KeyParam, ServedModel
 from .respond import answer, item_of, neighbours
 
@@ -36,7 +36,7 @@ __all__ = ["router"]
 
 router = APIRouter()
 
-Wanted = Annotated[int, Query(ge=1, description="results wanted"), Bound("max_k")]
+Wanted = Annotated[int, Query(ge=1, description="results wanted"), QueryInt, Bound("max_k")]
 #: The library's own default (GET parameters cannot call it in the signature).
 CAMPAIGN_PRODUCTS_K: int = default_of(campaigns.campaign_products, "k")
 
