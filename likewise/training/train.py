@@ -493,13 +493,15 @@ def _train_tables(
     return Trained(W, C, history, backend.threads, notes)
 
 
-def _refuse_diverged(W: np.ndarray, C: np.ndarray, config: TrainConfig, passes: int) -> None:
+def _refuse_diverged(W: np.ndarray | None, C: np.ndarray | None, config: TrainConfig, passes: int) -> None:
     """Raise when training left a table that is not finite: the run diverged, the input is not at fault.
 
     The kernels stop updating a pair learnt past doubt (``likewise.kernels.SETTLED``), which keeps the
     degenerate cases finite; a learning rate far too large can still overflow.
     """
     for name, table in (("input vectors", W), ("output vectors", C)):
+        if table is None:  # a rank other than 0 under torchrun holds no tables: rank 0 checks them
+            continue
         row = first_nonfinite_row(table)
         if row is not None:
             raise InputError(
