@@ -32,6 +32,7 @@ def test_history_counts_baskets_not_lines_and_orders_them_by_time():
     assert h.pair.tolist() == [0, 1, 2, 4]  # (0,0) (0,1) (0,2) (1,1)
     assert h.baskets.tolist() == [2, 1, 1, 1]  # product 1 twice in one basket counts once
     assert h.last.tolist() == [1, 2, 0, 0]  # baskets since the last one holding it, by time
+    assert h.first.tolist() == [2, 2, 0, 0]  # and since the first
     assert h.n_baskets.tolist() == [3, 1]
     assert h.decay[0] > h.decay[1] and h.decay[2] == 1.0
 

@@ -7,19 +7,23 @@ found them ahead of the published neural models). :func:`next_basket` ranks a cu
 logistic model over features of three kinds:
 
 * *the customer's own history* (:mod:`likewise.space.history`): bought before or not, the share of their
-  baskets holding the product, its recency-weighted count, baskets since the last purchase;
-* *similar customers*: the share of baskets holding it among the customer's ``neighbours`` most
-  cosine-similar customer vectors, weighted by similarity;
+  baskets holding the product, its recency-weighted share, baskets since the last purchase and since it
+  was due (the customer's usual gap between purchases of it), each of the counts also in bins;
+* *similar customers*, found two ways: by what they bought (the cosine of recency-weighted shares per
+  product, TIFU-KNN's notion) and by their vectors in the space; for each, the similarity-weighted
+  recency-weighted share of baskets holding the product among the :data:`NEIGHBOURS` nearest;
 * *the space*: the customer's affinity for it (``customer · context[j] + bias[j]``, what
   :func:`~likewise.retail.for_customer` ranks by) and its popularity.
 
-Candidates are what the customer bought, the neighbours' products and the affinity's best
-(:data:`CANDIDATES` of each). The weights are fitted when the space is trained
-(:func:`fit_next_basket`): on a sample of customers with two baskets or more, each one's latest basket is
-held out and predicted from the rest, the features computed exactly as a query computes them, and the
-fitted weights are kept in the customer table's config (``config["next_basket"]``) with the held-out
-recall of the model beside that of the customer's own most-bought list. ``explore=True`` answers
-"something new": the same ranking over products the customer never bought.
+Candidates are what the customer bought and each kind of evidence's best new products (:data:`CANDIDATES`
+of each). The weights are fitted when the space is trained (:func:`fit_next_basket`): on a sample of
+customers with two baskets or more, each one's latest basket is held out and predicted from the rest,
+the features computed exactly as a query computes them, on the :data:`TRAIN_TOP` candidates of each
+customer where the top of the list is decided. They are kept in the customer table's config
+(``config["next_basket"]``) with the held-out recall of the model beside that of the customer's own
+most-bought list; when the model does no better there (too few customers to fit), the customer's own
+most-bought list answers. ``explore=True`` answers "something new": the same ranking over products the
+customer never bought.
 """
 
 from __future__ import annotations
@@ -36,12 +40,15 @@ from ..space.embeddings import Embeddings
 from ..space.history import HALF_LIFE, basket_ages, history_of_lines
 from ..space.results import Neighbours
 
-__all__ = ["CANDIDATES", "FEATURES", "NEIGHBOURS", "fit_next_basket", "next_basket"]
+__all__ = ["CANDIDATES", "FEATURES", "NEIGHBOURS", "TRAIN_TOP", "fit_next_basket", "next_basket"]
 
 # Bins (lower edge inclusive, upper exclusive) of baskets since the last purchase and of baskets holding
 # the product: the log-odds of a repeat are far from linear in either.
 _LAST_BINS = (0, 1, 2, 3, 5, 8, 13, 21, 10**9)
 _COUNT_BINS = (1, 2, 3, 5, 8, 13, 10**9)
+# Baskets since the last purchase over the customer's usual gap between purchases of the product
+# (bought at least twice): below 1 a repeat is early, near 1 due, far past 1 the product may be dropped.
+_DUE_BINS = (0.0, 0.5, 0.8, 1.25, 2.0, 4.0, np.inf)
 
 #: Feature names, in the order of the fitted weights.
 FEATURES = (
@@ -54,6 +61,8 @@ FEATURES = (
     "share_x_log_history",
     "neighbours",
     "sqrt_neighbours",
+    "history_neighbours",
+    "sqrt_history_neighbours",
     "affinity",
     "log_popularity",
     "new_x_log_popularity",
@@ -61,21 +70,25 @@ FEATURES = (
     "share_x_recent",
     *(f"last_{a}_{b}" for a, b in zip(_LAST_BINS[:-1], _LAST_BINS[1:], strict=True)),
     *(f"baskets_{a}_{b}" for a, b in zip(_COUNT_BINS[:-1], _COUNT_BINS[1:], strict=True)),
+    *(f"due_{a}_{b}" for a, b in zip(_DUE_BINS[:-1], _DUE_BINS[1:], strict=True)),
 )
 #: Similar customers whose purchases are evidence.
-NEIGHBOURS = 300
+NEIGHBOURS = 100
 #: New candidates taken from the neighbours' products and from the affinity, each.
 CANDIDATES = 50
 #: Customers sampled to fit the weights (each one's latest basket held out).
 FIT_CUSTOMERS = 4000
+#: Candidates per customer the weights are fitted on (see fit_next_basket).
+TRAIN_TOP = 60
 _L2 = 1e-3
 
 
 class _Profile:
     """One customer's history, as arrays (the bought products sorted, their counts)."""
 
-    def __init__(self, items: np.ndarray, baskets: np.ndarray, last: np.ndarray, decay: np.ndarray, n: int):
-        self.items, self.baskets, self.last, self.decay, self.n = items, baskets, last, decay, int(n)
+    def __init__(self, items, baskets, last, first, decay, n: int):
+        self.items, self.baskets, self.last, self.first = items, baskets, last, first
+        self.decay, self.n = decay, int(n)
 
 
 def _table_profile(table: CustomerTable, r: int) -> _Profile:
@@ -86,35 +99,102 @@ def _table_profile(table: CustomerTable, r: int) -> _Profile:
         np.asarray(table.bought_ids[s:e], dtype=np.int64),
         h["baskets"][s:e],
         h["last"][s:e],
+        h["first"][s:e],
         h["decay"][s:e],
         h["n_baskets"][r],
     )
 
 
-def _neighbour_share(table: CustomerTable, vector: np.ndarray, own: int, k: int, n_items: int) -> np.ndarray:
-    """Per product, the similarity-weighted share of baskets holding it among the ``k`` nearest customers."""
-    normed = table.normed
-    q = vector / max(float(np.linalg.norm(vector)), 1e-12)
-    sims = normed @ q.astype(np.float32)
+def _ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The concatenation of ``arange(s, e)`` for each pair, without a Python loop."""
+    lens = (ends - starts).astype(np.int64)
+    if lens.sum() == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.arange(lens.sum()) - np.repeat(np.cumsum(lens) - lens, lens) + np.repeat(starts, lens)
+
+
+def _top_weights(sims: np.ndarray, own: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` most similar customers (``own`` left out) and their similarities, summing to 1."""
     if 0 <= own < len(sims):
         sims[own] = -np.inf
-    k = min(k, len(sims) - (1 if 0 <= own < len(sims) else 0))
-    out = np.zeros(n_items, dtype=np.float64)
+    k = min(k, int(np.count_nonzero(np.isfinite(sims))))
     if k <= 0:
-        return out
+        return np.zeros(0, np.int64), np.zeros(0)
     top = np.argpartition(-sims, k - 1)[:k]
     w = np.maximum(sims[top].astype(np.float64), 0.0)
     if w.sum() <= 0:
-        return out
-    w /= w.sum()
+        return np.zeros(0, np.int64), np.zeros(0)
+    return top, w / w.sum()
+
+
+def _shares(table: CustomerTable) -> np.ndarray:
+    """Every bought pair's recency-weighted share of its customer's baskets (aligned with bought_ids)."""
     h = table.history
     assert h is not None
+    return h["decay"] / np.repeat(_decay_total(h["n_baskets"]), np.diff(table.bought_indptr))
+
+
+def _aggregate(table: CustomerTable, top: np.ndarray, w: np.ndarray, n_items: int) -> np.ndarray:
+    """Per product, the ``w``-weighted recency-weighted share of baskets holding it among ``top``."""
+    out = np.zeros(n_items, dtype=np.float64)
+    if len(top) == 0:
+        return out
     starts, ends = table.bought_indptr[top], table.bought_indptr[top + 1]
-    idx = np.concatenate([np.arange(s, e) for s, e in zip(starts.tolist(), ends.tolist(), strict=True)])
-    lens = (ends - starts).astype(np.int64)
-    share = h["decay"][idx] / np.repeat(_decay_total(h["n_baskets"][top]), lens)
-    np.add.at(out, np.asarray(table.bought_ids[idx], dtype=np.int64), share * np.repeat(w, lens))
+    idx = _ranges(starts, ends)
+    share = _shares(table)[idx]
+    np.add.at(out, np.asarray(table.bought_ids[idx], dtype=np.int64), share * np.repeat(w, ends - starts))
     return out
+
+
+def _neighbour_share(table: CustomerTable, vector: np.ndarray, own: int, k: int, n_items: int) -> np.ndarray:
+    """Per product, the share of baskets holding it among the ``k`` customers whose vectors are nearest."""
+    q = vector / max(float(np.linalg.norm(vector)), 1e-12)
+    top, w = _top_weights(table.normed @ q.astype(np.float32), own, k)
+    return _aggregate(table, top, w, n_items)
+
+
+class _ByProduct:
+    """The customer table's pairs grouped by product: who bought it, with what share (cached per table)."""
+
+    def __init__(self, table: CustomerTable, n_items: int) -> None:
+        rows = np.repeat(np.arange(len(table), dtype=np.int64), np.diff(table.bought_indptr))
+        share = _shares(table)
+        ids = np.asarray(table.bought_ids, dtype=np.int64)
+        order = np.argsort(ids, kind="stable")
+        self.indptr = np.r_[0, np.cumsum(np.bincount(ids, minlength=n_items))]
+        self.rows, self.share = rows[order], share[order]
+        self.norms = np.sqrt(np.bincount(rows, weights=share * share, minlength=len(table)))
+
+
+_BY_PRODUCT: dict[int, tuple[CustomerTable, _ByProduct]] = {}
+
+
+def _by_product(table: CustomerTable, n_items: int) -> _ByProduct:
+    held = _BY_PRODUCT.get(id(table))
+    if held is None or held[0] is not table or len(held[1].indptr) != n_items + 1:
+        _BY_PRODUCT.clear()  # one table at a time: a served model swap drops the old one
+        held = (table, _ByProduct(table, n_items))
+        _BY_PRODUCT[id(table)] = held
+    return held[1]
+
+
+def _history_neighbour_share(
+    table: CustomerTable, profile: _Profile, own: int, k: int, n_items: int
+) -> np.ndarray:
+    """As :func:`_neighbour_share`, the neighbours found by what they bought: the cosine of the
+    customers' recency-weighted shares per product (TIFU-KNN's notion of similar households)."""
+    if len(profile.items) == 0:
+        return np.zeros(n_items, dtype=np.float64)
+    index = _by_product(table, n_items)
+    q = np.asarray(profile.decay, dtype=np.float64) / _decay_total(profile.n)
+    starts, ends = index.indptr[profile.items], index.indptr[profile.items + 1]
+    idx = _ranges(starts, ends)
+    dots = np.bincount(
+        index.rows[idx], weights=index.share[idx] * np.repeat(q, ends - starts), minlength=len(table)
+    )
+    sims = dots / np.maximum(index.norms * float(np.linalg.norm(q)), 1e-12)
+    top, w = _top_weights(sims, own, k)
+    return _aggregate(table, top, w, n_items)
 
 
 def _decay_total(n_baskets: np.ndarray | int) -> np.ndarray:
@@ -132,10 +212,10 @@ def _affinity(emb: Embeddings, vector: np.ndarray) -> np.ndarray:
     return emb.normed @ q.astype(np.float32)
 
 
-def _candidates(profile: _Profile, neigh: np.ndarray, aff: np.ndarray, explore: bool, allowed: np.ndarray):
-    """Candidate product ids: the bought ones (unless exploring), the neighbours' and the affinity's best."""
+def _candidates(profile: _Profile, evidence: list[np.ndarray], explore: bool, allowed: np.ndarray):
+    """Candidate product ids: the bought ones (unless exploring), each kind of evidence's best new ones."""
     new = []
-    for score in (neigh, aff):
+    for score in evidence:
         s = np.where(allowed, score, -np.inf)
         s[profile.items] = -np.inf
         m = min(CANDIDATES, int(np.count_nonzero(np.isfinite(s))))
@@ -150,7 +230,12 @@ def _candidates(profile: _Profile, neigh: np.ndarray, aff: np.ndarray, explore: 
 
 
 def _features(
-    profile: _Profile, cand: np.ndarray, neigh: np.ndarray, aff: np.ndarray, log_pop: np.ndarray
+    profile: _Profile,
+    cand: np.ndarray,
+    neigh: np.ndarray,
+    hneigh: np.ndarray,
+    aff: np.ndarray,
+    log_pop: np.ndarray,
 ) -> np.ndarray:
     """The :data:`FEATURES` of each candidate, float64 [len(cand), len(FEATURES)]."""
     pos = np.searchsorted(profile.items, cand)
@@ -162,12 +247,20 @@ def _features(
     decay = np.where(bought, profile.decay[pos] if len(profile.items) else 0, 0) / _decay_total(n)
     recent = np.where(bought, 1.0 / (1.0 + (profile.last[pos] if len(profile.items) else 0)), 0.0)
     nb = neigh[cand]
+    hn = hneigh[cand]
     a = aff[cand].astype(np.float64)
     lp = log_pop[cand]
     new = ~bought
     last = np.where(bought, profile.last[pos] if len(profile.items) else 0, -1)
-    bins = [bought & (last >= a) & (last < b) for a, b in zip(_LAST_BINS[:-1], _LAST_BINS[1:], strict=True)]
-    bins += [(baskets >= a) & (baskets < b) for a, b in zip(_COUNT_BINS[:-1], _COUNT_BINS[1:], strict=True)]
+    first = np.where(bought, profile.first[pos] if len(profile.items) else 0, -1)
+    gap = np.where(baskets >= 2, (first - last) / np.maximum(baskets - 1, 1), np.inf)
+    due = np.where(baskets >= 2, last / np.maximum(gap, 1e-9), -1.0)
+    bins = [
+        bought & (last >= lo) & (last < hi) for lo, hi in zip(_LAST_BINS[:-1], _LAST_BINS[1:], strict=True)
+    ]
+    bins += [
+        (baskets >= lo) & (baskets < hi) for lo, hi in zip(_COUNT_BINS[:-1], _COUNT_BINS[1:], strict=True)
+    ]
     return np.column_stack(
         [
             bought,
@@ -179,14 +272,27 @@ def _features(
             share * math.log1p(n),
             nb,
             np.sqrt(nb),
+            hn,
+            np.sqrt(hn),
             a,
             lp,
             new * lp,
             new * a,
             share * recent,
             *bins,
+            *[(due >= lo) & (due < hi) for lo, hi in zip(_DUE_BINS[:-1], _DUE_BINS[1:], strict=True)],
         ]
     ).astype(np.float64)
+
+
+def _rank_share(values: np.ndarray) -> np.ndarray:
+    """Each value's rank among the candidates as a share (1: the best, near 0: the worst)."""
+    if len(values) == 0:
+        return values.astype(np.float64)
+    order = np.argsort(-values, kind="stable")
+    rank = np.empty(len(values), dtype=np.float64)
+    rank[order] = np.arange(len(values))
+    return 1.0 - rank / len(values)
 
 
 def _model(table: CustomerTable) -> dict[str, Any]:
@@ -253,16 +359,18 @@ def next_basket(emb: Embeddings, customer: str | int, k: int = 10, *, explore: b
     k = check_k(k)
     profile = _table_profile(table, r)
     vector = np.asarray(table.vectors[r], dtype=np.float32)
-    neigh = _neighbour_share(table, vector, r, int(model.get("neighbours", NEIGHBOURS)), len(emb))
+    k_neigh = int(model.get("neighbours", NEIGHBOURS))
+    neigh = _neighbour_share(table, vector, r, k_neigh, len(emb))
+    hneigh = _history_neighbour_share(table, profile, r, k_neigh, len(emb))
     aff = _affinity(emb, vector)
     allowed = np.ones(len(emb), dtype=bool)
     types = getattr(emb, "types", None)
     if types is not None and types.hidden:  # attribute tokens are never proposed
         allowed &= types.mask()
-    cand = _candidates(profile, neigh, aff, explore, allowed)
+    cand = _candidates(profile, [neigh, hneigh, aff], explore, allowed)
     if len(cand) == 0:
         return Neighbours([], np.zeros(0, np.int64), np.zeros(0, np.float32))
-    s = _scores(model, _features(profile, cand, neigh, aff, _log_popularity(emb)))
+    s = _scores(model, _features(profile, cand, neigh, hneigh, aff, _log_popularity(emb)))
     order = np.lexsort((cand, -s))[:k]
     ids = cand[order]
     keys = emb.keys
@@ -276,8 +384,11 @@ def _log_popularity(emb: Embeddings) -> np.ndarray:
 # ------------------------------------------------------------------------------------------- fitting
 
 
-def _logistic(x: np.ndarray, y: np.ndarray, l2: float = _L2, iters: int = 25) -> tuple[np.ndarray, ...]:
-    """L2-regularised logistic regression by Newton's method on standardised features (plus a bias)."""
+def _logistic(
+    x: np.ndarray, y: np.ndarray, weight: np.ndarray, l2: float = _L2, iters: int = 25
+) -> tuple[np.ndarray, ...]:
+    """Weighted, L2-regularised logistic regression by Newton's method on standardised features (plus a
+    bias); ``weight`` sums to 1."""
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale == 0] = 1.0
@@ -287,8 +398,8 @@ def _logistic(x: np.ndarray, y: np.ndarray, l2: float = _L2, iters: int = 25) ->
     reg[-1] = 0.0
     for _ in range(iters):
         p = 1.0 / (1.0 + np.exp(-np.clip(z @ w, -30, 30)))
-        grad = z.T @ (p - y) / len(y) + reg * w
-        hess = (z * (p * (1 - p))[:, None]).T @ z / len(y) + np.diag(reg + 1e-9)
+        grad = z.T @ (weight * (p - y)) + reg * w
+        hess = (z * (weight * p * (1 - p))[:, None]).T @ z + np.diag(reg + 1e-9)
         step = np.linalg.solve(hess, grad)
         w -= step
         if float(np.abs(step).max()) < 1e-6:
@@ -371,13 +482,19 @@ def fit_next_basket(
         if e == s:
             continue
         profile = _Profile(
-            hist.pair[s:e] % len(emb), hist.baskets[s:e], hist.last[s:e], hist.decay[s:e], hist.n_baskets[j]
+            hist.pair[s:e] % len(emb),
+            hist.baskets[s:e],
+            hist.last[s:e],
+            hist.first[s:e],
+            hist.decay[s:e],
+            hist.n_baskets[j],
         )
         neigh = _neighbour_share(table, vecs[j], int(rows[code]), k_neigh, len(emb))
+        hneigh = _history_neighbour_share(table, profile, int(rows[code]), k_neigh, len(emb))
         aff = _affinity(emb, vecs[j])
-        cand = _candidates(profile, neigh, aff, False, allowed)
+        cand = _candidates(profile, [neigh, hneigh, aff], False, allowed)
         truth = np.unique(truth_item[truth_user == j])
-        xs.append(_features(profile, cand, neigh, aff, log_pop))
+        xs.append(_features(profile, cand, neigh, hneigh, aff, log_pop))
         ys.append(np.isin(cand, truth).astype(np.float64))
         owner.append(np.full(len(cand), j))
     if not xs:
@@ -385,7 +502,14 @@ def fit_next_basket(
     x, y, who = np.vstack(xs), np.concatenate(ys), np.concatenate(owner)
     if y.sum() == 0 or y.sum() == len(y):
         return None
-    mean, scale, w = _logistic(x, y)
+    # the weights are fitted where the top of the list is decided: each customer's candidates that a
+    # simple score (their own recency-weighted share, then their neighbours') puts in its first TRAIN_TOP
+    base = x[:, 3] + 0.25 * (x[:, 7] + x[:, 9])
+    near = np.zeros(len(y), dtype=bool)
+    starts = np.r_[0, np.flatnonzero(who[1:] != who[:-1]) + 1, len(who)]
+    for a, b in zip(starts[:-1], starts[1:], strict=True):
+        near[a + np.argsort(-base[a:b], kind="stable")[:TRAIN_TOP]] = True
+    mean, scale, w = _logistic(x[near], y[near], np.full(int(near.sum()), 1.0 / near.sum()))
     model = {
         "features": list(FEATURES),
         "mean": mean.tolist(),

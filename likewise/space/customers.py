@@ -42,8 +42,9 @@ class CustomerTable:
     config : dict, optional
         How the vectors were built (weights), saved with them.
     history : dict of ndarray, optional
-        Purchase counts per bought product (:mod:`likewise.space.history`): ``baskets``, ``last`` (int32)
-        and ``decay`` (float32), aligned with ``bought_ids``, and ``n_baskets`` (int32, one per customer).
+        Purchase counts per bought product (:mod:`likewise.space.history`): ``baskets``, ``last``,
+        ``first`` (int32) and ``decay`` (float32), aligned with ``bought_ids``, and ``n_baskets``
+        (int32, one per customer).
         What :func:`likewise.retail.next_basket` ranks repeats by; absent in tables built from lines
         without baskets.
     """
@@ -161,7 +162,13 @@ class CustomerTable:
         )
 
 
-HISTORY_FIELDS = {"baskets": np.int32, "last": np.int32, "decay": np.float32, "n_baskets": np.int32}
+HISTORY_FIELDS = {
+    "baskets": np.int32,
+    "last": np.int32,
+    "first": np.int32,
+    "decay": np.float32,
+    "n_baskets": np.int32,
+}
 
 
 def _checked_history(
@@ -332,6 +339,7 @@ def customer_table(
         history = {
             "baskets": hist.baskets,
             "last": hist.last,
+            "first": hist.first,
             "decay": hist.decay,
             "n_baskets": hist.n_baskets[has],
         }

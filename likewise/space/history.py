@@ -8,6 +8,8 @@ product) pair it lists in ``bought_ids``, how often and how lately that customer
 
 * ``baskets`` -- the customer's baskets holding the product;
 * ``last`` -- baskets since the last one holding it (0: the customer's latest basket);
+* ``first`` -- baskets since the first one holding it (with ``baskets``: its usual gap, so whether a
+  repeat is due);
 * ``decay`` -- the baskets holding it, each weighted ``0.5 ** (age / HALF_LIFE)`` by its age in baskets
   (the recency-weighted frequency of TIFU-KNN, Hu et al. SIGIR 2020, with one group);
 
@@ -37,8 +39,8 @@ class History:
     ----------
     pair : ndarray of int64
         Sorted unique pair keys (the order of a customer table's ``bought_ids``).
-    baskets, last : ndarray of int32
-        Baskets holding the product; baskets since the last one holding it.
+    baskets, last, first : ndarray of int32
+        Baskets holding the product; baskets since the last one and since the first one holding it.
     decay : ndarray of float32
         Recency-weighted count of the baskets holding it (:data:`HALF_LIFE`).
     n_baskets : ndarray of int32, shape [n_customers]
@@ -48,6 +50,7 @@ class History:
     pair: np.ndarray
     baskets: np.ndarray
     last: np.ndarray
+    first: np.ndarray
     decay: np.ndarray
     n_baskets: np.ndarray
 
@@ -129,11 +132,13 @@ def history_of_lines(
     key, ages = key[new], ages[new]
     pair, start, count = np.unique(key, return_index=True, return_counts=True)
     last = np.minimum.reduceat(ages, start) if len(start) else np.zeros(0, np.int64)
+    first = np.maximum.reduceat(ages, start) if len(start) else np.zeros(0, np.int64)
     decay = np.add.reduceat(0.5 ** (ages / HALF_LIFE), start) if len(start) else np.zeros(0, np.float64)
     return History(
         pair=pair.astype(np.int64),
         baskets=count.astype(np.int32),
         last=last.astype(np.int32),
+        first=first.astype(np.int32),
         decay=decay.astype(np.float32),
         n_baskets=np.asarray(n_baskets).astype(np.int32),
     )
