@@ -14,6 +14,7 @@ import numpy as np
 
 from ..data.vocab import Vocab
 from ..errors import InputError
+from .history import HISTORY_FIELDS
 from .results import items_frame, items_table
 from .search import normalise_rows
 
@@ -160,15 +161,6 @@ class CustomerTable:
         return items_frame(
             self.keys, self.vocab.counts, vectors, self.fingerprint, "CustomerTable.to_pandas()"
         )
-
-
-HISTORY_FIELDS = {
-    "baskets": np.int32,
-    "last": np.int32,
-    "first": np.int32,
-    "decay": np.float32,
-    "n_baskets": np.int32,
-}
 
 
 def _checked_history(

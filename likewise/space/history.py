@@ -25,7 +25,17 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["HALF_LIFE", "History", "basket_ages", "history_of_lines", "purchase_history"]
+__all__ = ["HALF_LIFE", "HISTORY_FIELDS", "History", "basket_ages", "history_of_lines", "purchase_history"]
+
+#: The arrays a customer table keeps of the history, and their types (``n_baskets``: one per customer;
+#: the others aligned with the table's ``bought_ids``).
+HISTORY_FIELDS = {
+    "baskets": np.int32,
+    "last": np.int32,
+    "first": np.int32,
+    "decay": np.float32,
+    "n_baskets": np.int32,
+}
 
 #: Half-life, in baskets, of the recency-weighted frequency ``decay``.
 HALF_LIFE = 8.0

@@ -468,7 +468,7 @@ def _read_customers(folder: Path, manifest: dict, paths: dict[str, Path], mmap: 
     _check_finite(vectors, paths["customer_vectors.npy"], vocab.keys)
     history = None
     if info.get("history"):  # written from 2026-12 on; older tables have none and still load
-        from .customers import HISTORY_FIELDS
+        from .history import HISTORY_FIELDS
 
         gone = [f for f in HISTORY_FIELDS if f"customer_history_{f}.npy" not in paths]
         if gone:
