@@ -15,6 +15,7 @@ import pytest
 
 import likewise
 from likewise.cli import main
+from likewise.data.corpus import Corpus
 from likewise.errors import InputError
 
 
@@ -293,3 +294,36 @@ def test_a_header_naming_a_column_twice_is_refused(tmp_path, capsys, fmt):
     assert code == 1
     assert err.count("\n") == 1, err
     assert f"column 'product_id' appears 2 times in the header of {log}; rename all but one" in err
+
+
+# ------------------------------------------------------------------ item 11: one order's size is bounded
+
+
+def test_an_order_longer_than_a_text_line_is_cut_and_the_summary_says_so(tmp_path, capsys, monkeypatch):
+    """A log whose guest orders share one id made one order of 20 M lines (111 s, 1.43 GB); a text line
+    is cut at MAX_SEQUENCE_LENGTH items, and now a log order is cut at it too, consecutively."""
+    cap = 5
+    monkeypatch.setattr("likewise.readers.text.MAX_SEQUENCE_LENGTH", cap)
+    lines = ["order_id,product_id"]
+    lines += [f"guest,p{i}" for i in range(2 * cap + 1)]  # one order of cap * 2 + 1 lines
+    lines += [f"o{o},p{(o + k) % 7}" for o in range(40) for k in range(3)]  # orders of 3
+    log = tmp_path / "guests.csv"
+    log.write_text("\n".join(lines) + "\n")
+    model = tmp_path / "m"
+    argv = ["train", log, "--basket-col", "order_id", "--item-col", "product_id", "--epochs", "1"]
+    code, out, err = run([*argv, "--dim", "4", "--cache-dir", tmp_path / "cache", "-o", model], capsys)
+    assert code == 0, err
+    assert f"1 order longer than {cap} lines cut into consecutive orders of at most {cap}" in out
+    corpus = strict_json(model / "manifest.json")["meta"]["corpus"]
+    assert corpus["n_sequences"] == 40 + 3 and corpus["cut_sequences"] == 1
+    (folder,) = (p.parent for p in (tmp_path / "cache").rglob("manifest.json"))
+    corpus = Corpus.open(folder)
+    pieces = [corpus.keys(i) for i in range(len(corpus)) if len(corpus.sequence(i)) != 3]
+    assert [len(p) for p in pieces] == [cap, cap, 1]  # consecutive, in the order of the file
+    assert [k for p in pieces for k in p] == [f"p{i}" for i in range(2 * cap + 1)]
+
+    monkeypatch.undo()  # at the real cap nothing is cut, and the summary says that too
+    again = [*argv, "--dim", "4", "--cache-dir", tmp_path / "cache", "-o", tmp_path / "m2"]
+    code, out, err = run(again, capsys)
+    assert code == 0, err
+    assert "no order cut (none longer than 10,000 lines)" in out

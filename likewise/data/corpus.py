@@ -391,7 +391,7 @@ def cache_key(
 
     It covers :data:`FORMAT_VERSION`, the spec with absolute paths, each input file's absolute path,
     size and the sha256 of its bytes (read in 1 MiB chunks: a file rewritten with the same size and
-    modification time still gets a new key), the length text lines are cut at
+    modification time still gets a new key), the length text lines and log orders are cut at
     (:data:`~likewise.readers.MAX_SEQUENCE_LENGTH`), ``min_count``, ``max_items`` and ``what``.
     """
     if spec.attrs and not Path(spec.attrs).is_file():
@@ -411,7 +411,8 @@ def cache_key(
             **spec.extras(),  # only when given, so the keys of corpora without them stay as they were
         },
         "files": stats,
-        "max_sequence_length": readers.MAX_SEQUENCE_LENGTH,  # text lines are cut at it
+        "max_sequence_length": readers.text.MAX_SEQUENCE_LENGTH,  # text lines and log orders are cut at it
+        "orders_cut": True,  # log orders are cut too (corpora cached before were not)
         "min_count": int(min_count),
         "max_items": None if max_items is None else int(max_items),
         "what": what,
