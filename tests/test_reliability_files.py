@@ -4,7 +4,9 @@ other user cannot redirect, content-keyed corpus caches, outputs that never clob
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import subprocess
 import sys
 import time
@@ -16,7 +18,7 @@ import pytest
 import likewise
 from likewise import _fileio
 from likewise.data.vocab import Vocab
-from likewise.errors import CorruptModelError
+from likewise.errors import CorruptModelError, WriteError
 from likewise.space.embeddings import Embeddings
 
 
@@ -538,3 +540,60 @@ def test_killed_writers_never_lose_the_last_good_model(fault_work: Path, seed: i
         # the next write succeeds (--overwrite if the killed one got as far as publishing) ...
         assert main(_fault_argv(d, command, cache=cache)) == 0, (command, how)
         assert _all_litter(d) == [], (command, how)  # ... and tidies what the killed one left
+
+
+# ------------------------------------------------------------------ issue 43: a full disk
+
+
+def test_a_full_disk_names_the_output_the_reason_and_the_fix_and_leaves_nothing_half_written(
+    tmp_path, monkeypatch
+):
+    """A full disk said ``[Errno 28] No space left on device`` or numpy's ``12800 requested and 2016
+    written``, without the path; now one line names the output, the reason and the fix."""
+    space = make_space()
+    target = tmp_path / "m"
+    space.save(target)
+    before = {p.name: p.read_bytes() for p in target.iterdir()}
+
+    def full(f, arr, **kw):
+        f.write(b"\x93NUMPY")  # a few bytes, then the disk is full
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def short(f, arr, **kw):
+        raise OSError("12800 requested and 2016 written")  # numpy's tofile: no errno, no path
+
+    for save, says in [
+        (full, r"no space left on device \[Errno 28\]"),
+        (short, "12800 bytes requested, 2016 written"),
+    ]:
+        monkeypatch.setattr(np, "save", save)
+        with pytest.raises(WriteError) as e:
+            space.save(target, overwrite=True)
+        msg = str(e.value)
+        assert re.search(says, msg) and "\n" not in msg
+        assert f"cannot write {str(target)!r} (writing vectors.npy)" in msg
+        assert "free space on that file system" in msg and "write elsewhere" in msg
+        assert e.value.errno == errno.ENOSPC
+        assert {p.name: p.read_bytes() for p in target.iterdir()} == before  # the old model, whole
+        assert litter(tmp_path) == []
+    monkeypatch.undo()
+
+    out = tmp_path / "out.txt"
+    out.write_text("old")
+
+    def no_room(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(_fileio.os, "fsync", no_room)
+    with pytest.raises(
+        WriteError, match=rf"cannot write {re.escape(repr(str(out)))}: no space left on device"
+    ):
+        with _fileio.atomic_file(out) as f:
+            f.write("new")
+    monkeypatch.undo()
+    assert out.read_text() == "old" and litter(tmp_path) == []
+
+    # a missing input read while a folder is written is that error, not a failure to write
+    with pytest.raises(FileNotFoundError) as e, _fileio.atomic_folder(tmp_path / "x"):
+        (tmp_path / "missing.csv").read_text()
+    assert not isinstance(e.value, WriteError) and litter(tmp_path) == []
