@@ -121,12 +121,11 @@ def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, A
 
 
 def _cut_note(corpus: dict[str, Any]) -> list[str]:
-    """The line on orders cut at the longest sequence, for a log (its corpus records the cap)."""
+    """The line on orders cut at the longest sequence, when a log's were (a rare event, so no line when
+    none was: the JSON summary's ``orders_cut`` is 0 then)."""
     cap, n = corpus.get("max_sequence_length"), corpus.get("cut_sequences", 0)
-    if not cap:
+    if not cap or not n:
         return []
-    if not n:
-        return [f"no order cut (none longer than {cap:,} lines)"]
     orders = "order" if n == 1 else "orders"
     return [f"{n:,} {orders} longer than {cap:,} lines cut into consecutive orders of at most {cap:,}"]
 
