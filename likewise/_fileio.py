@@ -39,6 +39,7 @@ __all__ = [
     "MANIFEST",
     "atomic_file",
     "atomic_folder",
+    "discard",
     "file_entry",
     "file_sha256",
     "finite_json",
@@ -385,6 +386,20 @@ def recover(target: str | os.PathLike) -> bool:
     except OSError:
         return False  # another process recovered it first, or the folder is read-only
     fsync_dir(final.parent)
+    return True
+
+
+def discard(folder: str | os.PathLike) -> bool:
+    """Remove ``folder`` as a whole: renamed to a temporary name first (one atomic step, so a reader
+    finds it whole or not at all), then deleted; if this process dies meanwhile, :func:`tidy` removes
+    the rest as a dead writer's temporary. Returns False when it was already gone (or cannot be moved)."""
+    path = Path(folder)
+    moved = _temp_name(path)
+    try:
+        os.rename(path, moved)
+    except OSError:
+        return False
+    shutil.rmtree(moved, ignore_errors=True)
     return True
 
 

@@ -18,7 +18,7 @@ import pytest
 import likewise
 from likewise import _fileio
 from likewise.data.vocab import Vocab
-from likewise.errors import CorruptModelError, WriteError
+from likewise.errors import CorruptModelError, InputError, WriteError
 from likewise.space.embeddings import Embeddings
 
 
@@ -597,3 +597,52 @@ def test_a_full_disk_names_the_output_the_reason_and_the_fix_and_leaves_nothing_
     with pytest.raises(FileNotFoundError) as e, _fileio.atomic_folder(tmp_path / "x"):
         (tmp_path / "missing.csv").read_text()
     assert not isinstance(e.value, WriteError) and litter(tmp_path) == []
+
+
+# ------------------------------------------------------------------ issue 43: the corpus cache is bounded
+
+
+def test_the_corpus_cache_evicts_the_least_recently_used_never_the_one_in_use(tmp_path, monkeypatch):
+    """The cache was never evicted (169 MB after one probe): LIKEWISE_CACHE_MAX bounds it."""
+    from likewise.data import corpus_cache
+    from likewise.data.corpus import build_corpus
+    from likewise.readers import InputSpec
+
+    monkeypatch.setattr(corpus_cache, "GRACE_SECONDS", 0.0)  # no other process here
+    monkeypatch.delenv("LIKEWISE_CACHE_MAX", raising=False)
+    root = tmp_path / "cache"
+
+    def build(name: str):
+        path = tmp_path / f"{name}.txt"
+        if not path.exists():
+            path.write_text("".join(f"{name}{i} {name}{i + 1} {name}{i + 2}\n" for i in range(30)))
+        return build_corpus(InputSpec(paths=(str(path),)), cache_dir=root)
+
+    def size(folder: Path) -> int:
+        return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+    a, b = build("aaa").path, build("bbb").path
+    now = time.time()
+    os.utime(a, (now - 300, now - 300))
+    os.utime(b, (now - 200, now - 200))
+    build("aaa")  # a use marks it: now b is the least recently used
+    monkeypatch.setenv("LIKEWISE_CACHE_MAX", str(int(size(a) + 1.5 * size(b))))
+    c = build("ccc").path
+    assert a.is_dir() and c.is_dir() and not b.exists()
+    assert litter(root) == []
+
+    os.utime(a, (now - 300, now - 300))
+    os.utime(c, (now - 200, now - 200))
+    monkeypatch.setenv("LIKEWISE_CACHE_MAX", "0")  # only the one in use is kept
+    d = build("ddd")
+    assert sorted(p.name for p in root.iterdir()) == [d.path.name]
+    assert d.keys(0) == ["ddd0", "ddd1", "ddd2"]  # in use, whole
+
+    monkeypatch.setenv("LIKEWISE_CACHE_MAX", "lots")
+    with pytest.raises(InputError, match=r"LIKEWISE_CACHE_MAX == 'lots' is not a size") as e:
+        build("ddd")
+    assert "\n" not in str(e.value)
+    sizes = {"123": 123, "500M": 500 * 2**20, "2G": 2 * 2**30, "2GiB": 2 * 2**30, "1.5k": 1536, "0": 0}
+    assert {text: corpus_cache.parse_size(text) for text in sizes} == sizes
+    monkeypatch.delenv("LIKEWISE_CACHE_MAX")
+    assert corpus_cache.cache_max() == 2 * 2**30
