@@ -26,6 +26,7 @@ from .errors import (
     NotFittedError,
     SpaceMismatchError,
     UnknownItemError,
+    WriteError,
 )
 from .space.embeddings import Embeddings, Neighbours, SpaceVector
 from .training.train import EpochStats, TrainConfig
@@ -55,6 +56,7 @@ __all__ = [
     "TrainConfig",
     "UnknownItemError",
     "Vocab",
+    "WriteError",
     "__version__",
     "build_corpus",
     "corpus_from_sequences",

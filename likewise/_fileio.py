@@ -17,6 +17,7 @@ every write and on every load, puts an aside back when a writer was killed betwe
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import math
@@ -26,18 +27,19 @@ import secrets
 import shutil
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, LikewiseError, WriteError
 
 __all__ = [
     "MANIFEST",
     "atomic_file",
     "atomic_folder",
+    "discard",
     "file_entry",
     "file_sha256",
     "finite_json",
@@ -47,10 +49,12 @@ __all__ = [
     "publish",
     "recover",
     "tidy",
+    "write_error",
     "write_npy",
     "write_text",
 ]
 
+_T = TypeVar("_T")
 MANIFEST = "manifest.json"
 _CHUNK = 1 << 20  # bytes per read when hashing
 #: A temporary or aside whose writer cannot be checked (another host, Windows, an older likewise) is
@@ -125,17 +129,91 @@ def fsync_tree(folder: Path) -> None:
     fsync_dir(folder)
 
 
+# what the operating system says, and what the user can do about it
+_FULL = "free space on that file system (or raise its quota), or write elsewhere"
+_FIXES = {
+    errno.ENOSPC: _FULL,
+    getattr(errno, "EDQUOT", errno.ENOSPC): _FULL,
+    errno.EFBIG: "the file is larger than that file system allows: write elsewhere",
+    errno.EROFS: "the file system is read-only: write elsewhere",
+    errno.EACCES: "allow writing there (the folder's permissions), or write elsewhere",
+    errno.EPERM: "allow writing there (the folder's permissions), or write elsewhere",
+}
+#: Errors of the file system, not of the path: wherever in a write they arise, the output failed.
+_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, errno.EROFS, getattr(errno, "EDQUOT", errno.ENOSPC)})
+_SHORT_WRITE = re.compile(r"(\d+) requested and (\d+) written")  # numpy's tofile on a full disk
+
+
+def write_error(target: str | os.PathLike, e: OSError, inside: str | None = None) -> WriteError:
+    """The one-line error for an ``OSError`` met while writing ``target``: the path, the operating
+    system's reason and what to do. ``inside`` names the file of a folder that was being written.
+
+    The caller has removed (or never published) what it wrote: the message says nothing was replaced.
+    """
+    code = e.errno
+    said = " ".join(map(str, e.args)) if code is None else str(e.strerror)  # str(e) would add the path
+    short = _SHORT_WRITE.search(said)
+    if code is None and short:
+        code = errno.ENOSPC
+        reason = f"a short write ({short[1]} bytes requested, {short[2]} written): the disk is probably full"
+    elif e.errno is not None:
+        reason = f"{os.strerror(e.errno).lower()} [Errno {e.errno}]"
+    else:
+        reason = said or type(e).__name__
+    fix = _FIXES.get(code, "write elsewhere") if code is not None else "write elsewhere"
+    where = f" (writing {inside})" if inside else ""
+    err = WriteError(
+        f"cannot write {str(target)!r}{where}: {reason}; nothing was replaced there and the partial "
+        f"copy was removed: {fix}"
+    )
+    err.errno = code
+    return err
+
+
+def _write_failure(e: BaseException, tmp: Path, final: Path, *, ours: bool) -> WriteError | None:
+    """The :class:`WriteError` for ``e``, raised while the temporary ``tmp`` of ``final`` was filled or
+    published, or None when ``e`` is no failure to write. ``ours``: raised by the flush or rename after
+    the caller's block, so any ``OSError`` is one. In the block only a full or read-only file system, a
+    short write or an error on a path under ``tmp`` is: a missing input the block was reading is not."""
+    if not isinstance(e, OSError) or isinstance(e, LikewiseError):
+        return None
+    name = e.filename if isinstance(e.filename, str | os.PathLike) else None
+    inside = None
+    if name is not None and tmp in Path(name).parents:
+        inside = Path(name).relative_to(tmp).as_posix()
+    if (
+        ours
+        or e.errno in _WRITE_ERRNOS
+        or (e.errno is None and _SHORT_WRITE.search(" ".join(map(str, e.args))))
+        or (name is not None and (Path(name) == tmp or inside is not None))
+    ):
+        return write_error(final, e, inside)
+    return None
+
+
+@contextlib.contextmanager
+def _naming(path: Path) -> Iterator[None]:
+    """Give an ``OSError`` without a file name (numpy's and a full disk's have none) ``path``, so the
+    :class:`WriteError` of the folder being written says which file failed."""
+    try:
+        yield
+    except OSError as e:
+        if e.filename is None and not isinstance(e, LikewiseError):
+            e.filename = str(path)
+        raise
+
+
 def write_npy(path: Path, arr: np.ndarray) -> None:
-    """Write one array as ``.npy`` (never pickled) and fsync it."""
-    with open(path, "wb") as f:
+    """Write one array as ``.npy`` (never pickled) and fsync it; an ``OSError`` names ``path``."""
+    with _naming(path), open(path, "wb") as f:
         np.save(f, arr, allow_pickle=False)
         f.flush()
         os.fsync(f.fileno())
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write UTF-8 text with ``\\n`` line ends and fsync it."""
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
+    """Write UTF-8 text with ``\\n`` line ends and fsync it; an ``OSError`` names ``path``."""
+    with _naming(path), open(path, "w", encoding="utf-8", newline="\n") as f:
         f.write(text)
         f.flush()
         os.fsync(f.fileno())
@@ -311,6 +389,20 @@ def recover(target: str | os.PathLike) -> bool:
     return True
 
 
+def discard(folder: str | os.PathLike) -> bool:
+    """Remove ``folder`` as a whole: renamed to a temporary name first (one atomic step, so a reader
+    finds it whole or not at all), then deleted; if this process dies meanwhile, :func:`tidy` removes
+    the rest as a dead writer's temporary. Returns False when it was already gone (or cannot be moved)."""
+    path = Path(folder)
+    moved = _temp_name(path)
+    try:
+        os.rename(path, moved)
+    except OSError:
+        return False
+    shutil.rmtree(moved, ignore_errors=True)
+    return True
+
+
 def tidy(target: str | os.PathLike) -> None:
     """Recover ``target`` (:func:`recover`), then remove the stale temporaries and asides beside it.
 
@@ -366,6 +458,22 @@ def publish(tmp: Path, target: Path, *, replace: bool = True) -> None:
     fsync_dir(parent)
 
 
+def _start(target: str | os.PathLike, make: Callable[[Path], _T]) -> tuple[Path, _T]:
+    """``target`` as a Path, its parent folder made, litter tidied, the temporary created by ``make``; a
+    failure to create either (a full disk, no permission) is a :class:`WriteError` naming ``target``."""
+    if not os.fspath(target).strip():  # Path("") is the current folder: never replace that
+        raise InputError("the output path is empty; give the name of a file or folder to write")
+    final = Path(target)
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tidy(final)
+        return final, make(final)
+    except OSError as e:
+        if isinstance(e, LikewiseError):
+            raise
+        raise write_error(final, e) from None
+
+
 @contextlib.contextmanager
 def atomic_folder(target: str | os.PathLike, *, replace: bool = True) -> Iterator[Path]:
     """Yield an empty temporary folder beside ``target``; publish it there when the block ends cleanly.
@@ -377,16 +485,18 @@ def atomic_folder(target: str | os.PathLike, *, replace: bool = True) -> Iterato
     ``KeyboardInterrupt`` included, the temporary is removed and ``target`` is left as it was.
     ``replace`` is passed to :func:`publish`.
     """
-    final = Path(target)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tidy(final)
-    tmp = _make_temp_folder(final)
+    final, tmp = _start(target, _make_temp_folder)
+    ours = False
     try:
         yield tmp
+        ours = True
         fsync_tree(tmp)  # whatever wrote the files, they are on disk before the rename
         publish(tmp, final, replace=replace)
-    except BaseException:
+    except BaseException as e:
         shutil.rmtree(tmp, ignore_errors=True)
+        failure = _write_failure(e, tmp, final, ours=ours)
+        if failure is not None:
+            raise failure from None
         raise
 
 
@@ -401,10 +511,8 @@ def atomic_file(target: str | os.PathLike, mode: str = "w") -> Iterator[IO[Any]]
     """
     if mode not in ("w", "wb"):
         raise InputError(f"mode == {mode!r}, must be 'w' or 'wb'")
-    final = Path(target)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tidy(final)
-    tmp, fd = _make_temp_file(final)
+    final, (tmp, fd) = _start(target, _make_temp_file)
+    ours = False
     try:
         kwargs: dict[str, Any] = {} if mode == "wb" else {"encoding": "utf-8", "newline": "\n"}
         try:
@@ -414,10 +522,14 @@ def atomic_file(target: str | os.PathLike, mode: str = "w") -> Iterator[IO[Any]]
             raise
         with f:
             yield f
+            ours = True
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, final)
         fsync_dir(final.parent)
-    except BaseException:
+    except BaseException as e:
         tmp.unlink(missing_ok=True)
+        failure = _write_failure(e, tmp, final, ours=ours)
+        if failure is not None:
+            raise failure from None
         raise

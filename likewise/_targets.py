@@ -52,6 +52,14 @@ def has_format(path: Path, fmt: str, manifest: str = MANIFEST) -> bool:
     return isinstance(found, dict) and found.get("format") == fmt
 
 
+def _named(path: str | os.PathLike, wanted: str) -> Path:
+    """``path`` as a Path, refusing the empty path: ``Path("")`` is ``.``, so ``-o ""`` was taken as the
+    current folder (and said "'.' already exists")."""
+    if not os.fspath(path).strip():
+        raise InputError(f"the output path is empty ({os.fspath(path)!r}); give the name of {wanted}")
+    return Path(path)
+
+
 def check_target(
     path: str | os.PathLike,
     *,
@@ -95,7 +103,7 @@ def check_target(
         replaced); or it holds another saved likewise folder (:func:`nested_saved_folder`), which
         replacing it would delete.
     """
-    target = Path(path)
+    target = _named(path, f"a folder for the {what}")
     check_outside_saved(target, part=fmt if own_part else None)
     tidy(target)  # a save killed between its two renames left the old folder aside: put it back
     if target.exists() or target.is_symlink():
@@ -202,8 +210,9 @@ def check_outside_saved(path: str | os.PathLike, what: str = "", *, part: str | 
     ------
     InputError
         Naming ``path``, the saved folder it lies in and that folder's format; or the file its parent
-        path runs through.
+        path runs through; or saying ``path`` is empty.
     """
+    _named(path, "what to write")
     full = Path(os.path.abspath(os.path.expanduser(os.fspath(path))))
     above = full.parent
     while not os.path.lexists(above) and above != above.parent:
@@ -276,7 +285,7 @@ def check_output_file(path: str | os.PathLike, *, overwrite: bool = False, flag:
         symlink to one: an atomic write would replace it with a regular file, whatever ``overwrite``
         says), or exists and ``overwrite`` is False.
     """
-    target = Path(path)
+    target = _named(path, "a file to write")
     check_outside_saved(target)
     if target.is_dir():
         raise InputError(f"{str(target)!r} is a folder; give the name of a file to write")

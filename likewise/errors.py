@@ -9,6 +9,7 @@ Hierarchy::
     ├── ItemIndexError (IndexError)        an integer id past the end of the table
     ├── NotFittedError (RuntimeError)      an object used before it was trained or loaded
     ├── CorruptModelError (OSError)        a saved file is missing, truncated or fails its checksum
+    ├── WriteError (OSError)               an output could not be written (a full disk); names the path
     ├── MissingDependencyError (ImportError)  an optional extra is not installed; gives the install line
     └── DistributedError (RuntimeError)    another process of a torchrun run died or stopped answering
 
@@ -30,6 +31,7 @@ __all__ = [
     "NotFittedError",
     "SpaceMismatchError",
     "UnknownItemError",
+    "WriteError",
     "shown",
 ]
 
@@ -133,6 +135,12 @@ class NotFittedError(LikewiseError, RuntimeError):
 
 class CorruptModelError(LikewiseError, OSError):
     """A saved model file is missing, truncated or fails its checksum."""
+
+
+class WriteError(LikewiseError, OSError):
+    """An output could not be written: the disk is full, the file system read-only, a permission is
+    missing. The message names the output, the operating system's reason and what to do; nothing was
+    left half-written under the output's name (``errno`` is the operating system's, when it gave one)."""
 
 
 class MissingDependencyError(LikewiseError, ImportError):

@@ -7,6 +7,7 @@ the value and the fix; nothing is half-written.
 from __future__ import annotations
 
 import json
+import os
 import random
 from pathlib import Path
 
@@ -14,7 +15,9 @@ import numpy as np
 import pytest
 
 import likewise
+from likewise import _fileio
 from likewise.cli import main
+from likewise.data.corpus import Corpus
 from likewise.errors import InputError
 
 
@@ -293,3 +296,96 @@ def test_a_header_naming_a_column_twice_is_refused(tmp_path, capsys, fmt):
     assert code == 1
     assert err.count("\n") == 1, err
     assert f"column 'product_id' appears 2 times in the header of {log}; rename all but one" in err
+
+
+# ------------------------------------------------------------------ item 11: one order's size is bounded
+
+
+def test_an_order_longer_than_a_text_line_is_cut_and_the_summary_says_so(tmp_path, capsys, monkeypatch):
+    """A log whose guest orders share one id made one order of 20 M lines (111 s, 1.43 GB); a text line
+    is cut at MAX_SEQUENCE_LENGTH items, and now a log order is cut at it too, consecutively."""
+    cap = 5
+    monkeypatch.setattr("likewise.readers.text.MAX_SEQUENCE_LENGTH", cap)
+    lines = ["order_id,product_id"]
+    lines += [f"guest,p{i}" for i in range(2 * cap + 1)]  # one order of cap * 2 + 1 lines
+    lines += [f"o{o},p{(o + k) % 7}" for o in range(40) for k in range(3)]  # orders of 3
+    log = tmp_path / "guests.csv"
+    log.write_text("\n".join(lines) + "\n")
+    model = tmp_path / "m"
+    argv = ["train", log, "--basket-col", "order_id", "--item-col", "product_id", "--epochs", "1"]
+    code, out, err = run([*argv, "--dim", "4", "--cache-dir", tmp_path / "cache", "-o", model], capsys)
+    assert code == 0, err
+    assert f"1 order longer than {cap} lines cut into consecutive orders of at most {cap}" in out
+    corpus = strict_json(model / "manifest.json")["meta"]["corpus"]
+    assert corpus["n_sequences"] == 40 + 3 and corpus["cut_sequences"] == 1
+    (folder,) = (p.parent for p in (tmp_path / "cache").rglob("manifest.json"))
+    corpus = Corpus.open(folder)
+    pieces = [corpus.keys(i) for i in range(len(corpus)) if len(corpus.sequence(i)) != 3]
+    assert [len(p) for p in pieces] == [cap, cap, 1]  # consecutive, in the order of the file
+    assert [k for p in pieces for k in p] == [f"p{i}" for i in range(2 * cap + 1)]
+
+    monkeypatch.undo()  # at the real cap nothing is cut: no line, and 0 in the JSON summary
+    again = [*argv, "--dim", "4", "--cache-dir", tmp_path / "cache", "-o", tmp_path / "m2", "--json"]
+    code, out, err = run(again, capsys)
+    assert code == 0, err
+    assert json.loads(out)["orders_cut"] == 0
+
+
+# ------------------------------------------------------------------ unclear messages: one line, the cause
+
+
+def test_a_session_gap_under_a_second_names_the_value_given(tmp_path, capsys):
+    """``--sessions 0.5s`` said ``session_gap == 0``: the value given was rounded before it was checked."""
+    code, err = train_timed(timed_log(tmp_path, []), capsys, "--sessions", "0.5s", "-o", tmp_path / "m")
+    assert code == 1 and err.count("\n") == 1
+    assert "duration '0.5s' is 0.5 seconds; it must be at least 1 second" in err
+    assert "session_gap == 0" not in err
+
+
+def test_an_empty_output_path_is_called_empty(tmp_path, capsys, monkeypatch):
+    """``train -o ""`` said ``'.' already exists``: ``Path("")`` is the current folder."""
+    monkeypatch.chdir(tmp_path)
+    text = tmp_path / "baskets.txt"
+    text.write_text("a b c\nb c\na c\n" * 10)
+    code, _, err = run(["train", text, "--epochs", "1", "--dim", "4", "-o", ""], capsys)
+    assert code == 1 and err.count("\n") == 1
+    assert "the output path is empty ('')" in err and "already exists" not in err
+    for fmt in ["word2vec", "projector"]:
+        code, _, err = run(["export", tmp_path / "m", "--format", fmt, "-o", ""], capsys)
+        assert code == 1 and "the output path is empty" in err
+    with pytest.raises(InputError, match="the output path is empty"), _fileio.atomic_file(""):
+        pass
+
+
+def test_a_fifo_at_the_checkpoint_lock_is_named_not_errno_22(tmp_path, capsys):
+    """A FIFO at ``DIR/checkpoint.lock`` said ``[Errno 22] Invalid argument`` (flock on a FIFO)."""
+    folder = tmp_path / "ck"
+    folder.mkdir()
+    os.mkfifo(folder / "checkpoint.lock")
+    with pytest.raises(InputError) as e:
+        likewise.train([["a", "b", "c"], ["b", "c"]] * 20, dim=4, epochs=1, checkpoint_dir=folder)
+    msg = str(e.value)
+    assert f"the lock {str(folder / 'checkpoint.lock')!r} of the checkpoint directory is a FIFO" in msg
+    assert "not a regular file" in msg and "Errno" not in msg
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_a_field_longer_than_the_readers_block_says_so_not_increase_block_size(
+    tmp_path, capsys, monkeypatch, fmt
+):
+    """A 2 GB CSV field said "try to increase block size?", an option likewise does not have."""
+    monkeypatch.setattr("likewise.readers._batches._BATCH_BYTES", 1000)
+    rows = [("o1", "a"), ("o1", "b"), ("o2", "x" * 5000), ("o2", "a")] + [
+        (f"o{i}", "b") for i in range(3, 40)
+    ]
+    log = tmp_path / f"log.{fmt}"
+    if fmt == "csv":
+        log.write_text("order_id,product_id\n" + "".join(f"{o},{p}\n" for o, p in rows))
+    else:
+        log.write_text("".join(json.dumps({"order_id": o, "product_id": p}) + "\n" for o, p in rows))
+    argv = ["train", log, "--basket-col", "order_id", "--item-col", "product_id", "-o", tmp_path / "m"]
+    code, _, err = run(argv, capsys)
+    assert code == 1 and err.count("\n") == 1
+    assert f"cannot read {log}" in err
+    assert "a field or line is larger than the reader's block of 1,000 bytes" in err and "Parquet" in err
+    assert "increase block size" not in err

@@ -4,7 +4,9 @@ other user cannot redirect, content-keyed corpus caches, outputs that never clob
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import subprocess
 import sys
 import time
@@ -16,7 +18,7 @@ import pytest
 import likewise
 from likewise import _fileio
 from likewise.data.vocab import Vocab
-from likewise.errors import CorruptModelError
+from likewise.errors import CorruptModelError, InputError, WriteError
 from likewise.space.embeddings import Embeddings
 
 
@@ -538,3 +540,109 @@ def test_killed_writers_never_lose_the_last_good_model(fault_work: Path, seed: i
         # the next write succeeds (--overwrite if the killed one got as far as publishing) ...
         assert main(_fault_argv(d, command, cache=cache)) == 0, (command, how)
         assert _all_litter(d) == [], (command, how)  # ... and tidies what the killed one left
+
+
+# ------------------------------------------------------------------ issue 43: a full disk
+
+
+def test_a_full_disk_names_the_output_the_reason_and_the_fix_and_leaves_nothing_half_written(
+    tmp_path, monkeypatch
+):
+    """A full disk said ``[Errno 28] No space left on device`` or numpy's ``12800 requested and 2016
+    written``, without the path; now one line names the output, the reason and the fix."""
+    space = make_space()
+    target = tmp_path / "m"
+    space.save(target)
+    before = {p.name: p.read_bytes() for p in target.iterdir()}
+
+    def full(f, arr, **kw):
+        f.write(b"\x93NUMPY")  # a few bytes, then the disk is full
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def short(f, arr, **kw):
+        raise OSError("12800 requested and 2016 written")  # numpy's tofile: no errno, no path
+
+    for save, says in [
+        (full, r"no space left on device \[Errno 28\]"),
+        (short, "12800 bytes requested, 2016 written"),
+    ]:
+        monkeypatch.setattr(np, "save", save)
+        with pytest.raises(WriteError) as e:
+            space.save(target, overwrite=True)
+        msg = str(e.value)
+        assert re.search(says, msg) and "\n" not in msg
+        assert f"cannot write {str(target)!r} (writing vectors.npy)" in msg
+        assert "free space on that file system" in msg and "write elsewhere" in msg
+        assert e.value.errno == errno.ENOSPC
+        assert {p.name: p.read_bytes() for p in target.iterdir()} == before  # the old model, whole
+        assert litter(tmp_path) == []
+    monkeypatch.undo()
+
+    out = tmp_path / "out.txt"
+    out.write_text("old")
+
+    def no_room(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(_fileio.os, "fsync", no_room)
+    with pytest.raises(
+        WriteError, match=rf"cannot write {re.escape(repr(str(out)))}: no space left on device"
+    ):
+        with _fileio.atomic_file(out) as f:
+            f.write("new")
+    monkeypatch.undo()
+    assert out.read_text() == "old" and litter(tmp_path) == []
+
+    # a missing input read while a folder is written is that error, not a failure to write
+    with pytest.raises(FileNotFoundError) as e, _fileio.atomic_folder(tmp_path / "x"):
+        (tmp_path / "missing.csv").read_text()
+    assert not isinstance(e.value, WriteError) and litter(tmp_path) == []
+
+
+# ------------------------------------------------------------------ issue 43: the corpus cache is bounded
+
+
+def test_the_corpus_cache_evicts_the_least_recently_used_never_the_one_in_use(tmp_path, monkeypatch):
+    """The cache was never evicted (169 MB after one probe): LIKEWISE_CACHE_MAX bounds it."""
+    from likewise.data import corpus_cache
+    from likewise.data.corpus import build_corpus
+    from likewise.readers import InputSpec
+
+    monkeypatch.setattr(corpus_cache, "GRACE_SECONDS", 0.0)  # no other process here
+    monkeypatch.delenv("LIKEWISE_CACHE_MAX", raising=False)
+    root = tmp_path / "cache"
+
+    def build(name: str):
+        path = tmp_path / f"{name}.txt"
+        if not path.exists():
+            path.write_text("".join(f"{name}{i} {name}{i + 1} {name}{i + 2}\n" for i in range(30)))
+        return build_corpus(InputSpec(paths=(str(path),)), cache_dir=root)
+
+    def size(folder: Path) -> int:
+        return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+    a, b = build("aaa").path, build("bbb").path
+    now = time.time()
+    os.utime(a, (now - 300, now - 300))
+    os.utime(b, (now - 200, now - 200))
+    build("aaa")  # a use marks it: now b is the least recently used
+    monkeypatch.setenv("LIKEWISE_CACHE_MAX", str(int(size(a) + 1.5 * size(b))))
+    c = build("ccc").path
+    assert a.is_dir() and c.is_dir() and not b.exists()
+    assert litter(root) == []
+
+    os.utime(a, (now - 300, now - 300))
+    os.utime(c, (now - 200, now - 200))
+    monkeypatch.setenv("LIKEWISE_CACHE_MAX", "0")  # only the one in use is kept
+    d = build("ddd")
+    assert sorted(p.name for p in root.iterdir()) == [d.path.name]
+    assert d.keys(0) == ["ddd0", "ddd1", "ddd2"]  # in use, whole
+
+    monkeypatch.setenv("LIKEWISE_CACHE_MAX", "lots")
+    with pytest.raises(InputError, match=r"LIKEWISE_CACHE_MAX == 'lots' is not a size") as e:
+        build("ddd")
+    assert "\n" not in str(e.value)
+    sizes = {"123": 123, "500M": 500 * 2**20, "2G": 2 * 2**30, "2GiB": 2 * 2**30, "1.5k": 1536, "0": 0}
+    assert {text: corpus_cache.parse_size(text) for text in sizes} == sizes
+    monkeypatch.delenv("LIKEWISE_CACHE_MAX")
+    assert corpus_cache.cache_max() == 2 * 2**30

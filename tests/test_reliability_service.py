@@ -550,3 +550,19 @@ def test_hidden_attribute_tokens_are_never_listed_searched_or_suggested(tmp_path
         assert not [f["item"] for f in found if f["item"].startswith("attr:")], prefix
     miss = call(app, "GET", "/models/shop/similar", params={"item": "attr:colour=re"})
     assert miss.status_code == 404 and not [s for s in miss.json()["suggestions"] if s.startswith("attr:")]
+
+
+def test_no_page_loads_assets_from_another_host_and_the_openapi_document_stays(shop):
+    """FastAPI's ``/docs`` loaded Swagger UI from a CDN: blank offline, and scripts from elsewhere."""
+    import re
+
+    for token in [None, "t"]:
+        app = make_app(shop, token=token)
+        for url in ["/docs", "/redoc", "/docs/oauth2-redirect"]:
+            assert call(app, "GET", url).status_code in ((401, 404) if token else (404,)), url
+        page = call(app, "GET", "/")
+        assert page.status_code == 200
+        hosts = set(re.findall(r"https?://([^/\"'\s]+)", page.text)) - {"localhost", "127.0.0.1"}
+        assert not hosts, hosts
+        doc = call(app, "GET", "/openapi.json")
+        assert doc.status_code == 200 and doc.json()["info"]["title"] == "likewise"

@@ -201,7 +201,7 @@ def test_parse_duration():
     assert retail.parse_duration(45) == 45
     with pytest.raises(InputError, match="'30 minutes' is not understood"):
         retail.parse_duration("30 minutes")
-    with pytest.raises(InputError, match="must be > 0"):
+    with pytest.raises(InputError, match="'0m' is 0 seconds; it must be at least 1 second"):
         retail.parse_duration("0m")
 
 

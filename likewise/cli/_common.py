@@ -288,7 +288,8 @@ def add_cache_dir(g: argparse._ActionsContainer) -> None:
     g.add_argument(
         "--cache-dir",
         default=None,
-        help="where compiled corpora are cached (default: $LIKEWISE_CACHE, else ~/.cache/likewise/corpora)",
+        help="where compiled corpora are cached (default: $LIKEWISE_CACHE, else ~/.cache/likewise/corpora); "
+        "$LIKEWISE_CACHE_MAX bounds it (bytes, 500M, 2G; default 2G; least recently used removed)",
     )
 
 

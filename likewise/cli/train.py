@@ -34,6 +34,7 @@ _NOTES = (
     "completion",
     "completion_reason",
     "dropped",
+    "orders_cut",
 )
 
 
@@ -100,6 +101,7 @@ def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, A
         "completion": emb.completion,
         "completion_reason": meta.get("completion_reason"),
         "dropped": dropped.to_dict() if dropped is not None else None,
+        "orders_cut": meta.get("corpus", {}).get("cut_sequences", 0),
     }
     if args.quiet and not args.json:
         return
@@ -113,8 +115,19 @@ def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, A
         f"completion (recommend, complete, also-bought): {summary['completion']}: "
         f"{summary['completion_reason'] or '-'}",
         dropped.summary(emb.vocab.what) if dropped is not None else "dropped: not recorded",
+        *_cut_note(meta.get("corpus", {})),
     ]
     emit(args, summary, fields_table(rows) + "\n" + "\n".join(notes))
+
+
+def _cut_note(corpus: dict[str, Any]) -> list[str]:
+    """The line on orders cut at the longest sequence, when a log's were (a rare event, so no line when
+    none was: the JSON summary's ``orders_cut`` is 0 then)."""
+    cap, n = corpus.get("max_sequence_length"), corpus.get("cut_sequences", 0)
+    if not cap or not n:
+        return []
+    orders = "order" if n == 1 else "orders"
+    return [f"{n:,} {orders} longer than {cap:,} lines cut into consecutive orders of at most {cap:,}"]
 
 
 def _train_retail(args: argparse.Namespace) -> None:

@@ -51,6 +51,7 @@ from .corpus_build import (
     compile_matrix,
     compile_sequences,
 )
+from .corpus_cache import cache_max, cache_root, evict, touch
 from .vocab import Dropped, Vocab
 
 __all__ = [
@@ -362,15 +363,6 @@ def _check_build_args(min_count: int, max_items: int | None) -> None:
         raise InputError(f"max_items == {max_items!r}, must be an int >= 1 or None")
 
 
-def _cache_root(cache_dir: str | Path | None) -> Path:
-    if cache_dir is not None:
-        return Path(cache_dir).expanduser()
-    env = os.environ.get("LIKEWISE_CACHE")
-    if env:
-        return Path(env).expanduser()
-    return Path.home() / ".cache" / "likewise" / "corpora"
-
-
 def _describe(spec: InputSpec, files: list[Path], fmt: str) -> dict[str, Any]:
     return {
         "paths": [str(Path(p).expanduser().resolve()) for p in spec.paths],
@@ -391,7 +383,7 @@ def cache_key(
 
     It covers :data:`FORMAT_VERSION`, the spec with absolute paths, each input file's absolute path,
     size and the sha256 of its bytes (read in 1 MiB chunks: a file rewritten with the same size and
-    modification time still gets a new key), the length text lines are cut at
+    modification time still gets a new key), the length text lines and log orders are cut at
     (:data:`~likewise.readers.MAX_SEQUENCE_LENGTH`), ``min_count``, ``max_items`` and ``what``.
     """
     if spec.attrs and not Path(spec.attrs).is_file():
@@ -411,7 +403,8 @@ def cache_key(
             **spec.extras(),  # only when given, so the keys of corpora without them stay as they were
         },
         "files": stats,
-        "max_sequence_length": readers.MAX_SEQUENCE_LENGTH,  # text lines are cut at it
+        "max_sequence_length": readers.text.MAX_SEQUENCE_LENGTH,  # text lines and log orders are cut at it
+        "orders_cut": True,  # log orders are cut too (corpora cached before were not)
         "min_count": int(min_count),
         "max_items": None if max_items is None else int(max_items),
         "what": what,
@@ -440,6 +433,8 @@ def build_corpus(
         Keep only the most frequent ``max_items`` items (ties by key).
     cache_dir : str or Path, optional
         Where compiled corpora live; default ``$LIKEWISE_CACHE``, else ``~/.cache/likewise/corpora``.
+        The cache is kept under ``$LIKEWISE_CACHE_MAX`` bytes (default 2 GiB), least recently used
+        entries evicted (:mod:`likewise.data.corpus_cache`).
     what : str
         What an item is ("item", "word", "product"), used in messages and stored in the vocabulary.
     progress : bool
@@ -463,10 +458,9 @@ def build_corpus(
     _check_build_args(min_count, max_items)
     files = readers.resolve_files(spec)
     fmt = readers.input_format(spec, files)
-    final = (
-        _cache_root(cache_dir)
-        / cache_key(spec, files, min_count=min_count, max_items=max_items, what=what)[:32]
-    )
+    bound = cache_max()  # a bad LIKEWISE_CACHE_MAX is refused before any work
+    root = cache_root(cache_dir)
+    final = root / cache_key(spec, files, min_count=min_count, max_items=max_items, what=what)[:32]
     tidy(final)  # drop what builds that were killed left behind
     broken = False
     if final.exists():
@@ -477,6 +471,8 @@ def build_corpus(
         else:
             if progress:
                 readers.log_progress(f"using cached corpus {final}")
+            touch(final)
+            evict(root, final, bound)
             return corpus
     description = _describe(spec, files, fmt) | {"min_count": min_count, "max_items": max_items}
     # a broken cached corpus is replaced; one that a concurrent builder of the same key published
@@ -503,6 +499,8 @@ def build_corpus(
                 description=description,
                 progress=progress,
             )
+    touch(final)
+    evict(root, final, bound)  # least recently used entries go, never this one (docs/reliability.md)
     return Corpus.open(final, verify=False)  # just written (or by a concurrent builder of the same key)
 
 

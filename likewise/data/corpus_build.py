@@ -90,15 +90,35 @@ class NpyStreamWriter:
 SIDE_ARRAYS = {"user": "<i4", "time": "<i8"}
 
 
+def cut_lengths(lengths: np.ndarray, cap: int) -> tuple[np.ndarray, int]:
+    """Each sequence longer than ``cap`` cut into consecutive pieces of ``cap`` (the last shorter).
+
+    Returns the new lengths and how many sequences were cut; ``lengths`` itself when none was.
+    """
+    pieces = np.maximum(1, -(-lengths // cap))
+    n_cut = int(np.count_nonzero(pieces > 1))
+    if n_cut == 0:
+        return lengths, 0
+    out = np.full(int(pieces.sum()), cap, dtype=np.int64)
+    out[np.cumsum(pieces) - 1] = lengths - (pieces - 1) * cap  # each sequence's last piece
+    return out, n_cut
+
+
 class CorpusWriter:
     """Streams ``(ids, lengths)`` chunks into ``ids.npy`` / ``offsets.npy``, dropping ids == -1.
 
     ``side`` names the side arrays (of :data:`SIDE_ARRAYS`) each chunk brings: they are written to
-    ``<name>.npy``, filtered like the ids, so token ``t``'s customer is ``user[t]``.
+    ``<name>.npy``, filtered like the ids, so token ``t``'s customer is ``user[t]``. With ``max_length``
+    a sequence of more input ids than that is cut into consecutive sequences of at most that many
+    (before ids == -1 are dropped, as a text line is cut by its items as read); ``cut_sequences``
+    counts them and the manifest records it.
     """
 
-    def __init__(self, folder: Path, side: Sequence[str] = ()) -> None:
+    def __init__(self, folder: Path, side: Sequence[str] = (), *, max_length: int | None = None) -> None:
         self.folder = folder
+        self.max_length = max_length
+        self.cut_sequences = 0
+        self.cut_at = max_length  # what the manifest records (a writer of pieces cut before says so too)
         self.side = {name: NpyStreamWriter(folder / f"{name}.npy", SIDE_ARRAYS[name]) for name in side}
         self.ids = NpyStreamWriter(folder / "ids.npy", "<i4")
         self.offsets = NpyStreamWriter(folder / "offsets.npy", "<i8")
@@ -120,6 +140,9 @@ class CorpusWriter:
             )
         self.input_tokens += len(ids)
         self.input_sequences += len(lengths)
+        if self.max_length is not None:
+            lengths, n_cut = cut_lengths(np.asarray(lengths, dtype=np.int64), self.max_length)
+            self.cut_sequences += n_cut
         kept = ids >= 0
         n_kept = int(np.count_nonzero(kept))
         if n_kept != len(ids):
@@ -167,6 +190,8 @@ class CorpusWriter:
             "input_tokens": self.input_tokens,
             "dropped_tokens": self.dropped_tokens,
             "dropped_sequences": self.dropped_sequences,
+            "cut_sequences": self.cut_sequences,
+            "max_sequence_length": self.cut_at,
             "dropped_keys": vocab.dropped.to_dict() if vocab.dropped is not None else None,
             "sha256": {
                 "ids.npy": self.ids.sha.hexdigest(),
@@ -368,7 +393,9 @@ def compile_log(
         manifest = _compile_with_attrs(spec, scan, folder, scratch, side, trim, description)
         shutil.rmtree(scratch, ignore_errors=True)
         return manifest
-    writer = CorpusWriter(folder, side)
+    # an order longer than a text line may be is cut as the line is (one order's rows are grouped in
+    # memory, but training and the completion model then see pieces of bounded length)
+    writer = CorpusWriter(folder, side, max_length=readers.text.MAX_SEQUENCE_LENGTH)
     try:
         for ids, lengths, values in readers.iter_log_groups(
             spec, scan, vocab.keys, scratch, progress=progress
@@ -431,7 +458,7 @@ def _compile_with_attrs(
     basket = spec.session_gap is None and spec.order_col is None
     work = folder / "items"
     work.mkdir()
-    writer = CorpusWriter(work, side)
+    writer = CorpusWriter(work, side, max_length=readers.text.MAX_SEQUENCE_LENGTH)  # orders cut here
     try:
         for ids, lengths, values in readers.iter_log_groups(spec, scan, keys, scratch):
             writer.append(ids, lengths, values)
@@ -458,6 +485,7 @@ def _compile_with_attrs(
     vocab = make_vocab({every[i]: int(counts[i]) for i in np.flatnonzero(counts)}, *trim)
     lut = np.array([vocab.index.get(k, -1) for k in every], dtype=np.int32)
     out = CorpusWriter(folder, side)
+    out.cut_sequences, out.cut_at = writer.cut_sequences, writer.cut_at  # recorded, not cut again
     try:
         for a, b, (e_ids, e_offsets, origin, is_token) in expanded():
             sides = {name: np.asarray(arrays[name][a:b])[origin] for name in side}

@@ -19,7 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..errors import InputError
-from ._files import InputSpec, compression, first_line, named_files, no_data_error
+from ._files import InputSpec, arrow_reason, compression, first_line, named_files, no_data_error
 
 __all__ = ["iter_log_batches", "refuse_null_rows"]
 
@@ -95,7 +95,7 @@ def _csv_batches(path: Path, spec: InputSpec, cols: list[str], typing=None) -> I
             for c in cols:
                 if header and c not in header:
                     raise _missing_column(path, c, header) from None
-        raise InputError(f"cannot read {path} as CSV: {first_line(e)}") from None
+        raise InputError(f"cannot read {path} as CSV: {arrow_reason(e, read.block_size)}") from None
     with stream:
         header = _csv_header(path, read, parse)
         for c in cols:
@@ -158,7 +158,7 @@ def _jsonl_batches(path: Path, cols: list[str]) -> Iterator[pa.RecordBatch]:
         stream.close()
         if "Empty JSON file" in str(e) or "Empty JSON stream" in str(e):
             raise _EmptyFileError(f"{path} is empty: no JSON record") from None
-        raise InputError(f"cannot read {path} as JSON Lines: {first_line(e)}") from None
+        raise InputError(f"cannot read {path} as JSON Lines: {arrow_reason(e, _BATCH_BYTES)}") from None
     names = list(reader.schema.names)
     for c in cols:
         if c not in names:
@@ -246,7 +246,7 @@ def iter_log_batches(
                 raise
             continue
         except (pa.ArrowException, OSError, UnicodeDecodeError) as e:  # any Arrow error: a bad file
-            raise InputError(f"cannot read {path} as {fmt}: {first_line(e)}") from None
+            raise InputError(f"cannot read {path} as {fmt}: {arrow_reason(e, _BATCH_BYTES)}") from None
         if row == 0 and is_named:
             raise InputError(f"{path} is empty: it has no data rows")
         total += row

@@ -364,6 +364,19 @@ def first_line(e: BaseException) -> str:
     return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
 
 
+def arrow_reason(e: BaseException, block: int) -> str:
+    """:func:`first_line` of a reading error, except Arrow's block-size hint: a CSV field or a JSON line
+    longer than the reader's block says "straddles two block boundaries (try to increase block size?)",
+    and likewise has no such option. ``block`` is the reader's block size in bytes, for the message."""
+    text = first_line(e)
+    if "straddl" in text or "block size" in text:
+        return (
+            f"a field or line is larger than the reader's block of {block:,} bytes (each row must fit in "
+            "one); convert the file to Parquet, or shorten such fields"
+        )
+    return text
+
+
 def log_progress(msg: str) -> None:
     """Print one progress line, ``likewise: <msg>``, to stderr (flushed, so it shows at once).
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, shown
-from ._files import compression, detect_format, first_line
+from ._files import arrow_reason, compression, detect_format
 
 __all__ = ["PARQUET_MAGIC", "HeaderRule", "key_column", "read_table_file", "sniff_format", "text_column"]
 
@@ -184,7 +184,8 @@ def read_table_file(
             table, how = _read_text(path, where, what, delimiter, header, _Text(key, text))
     except (pa.ArrowException, OSError, UnicodeDecodeError) as e:
         name = {"csv": "CSV", "parquet": "Parquet", "jsonl": "JSON Lines"}[fmt]
-        raise InputError(f"cannot read {what} {where!r} as {name}: {first_line(e)}") from None
+        block = 1 << 20  # pyarrow's default block, for CSV and JSON alike
+        raise InputError(f"cannot read {what} {where!r} as {name}: {arrow_reason(e, block)}") from None
     return _named_once(table, where), where, how
 
 

@@ -15,6 +15,11 @@ partition fits in :data:`GROUP_MEMORY_BUDGET` (512 MiB) with room for sorting. E
 read back and stably sorted by (hash, basket, order column); Arrow's sort is stable, so items of a
 basket keep file order unless ``order_col`` is given (then they follow it, ties in file order).
 
+**One order's size**: an order is never split across partitions, so its rows are held together while
+its partition is sorted; the corpus writer then cuts an order of more than
+:data:`~likewise.readers.MAX_SEQUENCE_LENGTH` lines into consecutive orders of at most that many, as
+a text line is cut.
+
 **Basket order in the corpus**: ascending by the basket hash, ties by basket key. That order does not
 depend on the row order of the log or on ``P`` (the partitions are hash *ranges*, so concatenating them
 is the global hash order) -- in effect a deterministic shuffle, which is also what SGD wants.

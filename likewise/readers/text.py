@@ -31,7 +31,8 @@ __all__ = [
 ]
 
 #: A line with more items than this is cut into sequences of this many, as word2vec does (gensim's
-#: ``MAX_WORDS_IN_BATCH`` is 10,000; the C tool's ``MAX_SENTENCE_LENGTH`` is 1,000).
+#: ``MAX_WORDS_IN_BATCH`` is 10,000; the C tool's ``MAX_SENTENCE_LENGTH`` is 1,000). A log's order
+#: of more lines is cut the same way once grouped (``data.corpus_build.CorpusWriter(max_length=)``).
 MAX_SEQUENCE_LENGTH = 10_000
 #: The longest item accepted: a run this long without a separator is not a line of items.
 MAX_ITEM_CHARS = 1 << 16

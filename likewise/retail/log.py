@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -24,7 +25,8 @@ def parse_duration(text: str | int | float) -> int:
     Raises
     ------
     InputError
-        The text is not a positive number followed by one of ``s``, ``m``, ``min``, ``h``, ``d``.
+        The text is not a number followed by one of ``s``, ``m``, ``min``, ``h``, ``d``, or is less than
+        one second.
     """
     if isinstance(text, int | float) and not isinstance(text, bool):
         seconds = float(text)
@@ -35,8 +37,13 @@ def parse_duration(text: str | int | float) -> int:
                 f"duration {text!r} is not understood; write a number and a unit, e.g. '30m', '2h', '45s'"
             )
         seconds = float(m.group(1)) * _UNITS[m.group(2) or "s"]
-    if not seconds > 0:
-        raise InputError(f"duration {text!r} must be > 0")
+    if isinstance(seconds, float) and math.isinf(seconds):
+        raise InputError(f"duration {text!r} is not a finite number of seconds; e.g. '30m', '2h', '45s'")
+    if not seconds >= 1:  # times are whole seconds: a shorter gap would be rounded to none
+        raise InputError(
+            f"duration {text!r} is {seconds:g} seconds; it must be at least 1 second (times are read to the "
+            "second), e.g. '1s', '30m', '2h'"
+        )
     return int(round(seconds))
 
 

@@ -146,6 +146,10 @@ def create_app(
         lifespan=lifespan,
         responses=error_responses(token is not None),
         exception_handlers=EXCEPTION_HANDLERS,
+        # FastAPI's /docs and /redoc load Swagger UI / ReDoc from a CDN (blank offline, and a page of a
+        # loopback server fetching scripts from elsewhere); /openapi.json stays, for any viewer or client
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.registry = registry
     app.state.limits = lim

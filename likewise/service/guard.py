@@ -22,7 +22,7 @@ __all__ = ["HEAD_AS_GET", "LOOPBACK_NAMES", "OPEN_PATHS", "Guard", "HeadAsGet", 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
 #: Paths open without the token: the page and what it needs to load and ask for one.
-OPEN_PATHS = frozenset({"/", "/health", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/favicon.ico"})
+OPEN_PATHS = frozenset({"/", "/health", "/openapi.json", "/favicon.ico"})
 
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 

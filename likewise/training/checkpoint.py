@@ -41,10 +41,12 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import errno
 import hashlib
 import json
 import os
 import socket
+import stat
 import time
 import warnings
 from collections.abc import Iterator
@@ -198,11 +200,27 @@ def _take_lock(folder: Path) -> int | None:
     if fcntl is None:  # no flock on this system: runs are not kept apart (documented in lock_folder)
         return None
     path = folder / LOCK
-    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    # O_NONBLOCK: a FIFO planted there is never waited on; O_NOFOLLOW: nor is a symlink followed
+    flags = (
+        os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    )
+    not_regular = (
+        f"the lock {str(path)!r} of the checkpoint directory is {{}}, not a regular file: remove it "
+        "(a training makes a regular file there) or give another --checkpoint-dir"
+    )
     try:
         fd = os.open(path, flags, 0o666)
     except OSError as e:
+        if e.errno in (errno.ELOOP, errno.EISDIR):
+            kind = "a symlink" if e.errno == errno.ELOOP else "a folder"
+            raise InputError(not_regular.format(kind)) from None
         raise InputError(f"cannot open the lock {str(path)!r} of the checkpoint directory: {e}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):  # flock on a FIFO or a device said only "[Errno 22] Invalid argument"
+        os.close(fd)
+        raise InputError(
+            not_regular.format("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a special file")
+        )
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:  # EWOULDBLOCK: another process holds it

@@ -267,7 +267,8 @@ def _train_corpus(
     sample, sample_reason = resolve_sample(counts, config.sample, config.mode)
     config = dataclasses.replace(config, sample=sample, neg_group=neg_group_for(config))
     t_start = time.perf_counter()
-    source = (getattr(corpus, "manifest", None) or {}).get("input", {})
+    manifest = getattr(corpus, "manifest", None) or {}
+    source = manifest.get("input", {})
     typed = bool(source.get("type_col") or source.get("type_cols"))
     types = types_of_keys(vocab.keys, typed=typed, side=bool(source.get("attrs")))
     if config.typed_negatives and types is None:
@@ -290,7 +291,13 @@ def _train_corpus(
         **({"device": str(run.device), "world_size": run.dist.world} if run.backend == "torch" else {}),
         "history": history,
         "train_seconds": time.perf_counter() - t_start,
-        "corpus": {"n_sequences": corpus.n_sequences, "n_tokens": corpus.n_tokens},
+        "corpus": {
+            "n_sequences": corpus.n_sequences,
+            "n_tokens": corpus.n_tokens,
+            # orders of a log longer than text lines may be, cut into pieces (the summary says so)
+            "cut_sequences": int(manifest.get("cut_sequences") or 0),
+            "max_sequence_length": manifest.get("max_sequence_length"),
+        },
         **run_notes(history, mode_reason, sample_reason, vocab),
         **notes,
     }
