@@ -223,8 +223,43 @@ def tuned(name, make, grid, bk, log):
     return make(bk, *best), best
 
 
-def section_next(args, cj, h, b, p, ts, test, out, log):
+_TRAINED: dict = {}
+
+
+def trained(args, cj, test, log):
+    """likewise trained once on the training lines (with customers and times), as a user would."""
     import likewise
+
+    if "emb" not in _TRAINED:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "train.parquet"
+            pq.write_table(cj.orders.filter(pa.array(~test)), path)
+            t0 = time.perf_counter()
+            emb = likewise.train(
+                str(path),
+                basket_col="basket_id",
+                item_col="product_id",
+                user_col="household_id",
+                time_col="timestamp",
+                progress=False,
+                **json.loads(args.train_options),
+            )
+            _TRAINED["emb"], _TRAINED["secs"] = emb, time.perf_counter() - t0
+        import resource
+
+        where = {
+            k: round(v, 1) for k, v in emb.meta.items() if k.endswith("_seconds") and isinstance(v, float)
+        }
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        log(
+            f"likewise trained in {_TRAINED['secs']:.0f} s wall, process peak RSS {peak:.2f} GiB so far; "
+            f"epochs {emb.meta.get('epochs')}; where the seconds went: {where}"
+        )
+        log(f"  completion: {emb.meta.get('completion_reason')}")
+    return _TRAINED["emb"], _TRAINED["secs"]
+
+
+def section_next(args, cj, h, b, p, ts, test, out, log):
     from likewise import retail
 
     users, h_code = np.unique(h[~test], return_inverse=True)
@@ -268,20 +303,7 @@ def section_next(args, cj, h, b, p, ts, test, out, log):
     report("TIFU-KNN", top_k(s, rows, K, tie), f"{best}")
     log(f"  (peers: {time.perf_counter() - t0:.0f} s)")
 
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "train.parquet"
-        pq.write_table(cj.orders.filter(pa.array(~test)), path)
-        t0 = time.perf_counter()
-        emb = likewise.train(
-            str(path),
-            basket_col="basket_id",
-            item_col="product_id",
-            user_col="household_id",
-            time_col="timestamp",
-            progress=False,
-            **json.loads(args.train_options),
-        )
-        secs = time.perf_counter() - t0
+    emb, secs = trained(args, cj, test, log)
     index = {k: i for i, k in enumerate(items.tolist())}
     for explore in (False, True):
         t0 = time.perf_counter()
@@ -293,13 +315,12 @@ def section_next(args, cj, h, b, p, ts, test, out, log):
         report(name, recs, f"({time.perf_counter() - t0:.1f} s for {len(hh_keys):,} households)")
     val = emb.customers.config.get("next_basket", {}).get("validation")
     opts = "" if args.train_options == "{}" else " + " + args.train_options
-    log(f"  likewise trained in {secs:.0f} s (defaults{opts}); fit on held-out baskets: {val}")
+    log(f"  likewise: trained in {secs:.0f} s (defaults{opts}); next-basket fit on held-out baskets: {val}")
     out["next_basket"] = results
 
 
 def section_neighbours(args, cj, h, b, p, ts, test, out, log):
     """kNN-10 majority category agreement of products bought >= 20 times."""
-    import likewise
 
     cats = {r["product_id"]: (r["product_category"], r["department"]) for r in cj.products.to_pylist()}
     items, i_code = np.unique(p[~test], return_inverse=True)
@@ -330,16 +351,7 @@ def section_neighbours(args, cj, h, b, p, ts, test, out, log):
             f"department {res['department']:.4f}"
         )
 
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "train.parquet"
-        pq.write_table(cj.orders.filter(pa.array(~test)), path)
-        emb = likewise.train(
-            str(path),
-            basket_col="basket_id",
-            item_col="product_id",
-            progress=False,
-            **json.loads(args.train_options),
-        )
+    emb, _ = trained(args, cj, test, log)
     vec = np.zeros((len(items), emb.dim), np.float32)
     pos = {k: i for i, k in enumerate(items.tolist())}
     for key, row in zip(emb.keys, np.asarray(emb.vectors), strict=True):
@@ -376,9 +388,78 @@ def section_neighbours(args, cj, h, b, p, ts, test, out, log):
         agreement(np.asarray(als.item_factors), f"ALS alpha {alpha} factors {factors}")
 
 
+def section_completion(args, cj, h, b, p, ts, test, out, log):
+    """Leave-one-out completion of the held-out baskets: HR@10 and NDCG@10."""
+    from likewise import retail
+    from likewise.baselines.counts import fit_baselines
+    from likewise.baselines.peers import ALSRecommender, EASERecommender
+
+    items, i_code = np.unique(p[~test], return_inverse=True)
+    users, h_code = np.unique(h[~test], return_inverse=True)
+    bk = Baskets.of_lines(h_code, b[~test], i_code, ts[~test], len(users), len(items))
+    count = popularity(bk)
+    index = {k: i for i, k in enumerate(items.tolist())}
+    rng = np.random.default_rng(0)
+    queries, hidden = [], []
+    tb = b[test]
+    order = np.argsort(tb, kind="stable")
+    starts = np.r_[0, np.flatnonzero(tb[order][1:] != tb[order][:-1]) + 1, len(order)]
+    for a, z in zip(starts[:-1], starts[1:], strict=True):
+        ids = np.unique([index.get(x, -1) for x in p[test][order[a:z]].tolist()])
+        ids = ids[(ids >= 0)]
+        ids = ids[count[ids] >= 5]
+        if len(ids) < 2:
+            continue
+        pick = int(rng.integers(len(ids)))
+        hidden.append(int(ids[pick]))
+        queries.append(np.delete(ids, pick))
+    hidden = np.asarray(hidden)
+    log(
+        f"completion: {len(hidden):,} held-out baskets with two products or more bought >= 5 times "
+        f"({int((count >= 5).sum()):,} such products); one hidden per basket (seed 0)"
+    )
+    seqs = [bk.items[bk.offsets[i] : bk.offsets[i + 1]] for i in range(len(bk.offsets) - 1)]
+
+    def report(name, recs, secs):
+        hit = recs == hidden[:, None]
+        hr = float(hit.any(1).mean())
+        ndcg = float((hit / np.log2(np.arange(2, K + 2))[None, :]).sum(1).mean())
+        out.setdefault("completion", {})[name] = {"hr@10": hr, "ndcg@10": ndcg, "seconds": secs}
+        log(f"  {name:<34} HR@10 {hr:.4f}  NDCG@10 {ndcg:.4f}  ({secs:.0f} s)")
+
+    emb, _ = trained(args, cj, test, log)
+    t0 = time.perf_counter()
+    recs = np.full((len(hidden), K), -1, dtype=np.int64)
+    for r, q in enumerate(queries):
+        got = retail.complete_basket(emb, items[q].tolist(), k=K, on_unknown="skip").keys
+        ids = [index[g] for g in got if g in index][:K]
+        recs[r, : len(ids)] = ids
+    report("likewise complete_basket", recs, time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    cocount = fit_baselines(seqs, len(items), which=["cocount"])["cocount"]
+    report("co-count", cocount.recommend_ids(queries, K), time.perf_counter() - t0)
+    for m in [int(x) for x in args.ease_items.split(",")]:
+        t0 = time.perf_counter()
+        ease = EASERecommender(max_items=m).fit(seqs, len(items))
+        report(
+            f"EASE {m:,} items (lambda {ease.lam_:g})",
+            ease.recommend_ids(queries, K),
+            time.perf_counter() - t0,
+        )
+    try:
+        t0 = time.perf_counter()
+        als = ALSRecommender(64, alphas=(10.0, 40.0), regularizations=(1.0, 10.0)).fit(seqs, len(items))
+        report("ALS 64 factors (alpha, reg tuned)", als.recommend_ids(queries, K), time.perf_counter() - t0)
+    except Exception as e:  # implicit missing
+        log(f"  ALS: {e}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sections", default="next,neighbours", help="comma list of: next, neighbours")
+    ap.add_argument(
+        "--sections", default="next,completion,neighbours", help="comma list of: next, completion, neighbours"
+    )
+    ap.add_argument("--ease-items", default="8192,15000", help="EASE peers' catalogue sizes (comma list)")
     ap.add_argument("--households", type=int, default=None, help="the first N households (default: all)")
     ap.add_argument("--quick", action="store_true", help="two TIFU-KNN settings instead of the grid")
     ap.add_argument("--full-grid", action="store_true", help="TIFU-KNN over 72 settings (~15 min)")
@@ -395,8 +476,10 @@ def main() -> None:
     n_hh = len(np.unique(h[test]))
     log(f"{len(h):,} lines, {len(np.unique(b)):,} baskets; {n_hh:,} households' latest basket held out")
     out: dict = {}
+    trained(args, cj, test, log)  # first, so its peak memory is measured before the peers'
     for name in args.sections.split(","):
-        {"next": section_next, "neighbours": section_neighbours}[name](args, cj, h, b, p, ts, test, out, log)
+        sections = {"next": section_next, "completion": section_completion, "neighbours": section_neighbours}
+        sections[name](args, cj, h, b, p, ts, test, out, log)
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))
 

@@ -72,6 +72,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise.space.itemitem",  # the item-item completion model (EASE): arrays in, arrays out
             "likewise.space.store",  # the files of a saved space; no model class
             "likewise.space.history",  # each customer's purchase counts per product: arrays in, arrays out
+            "likewise.data.corpus_cache",  # where compiled corpora are kept, and the bound on their bytes
             "likewise.training.checkpoint",  # the files of a training checkpoint (.npy shards + manifest)
             "likewise.index",  # ExactIndex | HnswIndex, one interface
         ],

@@ -150,6 +150,9 @@ def attach_completion(emb: Any, ids: np.ndarray, offsets: np.ndarray, config: An
     The affinity's held-out reciprocal ranks travel from the trials in ``meta["validation_rr"]``; they
     are taken out of the meta here (the comparison's outcome stays, in ``completion_reason``).
     """
+    import time
+
+    t0 = time.perf_counter()
     rr = emb.meta.pop("validation_rr", None)
     types = getattr(emb, "types", None)
 
@@ -176,6 +179,7 @@ def attach_completion(emb: Any, ids: np.ndarray, offsets: np.ndarray, config: An
     if model is not None and types is not None and emb.context is not None and config.completion == "auto":
         notes["completion_by_type"] = _choose_by_type(emb, model, ids, offsets, types, int(config.seed))
     emb.meta.update(notes)
+    emb.meta["completion_seconds"] = time.perf_counter() - t0  # a part of train_seconds
     emb.attach_itemitem(model)
 
 
