@@ -149,3 +149,33 @@ def test_cli_and_http_answer_as_the_library(loyal, tmp_path, capsys):
     r = asyncio.run(ask())
     assert r.status_code == 200, r.text
     assert [n["item"] if "item" in n else n["key"] for n in r.json()["neighbours"]] == want.keys
+
+
+def test_a_log_too_small_to_fit_answers_with_each_customers_own_most_bought(tmp_path):
+    rows = [
+        ("o1", "a", "milk"),
+        ("o1", "a", "eggs"),
+        ("o2", "a", "milk"),
+        ("o3", "b", "tea"),
+        ("o4", "b", "tea"),
+    ]
+    rows += [("o4", "b", "milk"), ("o5", "c", "eggs")]
+    cols = list(zip(*rows, strict=True))
+    pq.write_table(
+        pa.table({"order": cols[0], "customer": cols[1], "product": cols[2]}), tmp_path / "o.parquet"
+    )
+    emb = likewise.train(
+        str(tmp_path / "o.parquet"),
+        basket_col="order",
+        item_col="product",
+        user_col="customer",
+        dim=4,
+        epochs=1,
+        min_count=1,
+        progress=False,
+    )
+    model = emb.customers.config["next_basket"]
+    assert model["rule"] == "own" and "too few" in model["reason"]
+    assert retail.next_basket(emb, "a", k=2).keys == ["milk", "eggs"]  # two baskets of milk, one of eggs
+    assert retail.next_basket(emb, "b", k=1).keys == ["tea"]
+    assert "tea" not in retail.next_basket(emb, "b", k=3, explore=True).keys

@@ -35,6 +35,7 @@ _NOTES = (
     "completion_reason",
     "dropped",
     "orders_cut",
+    "next_basket",
 )
 
 
@@ -102,6 +103,10 @@ def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, A
         "completion_reason": meta.get("completion_reason"),
         "dropped": dropped.to_dict() if dropped is not None else None,
         "orders_cut": meta.get("corpus", {}).get("cut_sequences", 0),
+        # how the next-basket weights did on held-out baskets (JSON only: the text notes stay as they were)
+        "next_basket": (emb.customers.config.get("next_basket") or {}).get("validation")
+        if emb.customers is not None
+        else None,
     }
     if args.quiet and not args.json:
         return

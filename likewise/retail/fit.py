@@ -321,8 +321,7 @@ def _train_streamed(
                 corpus.side.get("time"),
                 seed=int(config.seed),
             )
-            if fitted is not None:
-                table.config["next_basket"] = fitted
+            table.config["next_basket"] = fitted
             emb.attach_customers(table)
             emb.meta["next_basket_seconds"] = time.perf_counter() - t2
         lines = int(corpus.manifest.get("input_tokens", 0))

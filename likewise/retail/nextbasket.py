@@ -78,6 +78,8 @@ NEIGHBOURS = 100
 CANDIDATES = 50
 #: Customers sampled to fit the weights (each one's latest basket held out).
 FIT_CUSTOMERS = 4000
+#: Fewer customers with two baskets than this: no weights are fitted (the own most-bought list answers).
+MIN_FIT_CUSTOMERS = 20
 #: Baskets of each sampled customer held out in turn (the latest, the one before, ...), each predicted
 #: from the baskets before it. One: on the Complete Journey two gave more cases but a lower held-out
 #: recall (0.1563 against 0.1580 on the test baskets of bench/supermarket.py's split).
@@ -316,8 +318,10 @@ def _model(table: CustomerTable) -> dict[str, Any]:
 
 
 def _own_rule(x: np.ndarray) -> np.ndarray:
-    """The customer's own most-bought list (share, then recency), new products by their neighbours'."""
-    return x[:, 1] + 1e-3 * x[:, 4] + 1e-6 * x[:, 7] - 10.0 * (1.0 - x[:, 0])
+    """The customer's own most-bought list (share, then recency); after it, new products by the share of
+    their neighbours' baskets holding them (both kinds of neighbours; below every bought product)."""
+    bought = x[:, 0] > 0
+    return np.where(bought, x[:, 1] + 1e-3 * x[:, 4], 0.5 * (x[:, 7] + x[:, 9]) - 1.0)
 
 
 def _scores(model: dict[str, Any], x: np.ndarray) -> np.ndarray:
@@ -484,8 +488,8 @@ def fit_next_basket(
     times: np.ndarray | None = None,
     *,
     seed: int = 0,
-) -> dict[str, Any] | None:
-    """Fit the next-basket weights on held-out latest baskets; returns ``config["next_basket"]`` or None.
+) -> dict[str, Any]:
+    """Fit the next-basket weights on held-out latest baskets; returns ``config["next_basket"]``.
 
     Parameters
     ----------
@@ -502,9 +506,11 @@ def fit_next_basket(
 
     Returns
     -------
-    dict or None
+    dict
         ``mean``, ``scale``, ``weights`` (per :data:`FEATURES`, then the bias), ``neighbours``
-        and the held-out ``validation`` figures; None when fewer than 20 customers have two baskets.
+        and the held-out ``validation`` figures; or ``rule: "own"`` with its ``reason`` when the
+        customer's own most-bought list answers (fewer than :data:`MIN_FIT_CUSTOMERS` customers with two
+        baskets, or the fitted weights did no better on the held-out baskets).
     """
     if table.history is None:
         raise InputError("fit_next_basket needs a customer table with a purchase history (offsets=)")
@@ -515,8 +521,8 @@ def fit_next_basket(
     has = n_b > 0
     rows = np.cumsum(has) - 1
     eligible = np.flatnonzero(n_b >= 2)
-    if len(eligible) < 20:
-        return None
+    if len(eligible) < MIN_FIT_CUSTOMERS:
+        return _own_model(f"{len(eligible)} customer(s) with two baskets or more: too few to fit on")
     rng = np.random.default_rng(seed)
     chosen = np.sort(rng.choice(eligible, size=min(FIT_CUSTOMERS, len(eligible)), replace=False))
     is_chosen = np.zeros(n_codes, dtype=bool)
@@ -540,7 +546,7 @@ def fit_next_basket(
         owner.append(who + shift * len(chosen))
     x, y, who = np.vstack(xs), np.concatenate(ys), np.concatenate(owner)
     if len(y) == 0 or y.sum() == 0 or y.sum() == len(y):
-        return None
+        return _own_model("no held-out basket had both a candidate in it and one not in it")
     # the weights are fitted where the top of the list is decided: each customer's candidates that a
     # simple score (their own recency-weighted share, then their neighbours') puts in its first TRAIN_TOP
     base = x[:, 3] + 0.25 * (x[:, 7] + x[:, 9])
@@ -576,6 +582,12 @@ def fit_next_basket(
     }
     if rec_m and np.mean(rec_own) > np.mean(rec_m):  # too little data to fit: the simple rule wins
         model["rule"] = "own"
+        model["reason"] = "the customers' own most-bought lists did better on the held-out baskets"
     if not all(math.isfinite(v) for v in (*model["mean"], *model["scale"], *model["weights"])):
-        return None
+        return _own_model("the fit did not converge to finite weights")
     return model
+
+
+def _own_model(reason: str) -> dict[str, Any]:
+    """The next-basket model when there are no weights to fit: the customer's own most-bought list."""
+    return {"rule": "own", "reason": reason, "neighbours": NEIGHBOURS, "validation": None}
