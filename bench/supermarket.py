@@ -305,13 +305,17 @@ def section_next(args, cj, h, b, p, ts, test, out, log):
 
     emb, secs = trained(args, cj, test, log)
     index = {k: i for i, k in enumerate(items.tolist())}
-    for explore in (False, True):
+    asks = {
+        "likewise next_basket": lambda key: retail.next_basket(emb, key, K),
+        "likewise next_basket explore": lambda key: retail.next_basket(emb, key, K, explore=True),
+        "likewise for_customer": lambda key: retail.for_customer(emb, key, K),
+    }
+    for name, ask in asks.items():
         t0 = time.perf_counter()
         recs = []
         for key in hh_keys:
-            got = retail.next_basket(emb, key, K, explore=explore).keys if key in emb.customers else []
+            got = ask(key).keys if key in emb.customers else []
             recs.append(np.array([index[g] for g in got if g in index], dtype=np.int64))
-        name = "likewise next_basket" + (" explore" if explore else "")
         report(name, recs, f"({time.perf_counter() - t0:.1f} s for {len(hh_keys):,} households)")
     val = emb.customers.config.get("next_basket", {}).get("validation")
     opts = "" if args.train_options == "{}" else " + " + args.train_options
@@ -358,6 +362,20 @@ def section_neighbours(args, cj, h, b, p, ts, test, out, log):
         if key in pos:
             vec[pos[key]] = row
     agreement(vec, "likewise vectors")
+    for trial in args.neighbour_trials:  # likewise with other settings, trained on the same split
+        import likewise
+
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "train.parquet"
+            pq.write_table(cj.orders.filter(pa.array(~test)), path)
+            other = likewise.train(
+                str(path), basket_col="basket_id", item_col="product_id", progress=False, **json.loads(trial)
+            )
+        v2 = np.zeros((len(items), other.dim), np.float32)
+        for key, row in zip(other.keys, np.asarray(other.vectors), strict=True):
+            if key in pos:
+                v2[pos[key]] = row
+        agreement(v2, f"likewise {trial}")
     # PPMI-SVD over basket co-occurrence
     import scipy.sparse as sp
     from scipy.sparse.linalg import svds
@@ -464,6 +482,12 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="two TIFU-KNN settings instead of the grid")
     ap.add_argument("--full-grid", action="store_true", help="TIFU-KNN over 72 settings (~15 min)")
     ap.add_argument("--train-options", default="{}", help="JSON keyword arguments for likewise.train")
+    ap.add_argument(
+        "--neighbour-trials",
+        nargs="*",
+        default=[],
+        help='neighbours: also likewise trained with these JSON options, e.g. \'{"epochs": 10, "dim": 200}\'',
+    )
     ap.add_argument("--json", default=None, help="write the figures here")
     args = ap.parse_args()
     t0 = time.perf_counter()
