@@ -273,6 +273,10 @@ def test_model_names_are_validated():
             ModelSpec(bad, Path("."))
     assert parse_model_arg("shop=/tmp/m").name == "shop"
     assert parse_model_arg("/data/models/big-2024/").name == "big-2024"
+    # '.' is the current folder, named by its own name (it said "model name ''" before)
+    assert parse_model_arg(".").name == Path.cwd().name
+    with pytest.raises(InputError, match="names no folder"):
+        parse_model_arg("/")
     with pytest.raises(InputError, match="given twice"):
         Registry([ModelSpec("a", Path("x")), ModelSpec("a", Path("y"))])
 

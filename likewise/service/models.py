@@ -67,7 +67,10 @@ def parse_model_arg(arg: str) -> ModelSpec:
         name, _, path = arg.partition("=")
     else:
         path = arg
-        name = Path(arg.rstrip("/")).name
+        # the folder's own name, also for '.', '..' or 'x/..' (whose last part names no folder)
+        name = Path(arg.rstrip("/") or "/").resolve().name if arg else ""
+        if arg and not name:
+            raise InputError(f"{arg!r} names no folder to call the model by: give NAME={arg}")
     if not path:
         raise InputError(f"model argument {arg!r} has no path: give NAME=PATH or PATH")
     return ModelSpec(name, Path(path))
