@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from likewise.errors import UnknownItemError  # noqa: E402
+
 pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
 
@@ -550,6 +552,14 @@ def test_hidden_attribute_tokens_are_never_listed_searched_or_suggested(tmp_path
         assert not [f["item"] for f in found if f["item"].startswith("attr:")], prefix
     miss = call(app, "GET", "/models/shop/similar", params={"item": "attr:colour=re"})
     assert miss.status_code == 404 and not [s for s in miss.json()["suggestions"] if s.startswith("attr:")]
+    # the library (and so the command line) suggests no hidden token either
+    with pytest.raises(UnknownItemError) as caught:
+        emb.similar("attr:colour=re")
+    assert not [s for s in caught.value.suggestions if s.startswith("attr:")]
+    assert "did you mean 'attr:" not in str(caught.value)
+    with pytest.raises(UnknownItemError) as caught:
+        emb.similar("product:tnet")
+    assert caught.value.suggestions[0] == "product:tent"  # visible keys are still suggested
 
 
 def test_no_page_loads_assets_from_another_host_and_the_openapi_document_stays(shop):

@@ -23,7 +23,7 @@ import numpy as np
 from .._check import check_k, check_vectors, is_batch, is_item, jsonable
 from .._threads import BATCH_MIN_QUERIES
 from ..data.vocab import OnUnknown, Vocab
-from ..errors import InputError, ItemIndexError, SpaceMismatchError
+from ..errors import InputError, ItemIndexError, SpaceMismatchError, UnknownItemError
 from .affinity import BasketQueries
 from .analogies import WordQueries
 from .gensim_names import GensimNames
@@ -312,7 +312,10 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ItemTable, SpaceFiles)
             An id outside ``[0, V)``.
         """
         if isinstance(item, str):
-            return self._vocab.id(item)
+            try:
+                return self._vocab.id(item)
+            except UnknownItemError as e:
+                raise self._visible_suggestions(e) from None
         if is_item(item):
             i = int(item)  # type: ignore[call-overload]
             if not 0 <= i < len(self._vocab):  # before any int64 conversion: 2**63 must not wrap
@@ -321,6 +324,15 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ItemTable, SpaceFiles)
         raise InputError(
             f"an {self._vocab.what} must be a str key or an int id, got {type(item).__name__} {item!r}"
         )
+
+    def _visible_suggestions(self, e: UnknownItemError) -> UnknownItemError:
+        """``e`` without the suggestions of hidden types (``attr:`` tokens): they are never asked for."""
+        types = getattr(self, "_types", None)
+        if types is None or not types.hidden or not e.suggestions:
+            return e
+        index = self._vocab.index
+        shown = [s for s in e.suggestions if s not in index or types.type_of(index[s]) not in types.hidden]
+        return e if shown == e.suggestions else UnknownItemError(e.key, shown, what=e.what, note=e.note)
 
     def ids_of(self, items: Any, on_unknown: OnUnknown = "raise") -> tuple[np.ndarray, np.ndarray]:
         """Ids of a batch of items.
