@@ -29,6 +29,8 @@ customer never bought.
 from __future__ import annotations
 
 import math
+import threading
+import weakref
 from typing import Any
 
 import numpy as np
@@ -172,16 +174,20 @@ class _ByProduct:
         self.norms = np.sqrt(np.bincount(rows, weights=share * share, minlength=len(table)))
 
 
-_BY_PRODUCT: dict[int, tuple[CustomerTable, _ByProduct]] = {}
+# Built once per customer table (a served model's table lives as long as that version is served); weak
+# keys, so a table no longer used is not kept alive by it, and two served models do not evict each other.
+_BY_PRODUCT: weakref.WeakKeyDictionary[CustomerTable, _ByProduct] = weakref.WeakKeyDictionary()
+_BY_PRODUCT_LOCK = threading.Lock()
 
 
 def _by_product(table: CustomerTable, n_items: int) -> _ByProduct:
-    held = _BY_PRODUCT.get(id(table))
-    if held is None or held[0] is not table or len(held[1].indptr) != n_items + 1:
-        _BY_PRODUCT.clear()  # one table at a time: a served model swap drops the old one
-        held = (table, _ByProduct(table, n_items))
-        _BY_PRODUCT[id(table)] = held
-    return held[1]
+    with _BY_PRODUCT_LOCK:
+        held = _BY_PRODUCT.get(table)
+    if held is None or len(held.indptr) != n_items + 1:
+        held = _ByProduct(table, n_items)  # outside the lock: two first queries may both build it
+        with _BY_PRODUCT_LOCK:
+            _BY_PRODUCT[table] = held
+    return held
 
 
 def _history_neighbour_share(
