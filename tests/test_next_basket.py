@@ -179,3 +179,37 @@ def test_a_log_too_small_to_fit_answers_with_each_customers_own_most_bought(tmp_
     assert retail.next_basket(emb, "a", k=2).keys == ["milk", "eggs"]  # two baskets of milk, one of eggs
     assert retail.next_basket(emb, "b", k=1).keys == ["tea"]
     assert "tea" not in retail.next_basket(emb, "b", k=3, explore=True).keys
+
+
+def test_update_adds_the_new_baskets_to_the_history(tmp_path):
+    """A space updated with a customer's later orders counts them as a space trained on everything does."""
+    from likewise.training.update import update
+
+    table, _ = _loyal_log(n_customers=30, n_orders=6, seed=9)
+    ts = np.asarray(table["ts"])
+    cut = np.sort(np.unique(ts))[len(np.unique(ts)) * 2 // 3]
+    early, late = table.filter(pa.array(ts < cut)), table.filter(pa.array(ts >= cut))
+    pq.write_table(early, tmp_path / "early.parquet")
+    pq.write_table(late, tmp_path / "late.parquet")
+    pq.write_table(table, tmp_path / "all.parquet")
+    args = dict(basket_col="order", item_col="product", user_col="customer", time_col="ts", min_count=1)
+    args |= dict(dim=8, epochs=1, completion="affinity", seed=1, progress=False)
+    parent = likewise.train(str(tmp_path / "early.parquet"), **args)
+    whole = likewise.train(str(tmp_path / "all.parquet"), **args)
+    updated = update(parent, str(tmp_path / "late.parquet"))
+    assert updated.customers.history is not None
+    assert updated.customers.config["next_basket"] == parent.customers.config["next_basket"]
+    for key in ("c0000", "c0007", "c0029"):
+        a, b = updated.customers, whole.customers
+        got = dict(zip((updated.keys[i] for i in a.bought(key).tolist()), range(10**9), strict=False))
+        want = dict(zip((whole.keys[i] for i in b.bought(key).tolist()), range(10**9), strict=False))
+        assert set(got) == set(want)
+        ra, rb = a.row(key), b.row(key)
+        assert a.history["n_baskets"][ra] == b.history["n_baskets"][rb]
+        for product in got:
+            ia = a.bought_indptr[ra] + int(np.flatnonzero(a.bought(key) == updated.vocab.index[product])[0])
+            ib = b.bought_indptr[rb] + int(np.flatnonzero(b.bought(key) == whole.vocab.index[product])[0])
+            for field in ("baskets", "last", "first"):
+                assert a.history[field][ia] == b.history[field][ib], (key, product, field)
+            assert abs(float(a.history["decay"][ia]) - float(b.history["decay"][ib])) < 1e-4
+    assert len(retail.next_basket(updated, "c0003", k=3)) == 3

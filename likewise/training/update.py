@@ -325,7 +325,9 @@ def _carry_over(
     users = corpus.side.get("user") if corpus.user_keys is not None else None
     if users is not None or parent.customers is not None:
         new_lines = None if users is None else (corpus.user_keys, np.asarray(users), line_ids)
-        emb.attach_customers(_merged_customers(emb, parent.customers, new_lines))
+        times = corpus.side.get("time")
+        baskets = (np.asarray(corpus.offsets), None if times is None else np.asarray(times))
+        emb.attach_customers(_merged_customers(emb, parent.customers, new_lines, baskets))
 
 
 def _new_types(types: Any, keys: list[str], info: dict) -> list[str]:
@@ -352,10 +354,12 @@ def _token_table(keys: list[str], tokens: list[list[str]]) -> tuple[list[str], n
     return list(code), indptr, np.asarray(flat, dtype=np.int64)
 
 
-def _merged_customers(emb: Embeddings, old: Any, new_lines: Any) -> Any:
+def _merged_customers(emb: Embeddings, old: Any, new_lines: Any, baskets: Any = None) -> Any:
     """Customer vectors from each customer's old purchases (one line per product bought) plus new lines.
 
-    ``new_lines`` is ``(customer keys, customer code per line, id per line)`` of the new log, or None.
+    ``new_lines`` is ``(customer keys, customer code per line, id per line)`` of the new log, or None;
+    ``baskets`` its ``(offsets, times)``. When the parent's table keeps a purchase history, the new
+    baskets are added to it (:func:`_merged_history`) and the next-basket weights carried over.
     """
     from ..space.customers import customer_table
 
@@ -367,13 +371,16 @@ def _merged_customers(emb: Embeddings, old: Any, new_lines: Any) -> Any:
         own = np.fromiter((index.setdefault(k, len(index)) for k in old.keys), np.int64, len(old.keys))
         codes.append(np.repeat(own, per))
         ids.append(np.asarray(old.bought_ids, dtype=np.int64))
+    new_codes = None
     if new_lines is not None:
         keys, users, line_ids = new_lines
         remap = np.fromiter((index.setdefault(k, len(index)) for k in keys), np.int64, len(keys))
-        codes.append(remap[users])
+        users = np.asarray(users, dtype=np.int64)
+        new_codes = np.where(users >= 0, remap[np.maximum(users, 0)], -1)  # -1: a line with no customer
+        codes.append(new_codes)
         ids.append(line_ids)
     cfg = dict(old.config) if old is not None else {}
-    return customer_table(
+    table = customer_table(
         emb.vectors,
         emb.counts,
         emb.fingerprint,
@@ -382,6 +389,82 @@ def _merged_customers(emb: Embeddings, old: Any, new_lines: Any) -> Any:
         np.concatenate(ids),
         popularity_power=cfg.get("popularity_power", 0.0),
     )
+    if old is None or old.history is None or new_codes is None or baskets is None:
+        return table  # no history to add to: next_basket says to retrain
+    history = _merged_history(old, own, new_codes, np.asarray(line_ids), baskets, len(index), len(emb))
+    out_pairs = np.repeat(np.arange(len(table), dtype=np.int64), np.diff(table.bought_indptr))
+    kept_codes = np.fromiter((index[k] for k in table.keys), np.int64, len(table))
+    want = kept_codes[out_pairs] * len(emb) + np.asarray(table.bought_ids, dtype=np.int64)
+    if not np.array_equal(history["pair"], want):  # the same lines, the same pairs: a check, never expected
+        return table
+    from ..space.customers import CustomerTable
+
+    config = dict(table.config)
+    if "next_basket" in old.config:
+        config["next_basket"] = old.config["next_basket"]  # fitted on the parent's baskets
+    return CustomerTable(
+        np.asarray(table.vectors),
+        table.vocab,
+        table.bought_indptr,
+        table.bought_ids,
+        fingerprint=table.fingerprint,
+        config=config,
+        history={
+            **{k: v for k, v in history.items() if k != "pair"},
+            "n_baskets": history["n_baskets"][kept_codes],
+        },
+    )
+
+
+def _merged_history(
+    old: Any,
+    own: np.ndarray,
+    new_codes: np.ndarray,
+    line_ids: np.ndarray,
+    baskets: Any,
+    n_customers: int,
+    n_items: int,
+) -> dict[str, np.ndarray]:
+    """The parent's purchase history with the new baskets added, per (customer code, product) pair.
+
+    The new baskets come after the old ones: a product's ``last`` is counted in the new baskets when it
+    is in one, else the old count plus the customer's new baskets; ``first`` moves back by them; the
+    recency-weighted count of the old baskets ages by them (``0.5 ** (new / HALF_LIFE)``).
+    """
+    from ..space.history import HALF_LIFE, purchase_history
+
+    offsets, times = baskets
+    new = purchase_history(new_codes, line_ids, offsets, n_customers, n_items, times=times)
+    h = old.history
+    old_code = np.repeat(own, np.diff(old.bought_indptr))
+    old_pair = old_code * n_items + np.asarray(old.bought_ids, dtype=np.int64)
+    n_old = np.zeros(n_customers, dtype=np.int64)
+    n_old[own] = h["n_baskets"]
+    n_new = new.n_baskets.astype(np.int64)
+    pair = np.union1d(old_pair, new.pair)
+    out = {name: np.zeros(len(pair), dtype=np.float64) for name in ("baskets", "last", "first", "decay")}
+    code = pair // n_items
+    in_old = np.zeros(len(pair), bool)
+    at = np.searchsorted(pair, old_pair)
+    in_old[at] = True
+    age = n_new[code[at]]  # the old baskets are this many baskets older now
+    out["baskets"][at] += h["baskets"]
+    out["last"][at] = h["last"] + age
+    out["first"][at] = h["first"] + age
+    out["decay"][at] = h["decay"] * 0.5 ** (age / HALF_LIFE)
+    at = np.searchsorted(pair, new.pair)
+    out["baskets"][at] += new.baskets
+    out["last"][at] = new.last
+    out["first"][at] = np.where(in_old[at], out["first"][at], new.first)
+    out["decay"][at] += new.decay
+    return {
+        "pair": pair,
+        "baskets": out["baskets"].astype(np.int32),
+        "last": out["last"].astype(np.int32),
+        "first": out["first"].astype(np.int32),
+        "decay": out["decay"].astype(np.float32),
+        "n_baskets": (n_old + n_new).astype(np.int32),
+    }
 
 
 def _new_corpus(new_log: Any, info: dict[str, Any], cache_dir: Any) -> Any:
