@@ -81,6 +81,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         "L3 the space",
         [
             "likewise.space.customers",
+            "likewise.space.neighbourhood",  # what similar customers buy (next basket's evidence)
             "likewise.space.analogies",  # mixins of Embeddings
             "likewise.space.affinity",
             "likewise.space.itemtable",  # types, the type filter and export (a mixin of Embeddings)

@@ -29,8 +29,7 @@ customer never bought.
 from __future__ import annotations
 
 import math
-import threading
-import weakref
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,7 +38,8 @@ from .._check import check_k
 from ..errors import InputError, NotFittedError
 from ..space.customers import CustomerTable
 from ..space.embeddings import Embeddings
-from ..space.history import HALF_LIFE, basket_ages, history_of_lines
+from ..space.history import basket_ages, history_of_lines
+from ..space.neighbourhood import decay_total, history_neighbour_share, vector_neighbour_share
 from ..space.results import Neighbours
 
 __all__ = ["CANDIDATES", "FEATURES", "NEIGHBOURS", "TRAIN_TOP", "fit_next_basket", "next_basket"]
@@ -91,17 +91,39 @@ TRAIN_TOP = 60
 _L2 = 1e-3
 
 
+@dataclass(frozen=True)
 class _Profile:
-    """One customer's history, as arrays (the bought products sorted, their counts)."""
+    """One customer's history, as arrays: the bought products (sorted) and their counts
+    (:mod:`likewise.space.history`), and the customer's baskets."""
 
-    def __init__(self, items, baskets, last, first, decay, n: int):
-        self.items, self.baskets, self.last, self.first = items, baskets, last, first
-        self.decay, self.n = decay, int(n)
+    items: np.ndarray
+    baskets: np.ndarray
+    last: np.ndarray
+    first: np.ndarray
+    decay: np.ndarray
+    n: int
+
+    def find(self, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Which candidates the customer bought, and where they are in the profile's arrays."""
+        if len(self.items) == 0:
+            return np.zeros(len(cand), dtype=bool), np.zeros(len(cand), dtype=np.int64)
+        pos = np.minimum(np.searchsorted(self.items, cand), len(self.items) - 1)
+        return self.items[pos] == cand, pos
+
+
+def _history(table: CustomerTable) -> dict[str, np.ndarray]:
+    """The table's purchase history; :class:`NotFittedError` says how to get one when it has none."""
+    if table.history is None:
+        raise NotFittedError(
+            "this customer table has no purchase history (built before next-basket answers existed, or "
+            "from lines without baskets): retrain from the order log (likewise train LOG --basket-col ... "
+            "--user-col ...)"
+        )
+    return table.history
 
 
 def _table_profile(table: CustomerTable, r: int) -> _Profile:
-    h = table.history
-    assert h is not None  # checked by the callers
+    h = _history(table)
     s, e = int(table.bought_indptr[r]), int(table.bought_indptr[r + 1])
     return _Profile(
         np.asarray(table.bought_ids[s:e], dtype=np.int64),
@@ -109,110 +131,8 @@ def _table_profile(table: CustomerTable, r: int) -> _Profile:
         h["last"][s:e],
         h["first"][s:e],
         h["decay"][s:e],
-        h["n_baskets"][r],
+        int(h["n_baskets"][r]),
     )
-
-
-def _ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """The concatenation of ``arange(s, e)`` for each pair, without a Python loop."""
-    lens = (ends - starts).astype(np.int64)
-    if lens.sum() == 0:
-        return np.zeros(0, dtype=np.int64)
-    return np.arange(lens.sum()) - np.repeat(np.cumsum(lens) - lens, lens) + np.repeat(starts, lens)
-
-
-def _top_weights(sims: np.ndarray, own: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` most similar customers (``own`` left out) and their similarities, summing to 1."""
-    if 0 <= own < len(sims):
-        sims[own] = -np.inf
-    k = min(k, int(np.count_nonzero(np.isfinite(sims))))
-    if k <= 0:
-        return np.zeros(0, np.int64), np.zeros(0)
-    top = np.argpartition(-sims, k - 1)[:k]
-    w = np.maximum(sims[top].astype(np.float64), 0.0)
-    if w.sum() <= 0:
-        return np.zeros(0, np.int64), np.zeros(0)
-    return top, w / w.sum()
-
-
-def _shares(table: CustomerTable) -> np.ndarray:
-    """Every bought pair's recency-weighted share of its customer's baskets (aligned with bought_ids)."""
-    h = table.history
-    assert h is not None
-    return h["decay"] / np.repeat(_decay_total(h["n_baskets"]), np.diff(table.bought_indptr))
-
-
-def _aggregate(table: CustomerTable, top: np.ndarray, w: np.ndarray, n_items: int) -> np.ndarray:
-    """Per product, the ``w``-weighted recency-weighted share of baskets holding it among ``top``."""
-    out = np.zeros(n_items, dtype=np.float64)
-    if len(top) == 0:
-        return out
-    starts, ends = table.bought_indptr[top], table.bought_indptr[top + 1]
-    idx = _ranges(starts, ends)
-    share = _shares(table)[idx]
-    np.add.at(out, np.asarray(table.bought_ids[idx], dtype=np.int64), share * np.repeat(w, ends - starts))
-    return out
-
-
-def _neighbour_share(table: CustomerTable, vector: np.ndarray, own: int, k: int, n_items: int) -> np.ndarray:
-    """Per product, the share of baskets holding it among the ``k`` customers whose vectors are nearest."""
-    q = vector / max(float(np.linalg.norm(vector)), 1e-12)
-    top, w = _top_weights(table.normed @ q.astype(np.float32), own, k)
-    return _aggregate(table, top, w, n_items)
-
-
-class _ByProduct:
-    """The customer table's pairs grouped by product: who bought it, with what share (cached per table)."""
-
-    def __init__(self, table: CustomerTable, n_items: int) -> None:
-        rows = np.repeat(np.arange(len(table), dtype=np.int64), np.diff(table.bought_indptr))
-        share = _shares(table)
-        ids = np.asarray(table.bought_ids, dtype=np.int64)
-        order = np.argsort(ids, kind="stable")
-        self.indptr = np.r_[0, np.cumsum(np.bincount(ids, minlength=n_items))]
-        self.rows, self.share = rows[order], share[order]
-        self.norms = np.sqrt(np.bincount(rows, weights=share * share, minlength=len(table)))
-
-
-# Built once per customer table (a served model's table lives as long as that version is served); weak
-# keys, so a table no longer used is not kept alive by it, and two served models do not evict each other.
-_BY_PRODUCT: weakref.WeakKeyDictionary[CustomerTable, _ByProduct] = weakref.WeakKeyDictionary()
-_BY_PRODUCT_LOCK = threading.Lock()
-
-
-def _by_product(table: CustomerTable, n_items: int) -> _ByProduct:
-    with _BY_PRODUCT_LOCK:
-        held = _BY_PRODUCT.get(table)
-    if held is None or len(held.indptr) != n_items + 1:
-        held = _ByProduct(table, n_items)  # outside the lock: two first queries may both build it
-        with _BY_PRODUCT_LOCK:
-            _BY_PRODUCT[table] = held
-    return held
-
-
-def _history_neighbour_share(
-    table: CustomerTable, profile: _Profile, own: int, k: int, n_items: int
-) -> np.ndarray:
-    """As :func:`_neighbour_share`, the neighbours found by what they bought: the cosine of the
-    customers' recency-weighted shares per product (TIFU-KNN's notion of similar households)."""
-    if len(profile.items) == 0:
-        return np.zeros(n_items, dtype=np.float64)
-    index = _by_product(table, n_items)
-    q = np.asarray(profile.decay, dtype=np.float64) / _decay_total(profile.n)
-    starts, ends = index.indptr[profile.items], index.indptr[profile.items + 1]
-    idx = _ranges(starts, ends)
-    dots = np.bincount(
-        index.rows[idx], weights=index.share[idx] * np.repeat(q, ends - starts), minlength=len(table)
-    )
-    sims = dots / np.maximum(index.norms * float(np.linalg.norm(q)), 1e-12)
-    top, w = _top_weights(sims, own, k)
-    return _aggregate(table, top, w, n_items)
-
-
-def _decay_total(n_baskets: np.ndarray | int) -> np.ndarray:
-    """The recency weights of all of a customer's baskets summed (the most ``decay`` can reach)."""
-    r = 0.5 ** (1.0 / HALF_LIFE)
-    return np.maximum((1.0 - r ** np.asarray(n_baskets, dtype=np.float64)) / (1.0 - r), 1e-12)
 
 
 def _affinity(emb: Embeddings, vector: np.ndarray) -> np.ndarray:
@@ -250,21 +170,24 @@ def _features(
     log_pop: np.ndarray,
 ) -> np.ndarray:
     """The :data:`FEATURES` of each candidate, float64 [len(cand), len(FEATURES)]."""
-    pos = np.searchsorted(profile.items, cand)
-    pos = np.minimum(pos, max(len(profile.items) - 1, 0))
-    bought = (profile.items[pos] == cand) if len(profile.items) else np.zeros(len(cand), bool)
+    bought, pos = profile.find(cand)
+
+    def own(values: np.ndarray, fill: float) -> np.ndarray:
+        """The profile's ``values`` for the bought candidates, ``fill`` for the others."""
+        return np.where(bought, values[pos], fill) if len(values) else np.full(len(cand), fill)
+
     n = max(profile.n, 1)
-    baskets = np.where(bought, profile.baskets[pos] if len(profile.items) else 0, 0).astype(np.float64)
+    baskets = own(profile.baskets, 0).astype(np.float64)
     share = baskets / n
-    decay = np.where(bought, profile.decay[pos] if len(profile.items) else 0, 0) / _decay_total(n)
-    recent = np.where(bought, 1.0 / (1.0 + (profile.last[pos] if len(profile.items) else 0)), 0.0)
+    decay = own(profile.decay, 0) / decay_total(n)
+    last = own(profile.last, -1)
+    first = own(profile.first, -1)
+    recent = np.where(bought, 1.0 / (1.0 + np.maximum(last, 0)), 0.0)
     nb = neigh[cand]
     hn = hneigh[cand]
     a = aff[cand].astype(np.float64)
     lp = log_pop[cand]
     new = ~bought
-    last = np.where(bought, profile.last[pos] if len(profile.items) else 0, -1)
-    first = np.where(bought, profile.first[pos] if len(profile.items) else 0, -1)
     gap = np.where(baskets >= 2, (first - last) / np.maximum(baskets - 1, 1), np.inf)
     due = np.where(baskets >= 2, last / np.maximum(gap, 1e-9), -1.0)
     bins = [
@@ -297,23 +220,8 @@ def _features(
     ).astype(np.float64)
 
 
-def _rank_share(values: np.ndarray) -> np.ndarray:
-    """Each value's rank among the candidates as a share (1: the best, near 0: the worst)."""
-    if len(values) == 0:
-        return values.astype(np.float64)
-    order = np.argsort(-values, kind="stable")
-    rank = np.empty(len(values), dtype=np.float64)
-    rank[order] = np.arange(len(values))
-    return 1.0 - rank / len(values)
-
-
 def _model(table: CustomerTable) -> dict[str, Any]:
-    if table.history is None:
-        raise NotFittedError(
-            "this customer table has no purchase history (built before next-basket answers existed, or by "
-            "update, which does not carry it yet): retrain from the order log (likewise train LOG "
-            "--basket-col ... --user-col ...)"
-        )
+    _history(table)
     model = table.config.get("next_basket")
     if not isinstance(model, dict):
         raise NotFittedError(
@@ -374,21 +282,43 @@ def next_basket(emb: Embeddings, customer: str | int, k: int = 10, *, explore: b
     profile = _table_profile(table, r)
     vector = np.asarray(table.vectors[r], dtype=np.float32)
     k_neigh = int(model.get("neighbours", NEIGHBOURS))
-    neigh = _neighbour_share(table, vector, r, k_neigh, len(emb))
-    hneigh = _history_neighbour_share(table, profile, r, k_neigh, len(emb))
-    aff = _affinity(emb, vector)
-    allowed = np.ones(len(emb), dtype=bool)
-    types = getattr(emb, "types", None)
-    if types is not None and types.hidden:  # attribute tokens are never proposed
-        allowed &= types.mask()
-    cand = _candidates(profile, [neigh, hneigh, aff], explore, allowed)
+    cand, x = _ranked(emb, table, profile, vector, r, k_neigh, explore, _allowed(emb), _log_popularity(emb))
     if len(cand) == 0:
         return Neighbours([], np.zeros(0, np.int64), np.zeros(0, np.float32))
-    s = _scores(model, _features(profile, cand, neigh, hneigh, aff, _log_popularity(emb)))
+    s = _scores(model, x)
     order = np.lexsort((cand, -s))[:k]
     ids = cand[order]
     keys = emb.keys
     return Neighbours([keys[i] for i in ids.tolist()], ids.astype(np.int64), s[order].astype(np.float32))
+
+
+def _ranked(
+    emb: Embeddings,
+    table: CustomerTable,
+    profile: _Profile,
+    vector: np.ndarray,
+    row: int,
+    k_neigh: int,
+    explore: bool,
+    allowed: np.ndarray,
+    log_pop: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """A customer's candidates and their features, as a query and the fit both compute them (``row``:
+    the customer's own row of ``table``, never its own neighbour)."""
+    neigh = vector_neighbour_share(table, vector, row, k_neigh, len(emb))
+    hneigh = history_neighbour_share(table, profile.items, profile.decay, profile.n, row, k_neigh, len(emb))
+    aff = _affinity(emb, vector)
+    cand = _candidates(profile, [neigh, hneigh, aff], explore, allowed)
+    return cand, _features(profile, cand, neigh, hneigh, aff, log_pop)
+
+
+def _allowed(emb: Embeddings) -> np.ndarray:
+    """The rows a next basket may hold: every row but those of hidden types (attribute tokens)."""
+    allowed = np.ones(len(emb), dtype=bool)
+    types = getattr(emb, "types", None)
+    if types is not None and types.hidden:
+        allowed &= types.mask()
+    return allowed
 
 
 def _log_popularity(emb: Embeddings) -> np.ndarray:
@@ -473,11 +403,8 @@ def _cases(
             hist.decay[s:e],
             hist.n_baskets[j],
         )
-        neigh = _neighbour_share(table, vecs[j], int(rows[code]), NEIGHBOURS, len(emb))
-        hneigh = _history_neighbour_share(table, profile, int(rows[code]), NEIGHBOURS, len(emb))
-        aff = _affinity(emb, vecs[j])
-        cand = _candidates(profile, [neigh, hneigh, aff], False, allowed)
-        xs.append(_features(profile, cand, neigh, hneigh, aff, log_pop))
+        cand, x = _ranked(emb, table, profile, vecs[j], int(rows[code]), NEIGHBOURS, False, allowed, log_pop)
+        xs.append(x)
         ys.append(np.isin(cand, truth).astype(np.float64))
         owner.append(np.full(len(cand), j))
     if not xs:
@@ -522,7 +449,7 @@ def fit_next_basket(
         raise InputError("fit_next_basket needs a customer table with a purchase history (offsets=)")
     users = np.asarray(users, dtype=np.int64)
     n_codes = int(users.max()) + 1 if len(users) else 0
-    basket, user, item, age, n_b = basket_ages(users, ids, offsets, n_codes, times)
+    user, item, age, n_b = basket_ages(users, ids, offsets, n_codes, times)
     # codes -> rows of the table (the table keeps customers with a product of the space, in code order)
     has = n_b > 0
     rows = np.cumsum(has) - 1
@@ -535,10 +462,7 @@ def fit_next_basket(
     is_chosen[chosen] = True
     code_of = np.full(n_codes, -1, dtype=np.int64)
     code_of[chosen] = np.arange(len(chosen))
-    allowed = np.ones(len(emb), dtype=bool)
-    types = getattr(emb, "types", None)
-    if types is not None and types.hidden:
-        allowed &= types.mask()
+    allowed = _allowed(emb)
     xs, ys, owner = [], [], []
     for shift in range(FIT_BASKETS):
         # each chosen customer's basket `shift` from the latest, predicted from the baskets before it

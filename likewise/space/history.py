@@ -67,11 +67,11 @@ class History:
 
 def basket_ages(
     users: np.ndarray, ids: np.ndarray, offsets: np.ndarray, n_users: int, times: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The kept lines (product and customer known) with their basket's age in its customer's baskets.
 
-    Returns ``(basket, user, item, age, n_baskets)``: per kept line its basket index, customer code,
-    product id and the basket's age (0: the customer's latest basket, by first-line time when ``times``
+    Returns ``(user, item, age, n_baskets)``: per kept line its customer code, product id and the
+    basket's age (0: the customer's latest basket, by first-line time when ``times``
     is given, else log order); ``n_baskets`` per customer code.
     """
     users = np.asarray(users, dtype=np.int64)
@@ -97,7 +97,7 @@ def basket_ages(
     rank[order] = np.arange(len(order)) - starts[b_user[order]]
     age = n_b[b_user] - 1 - rank
     line_age = np.repeat(age, np.diff(np.r_[np.flatnonzero(first), len(basket)]))
-    return basket, user, item, line_age, n_b
+    return user, item, line_age, n_b
 
 
 def purchase_history(
@@ -126,7 +126,7 @@ def purchase_history(
     -------
     History
     """
-    _, user, item, line_age, n_b = basket_ages(users, ids, offsets, n_users, times)
+    user, item, line_age, n_b = basket_ages(users, ids, offsets, n_users, times)
     return history_of_lines(user, item, line_age, n_b, n_items)
 
 
