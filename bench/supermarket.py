@@ -56,20 +56,15 @@ def load(households: int | None):
 
 
 def split(h, b, p, ts):
-    """Per line: is it in its household's latest basket (households with >= 2 baskets)?"""
-    ub, binv = np.unique(b, return_inverse=True)
-    bt = np.full(len(ub), np.iinfo(np.int64).max)
-    np.minimum.at(bt, binv, ts)
-    bh = np.empty(len(ub), dtype=h.dtype)
-    bh[binv] = h
-    order = np.lexsort((ub, bt, bh))
-    bho = bh[order]
-    last = np.r_[bho[1:] != bho[:-1], True]
-    first = np.r_[True, bho[1:] != bho[:-1]]
-    nb = np.diff(np.r_[np.flatnonzero(first), len(order)])
-    test_b = np.zeros(len(ub), bool)
-    test_b[order[last & (np.repeat(nb, nb) >= 2)]] = True
-    return test_b[binv]
+    """Per line: is it in its household's latest basket (households with >= 2 baskets)? The library's
+    split (:func:`likewise.retail.split_last_order`: by time, then basket), as a mask over the lines."""
+    from likewise.retail import OrderLog, split_last_order
+
+    _, bcode = np.unique(b, return_inverse=True)
+    users, hcode = np.unique(h, return_inverse=True)
+    items, icode = np.unique(p, return_inverse=True)
+    log = OrderLog(bcode, icode, hcode, ts, None, items.tolist(), users.tolist())
+    return np.isin(bcode, np.unique(split_last_order(log)[1].basket))
 
 
 class Baskets:
@@ -88,11 +83,11 @@ class Baskets:
         bu[binv] = h_code
         key = np.unique(binv.astype(np.int64) * n_items + item)
         kb, ki = np.divmod(key, n_items)
+        bord = np.lexsort((ub, bt, bu))
         rank = np.empty(len(ub), np.int64)
-        rank[np.lexsort((ub, bt, bu))] = np.arange(len(ub))
+        rank[bord] = np.arange(len(ub))
         o = np.argsort(rank[kb], kind="stable")
         kb, ki = kb[o], ki[o]
-        bord = np.lexsort((ub, bt, bu))
         lens = np.bincount(rank[kb], minlength=len(ub))
         return cls(bu[bord], ki, np.r_[0, np.cumsum(lens)], n_users, n_items)
 
@@ -226,6 +221,16 @@ def tuned(name, make, grid, bk, log):
 _TRAINED: dict = {}
 
 
+def training_baskets(h, b, p, ts, test):
+    """(household keys, product keys, the training Baskets), built once for every section."""
+    if "baskets" not in _TRAINED:
+        users, h_code = np.unique(h[~test], return_inverse=True)
+        items, i_code = np.unique(p[~test], return_inverse=True)
+        bk = Baskets.of_lines(h_code, b[~test], i_code, ts[~test], len(users), len(items))
+        _TRAINED["baskets"] = (users, items, bk)
+    return _TRAINED["baskets"]
+
+
 def trained(args, cj, test, log):
     """likewise trained once on the training lines (with customers and times), as a user would."""
     import likewise
@@ -262,9 +267,7 @@ def trained(args, cj, test, log):
 def section_next(args, cj, h, b, p, ts, test, out, log):
     from likewise import retail
 
-    users, h_code = np.unique(h[~test], return_inverse=True)
-    items, i_code = np.unique(p[~test], return_inverse=True)
-    bk = Baskets.of_lines(h_code, b[~test], i_code, ts[~test], len(users), len(items))
+    users, items, bk = training_baskets(h, b, p, ts, test)
     truth: dict[str, set[str]] = {}
     for hh, pp in zip(h[test].tolist(), p[test].tolist(), strict=True):
         truth.setdefault(hh, set()).add(pp)
@@ -327,9 +330,7 @@ def section_neighbours(args, cj, h, b, p, ts, test, out, log):
     """kNN-10 majority category agreement of products bought >= 20 times."""
 
     cats = {r["product_id"]: (r["product_category"], r["department"]) for r in cj.products.to_pylist()}
-    items, i_code = np.unique(p[~test], return_inverse=True)
-    users, h_code = np.unique(h[~test], return_inverse=True)
-    bk = Baskets.of_lines(h_code, b[~test], i_code, ts[~test], len(users), len(items))
+    _, items, bk = training_baskets(h, b, p, ts, test)
     count = popularity(bk)
     keep = np.flatnonzero((count >= 20) & np.array([bool(cats.get(x, (None,))[0]) for x in items.tolist()]))
     log(f"neighbours: {len(keep):,} products bought >= 20 times (with a category)")
@@ -380,7 +381,6 @@ def section_neighbours(args, cj, h, b, p, ts, test, out, log):
     import scipy.sparse as sp
     from scipy.sparse.linalg import svds
 
-    x = bk.user_item(np.ones(len(bk.users)))  # household x item counts are too coarse: use baskets
     lens = np.diff(bk.offsets)
     xb = sp.csr_matrix(
         (np.ones(len(bk.items)), (np.repeat(np.arange(len(lens)), lens), bk.items)),
@@ -399,7 +399,6 @@ def section_neighbours(args, cj, h, b, p, ts, test, out, log):
     except ImportError:
         log("  ALS: implicit is not installed (pip install implicit); row skipped")
         return
-    del x
     for alpha, factors in ((10, 64), (40, 64), (40, 128)):
         als = AlternatingLeastSquares(factors=factors, regularization=1.0, iterations=15, random_state=0)
         als.fit(sp.csr_matrix(xb * alpha), show_progress=False)
@@ -412,9 +411,7 @@ def section_completion(args, cj, h, b, p, ts, test, out, log):
     from likewise.baselines.counts import fit_baselines
     from likewise.baselines.peers import ALSRecommender, EASERecommender
 
-    items, i_code = np.unique(p[~test], return_inverse=True)
-    users, h_code = np.unique(h[~test], return_inverse=True)
-    bk = Baskets.of_lines(h_code, b[~test], i_code, ts[~test], len(users), len(items))
+    _, items, bk = training_baskets(h, b, p, ts, test)
     count = popularity(bk)
     index = {k: i for i, k in enumerate(items.tolist())}
     rng = np.random.default_rng(0)
