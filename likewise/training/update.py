@@ -396,7 +396,7 @@ def _merged_customers(emb: Embeddings, old: Any, new_lines: Any, baskets: Any = 
     kept_codes = np.fromiter((index[k] for k in table.keys), np.int64, len(table))
     want = kept_codes[out_pairs] * len(emb) + np.asarray(table.bought_ids, dtype=np.int64)
     if not np.array_equal(history["pair"], want):  # the same lines, the same pairs: a check, never expected
-        return table
+        raise InputError("the merged purchase history's pairs differ from the customers' bought products")
     from ..space.customers import CustomerTable
 
     config = dict(table.config)
