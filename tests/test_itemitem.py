@@ -60,6 +60,47 @@ def test_gram_matrix_in_small_pair_blocks(monkeypatch):
     np.testing.assert_array_equal(ii.gram_matrix(ids, off, np.arange(25), 25), x.T @ x)
 
 
+def test_gram_matrices_of_two_parts_add_up_to_the_whole():
+    # the completion fit counts the held-out baskets into the training part's matrix (no second count)
+    baskets = random_baskets(3, n=120)
+    ids, off = packed(baskets)
+    a, b = packed(baskets[:70]), packed(baskets[70:])
+    some = np.array([0, 2, 3, 9, 24])
+    g = ii.gram_matrix(*a, some, 25)
+    assert g.dtype == np.float32
+    assert ii.gram_matrix(*b, some, 25, out=g) is g
+    np.testing.assert_array_equal(g, ii.gram_matrix(ids, off, some, 25))
+    with pytest.raises(InputError, match=r"out has shape \(2, 2\); expected a C-contiguous \(5, 5\)"):
+        ii.gram_matrix(ids, off, some, 25, out=np.zeros((2, 2), np.float32))
+
+
+def test_float32_inverse_falls_back_to_float64_when_not_positive_definite(monkeypatch):
+    from scipy.linalg import lapack
+
+    calls = []
+    real = lapack.spotrf
+
+    def failing(a, **kw):  # float32 rounding leaves it not positive definite
+        calls.append(a.dtype)
+        c, _ = real(a, **kw)
+        return c, 1
+
+    monkeypatch.setattr(lapack, "spotrf", failing)
+    baskets = random_baskets(4)
+    x = dense_x(baskets, 25)
+    np.testing.assert_allclose(ii.ease_weights(x.T @ x, 2.0), reference_b(x, 2.0), rtol=1e-5, atol=1e-7)
+    assert calls == [np.float32]
+
+
+def test_prune_rows_in_row_blocks_matches_one_block(monkeypatch):
+    rng = np.random.default_rng(5)
+    b = rng.normal(size=(37, 11)).astype(np.float32)
+    whole = ii.prune_rows(b, 4)
+    monkeypatch.setattr(ii, "_BLOCK_ELEMS", 30)  # two rows at a time
+    for x, y in zip(ii.prune_rows(b, 4), whole, strict=True):
+        np.testing.assert_array_equal(x, y)
+
+
 @pytest.mark.parametrize("scipy_path", [True, False])
 def test_ease_weights_equal_the_closed_form(monkeypatch, scipy_path):
     baskets = random_baskets(2)

@@ -103,20 +103,27 @@ def fit_completion(
     if split is None and choice == "auto":
         return None, {"completion": "affinity", "completion_reason": f"the affinity: {few}"}
     leaked = ""
+    gram = None
     if split is not None:
         tr_ids, tr_off = split[0], split[1]
-        lam, rr, tried = choose_lambda((tr_ids, tr_off), queries, hidden, counts, max_items=max_items)
+        rows = covered_rows(counts, max_items)
+        gram = gram_matrix(tr_ids, tr_off, rows, len(counts))
+        lam, rr, tried = choose_lambda(
+            (tr_ids, tr_off), queries, hidden, counts, max_items=max_items, gram=gram
+        )
+        gram = gram_matrix(split[2], split[3], rows, len(counts), out=gram)  # + the held-out: all baskets
         ease_mrr = float(rr.mean())
         how = f"penalty {lam:g} chosen on {len(hidden):,} held-out baskets"
         if affinity_rr is None and affinity is not None and choice == "auto":
             affinity_rr = affinity(queries, hidden).tolist()
             leaked = " (trained on them too)"
     else:
-        g = gram_matrix(ids, offsets, covered_rows(counts, max_items), len(counts))
-        grid = lambda_grid(g)
+        gram = gram_matrix(ids, offsets, covered_rows(counts, max_items), len(counts))
+        grid = lambda_grid(gram)
         lam = grid[len(grid) // 2]
         how = f"penalty {lam:g} ({few}: the middle of the grid)"
-    model = fit_itemitem(ids, offsets, counts, lam, max_items=max_items)
+    model = fit_itemitem(ids, offsets, counts, lam, max_items=max_items, gram=gram)
+    del gram
     cover = f"{len(model.items):,} items" + (
         f" (the {max_items:,} most frequent of {have:,}: completion_max_items)" if have > max_items else ""
     )

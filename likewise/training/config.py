@@ -124,6 +124,9 @@ class TrainConfig:
         sequences (5 %, at least 100 or 10 %, at most 2,000), a longer trial counting only when it
         wins by two standard errors; the best number of passes then trains on all the data, and the
         better basket rule of that trial becomes the space's :attr:`~likewise.Embeddings.basket_rule`.
+        When the plan is 10 passes or fewer (about 1.25 M tokens or more) one trial would choose only
+        the rule: the run trains once on all the data and the rule is chosen on the held-out slice
+        with its tables (which saw those sequences too).
         The saved config records the passes used, ``meta["epochs_reason"]`` and
         ``meta["scoring_reason"]`` why.
     lr, min_lr : float

@@ -31,13 +31,14 @@ from .auto import (
     plan_epochs,
     resolve_sample,
     split_validation,
+    trial_passes,
     validation_completion,
     validation_queries,
 )
 from .checkpoint import MUST_MATCH, MUST_MATCH_TORCH, Checkpoints, data_identity, lock_folder
 from .config import EpochStats, TrainConfig, config_with, min_count_for, neg_group_for, select_backend
 from .distributed import Dist
-from .loop import EpochLoop, choose_passes
+from .loop import EpochLoop, choose_passes, rule_of_one_run
 from .passes import Backend
 
 __all__ = [
@@ -469,9 +470,10 @@ def _train_tables(
     val = None
     if config.epochs == "auto":
         epochs = plan_epochs(int(offsets[-1]))
-        # A resumed run skips the trials: its checkpoint holds the pass count and rule they chose.
         split = None
-        if epochs > EPOCHS_AT_SCALE and saved is None:
+        # a resumed run skips the trials (its checkpoint holds what they chose), but a run without trials
+        # (one planned) still scores its held-out slice at the end
+        if epochs > EPOCHS_AT_SCALE and (saved is None or trial_passes(epochs) == [epochs]):
             split = split_validation(ids, offsets, config.seed)
         if split is not None:
             keep = np.asarray(keep_prob, dtype=np.float64)
@@ -492,9 +494,15 @@ def _train_tables(
         notes.setdefault(
             "scoring_reason", "the mixture: no held-out slice to choose on (epochs set, or little data)"
         )
-    else:
+    # one trial would choose only the basket rule: train once, choose it on the final tables (at scale)
+    one_run = val is not None and trial_passes(epochs) == [epochs]
+    if val is not None and not one_run:
         epochs = choose_passes(loop, split, W, C, epochs, val, progress)
-    W, C, history, _ = loop.passes(ids, offsets, W, C, epochs, "epoch ", ckpt, saved)
+    W, C, history, rr = loop.passes(
+        ids, offsets, W, C, epochs, "epoch ", ckpt, saved, val=val if one_run else None
+    )
+    if one_run and rr is not None:
+        rule_of_one_run(notes, rr, epochs)
     notes["epochs"] = len(history)
     _refuse_diverged(W, C, config, len(history))
     return Trained(W, C, history, backend.threads, notes)
