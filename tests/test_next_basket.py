@@ -105,6 +105,34 @@ def test_history_and_weights_survive_save_and_load(loyal, tmp_path):
     assert a.keys == b.keys and np.allclose(a.scores, b.scores)
 
 
+def test_the_fit_sums_line_vectors_in_blocks_as_in_one(monkeypatch):
+    # the customers' vectors of the fitting cases are summed a block of lines at a time (bounded memory):
+    # the weights are those of one block
+    from likewise.retail import nextbasket
+    from likewise.space.customers import customer_table
+
+    table, _ = _loyal_log(n_customers=40, n_orders=4)
+    emb = likewise.train(
+        table, basket_col="order", item_col="product", dim=8, epochs=2, min_count=1, seed=1, progress=False
+    )
+    codes = {k: i for i, k in enumerate(sorted(set(table["customer"].to_pylist())))}
+    baskets = table["order"].to_pylist()
+    order = np.argsort(np.asarray(baskets), kind="stable")
+    users = np.asarray([codes[c] for c in table["customer"].to_pylist()], np.int64)[order]
+    ids = np.asarray([emb.vocab.id(p) for p in table["product"].to_pylist()], np.int32)[order]
+    times = np.asarray(table["ts"].to_pylist(), np.int64)[order]
+    sorted_b = np.asarray(baskets)[order]
+    offsets = np.r_[0, np.flatnonzero(sorted_b[1:] != sorted_b[:-1]) + 1, len(ids)].astype(np.int64)
+    keys = sorted(codes)
+    ct = customer_table(
+        emb.vectors, emb.counts, emb.fingerprint, keys, users, ids, times=times, offsets=offsets
+    )
+    whole = nextbasket.fit_next_basket(emb, ct, users, ids, offsets, times)
+    assert "weights" in whole, whole  # fitted, not the own-list fallback
+    monkeypatch.setattr(nextbasket, "_LINE_BLOCK", 7)
+    assert nextbasket.fit_next_basket(emb, ct, users, ids, offsets, times) == whole
+
+
 def test_a_table_without_history_says_how_to_get_one(loyal):
     emb, _, _ = loyal
     old = emb.customers

@@ -190,11 +190,15 @@ def _train_retail(args: argparse.Namespace) -> None:
         "lines": emb.meta["retail"]["lines"],
         "sequences": emb.meta["corpus"]["n_sequences"],
         "epochs": emb.config["epochs"],
-        "seconds": emb.meta["read_seconds"] + emb.meta["train_seconds"],
+        # reading, the passes, the completion fit, customers and their next-basket weights
+        "seconds": sum(float(emb.meta.get(k) or 0.0) for k in _SECONDS),
         "final_loss": hist[-1]["loss"],
         "fingerprint": emb.fingerprint,
     }
     _emit_train_summary(args, emb, summary)
+
+
+_SECONDS = ("read_seconds", "train_seconds", "completion_seconds", "customer_seconds", "next_basket_seconds")
 
 
 def _type_cols(text: str | None) -> dict[str, str] | None:

@@ -282,6 +282,7 @@ def _train_streamed(
             what="item" if typed else "product",
             progress=show,
         )
+        read_seconds = time.perf_counter() - t0  # reading and compiling the log (or its cached corpus)
         emb = train(
             corpus,
             config,
@@ -334,7 +335,7 @@ def _train_streamed(
         "sessions": sessions,
         "lines": lines,
     }
-    emb.meta["read_seconds"] = time.perf_counter() - t0 - emb.meta["train_seconds"]
+    emb.meta["read_seconds"] = read_seconds
     return emb
 
 

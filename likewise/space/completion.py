@@ -186,7 +186,7 @@ def attach_completion(emb: Any, ids: np.ndarray, offsets: np.ndarray, config: An
     if model is not None and types is not None and emb.context is not None and config.completion == "auto":
         notes["completion_by_type"] = _choose_by_type(emb, model, ids, offsets, types, int(config.seed))
     emb.meta.update(notes)
-    emb.meta["completion_seconds"] = time.perf_counter() - t0  # a part of train_seconds
+    emb.meta["completion_seconds"] = time.perf_counter() - t0  # after train_seconds (the passes)
     emb.attach_itemitem(model)
 
 
