@@ -3,7 +3,8 @@
 Four kinds of source, each read as Arrow record batches:
 
 * **PostgreSQL** and **SQLite** through ADBC (``adbc-driver-postgresql``, ``adbc-driver-sqlite``):
-  ``InputSpec(sql="SELECT ...", uri="postgresql://user@host/db")``, ``uri="sqlite:///orders.db"``;
+  ``InputSpec(sql="SELECT ...", uri="postgresql://user@host/db")``, ``uri="sqlite:///orders.db"``
+  (SQLAlchemy's form: three slashes and a relative path, four for an absolute one; or the file's path);
 * **DuckDB**: a ``.duckdb`` file (``uri="shop.duckdb"`` or ``"duckdb:///path"``), or ``uri="duckdb:"``
   for DuckDB's SQL over Parquet/CSV files (``SELECT * FROM 'orders/*.parquet'``), through its Arrow
   record-batch reader;
@@ -36,7 +37,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import pyarrow as pa
 
@@ -102,7 +103,7 @@ def _db_file(uri: str, kind: str) -> str | None:
     """The local file a SQLite or DuckDB ``uri`` names (None for DuckDB in memory, or a server)."""
     if kind == "postgresql":
         return None
-    for prefix in (f"{kind}://", f"{kind}:"):
+    for prefix in (f"{kind}:///", f"{kind}://", f"{kind}:"):  # as SQLAlchemy: sqlite:////abs, sqlite:///rel
         if uri.lower().startswith(prefix):
             uri = uri[len(prefix) :]
             break
@@ -272,7 +273,7 @@ def _query_reader(spec: InputSpec) -> Iterator[pa.RecordBatchReader]:
             yield relation.to_arrow_reader(_BATCH_ROWS)
             return
         if kind == "sqlite":
-            target = str(_existing_db(path or "", uri))
+            target = quote(str(_existing_db(path or "", uri).resolve()))  # read-only: never creates one
             con = driver.connect(f"file:{target}?mode=ro")
         else:
             con = driver.connect(uri)
