@@ -21,7 +21,7 @@ from _servers import postgres_server, s3_server
 
 from likewise import retail
 from likewise.data.corpus import build_corpus
-from likewise.errors import InputError
+from likewise.errors import InputError, MissingDependencyError
 from likewise.readers import InputSpec
 from likewise.readers.sources import redact
 from likewise.training.update import update
@@ -241,7 +241,7 @@ def test_a_missing_database_file_is_refused_not_created(tmp_path):
 def test_a_missing_driver_names_the_pip_install(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "duckdb", None)  # as if it were not installed
     spec = InputSpec(sql="SELECT 1 AS a, 2 AS b", uri="duckdb:", basket_col="a", item_col="b")
-    with pytest.raises(InputError, match=r"pip install 'likewise\[duckdb\]'") as e:
+    with pytest.raises(MissingDependencyError, match=r"pip install '\.\[duckdb\]'") as e:
         build_corpus(spec, cache_dir=tmp_path)
     assert "\n" not in str(e.value)
 

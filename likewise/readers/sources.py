@@ -25,7 +25,8 @@ password); a SQLite or DuckDB file also by its bytes' sha256. A server's table t
 same query is not noticed: compile afresh with another ``cache_dir`` (``--cache-dir``). A dataset is
 keyed by each of its files' path, size and modification time (a local file's sha256, as files are).
 
-Each driver is an optional extra; a missing one is a one-line error naming the ``pip install``.
+Each driver is an optional extra; a missing one is a one-line :class:`~likewise.errors.MissingDependencyError`
+naming the ``pip install``.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import pyarrow as pa
 
-from ..errors import InputError
+from ..errors import InputError, MissingDependencyError
 from ._batches import read_columns, refuse_twice
 from ._files import InputSpec, detect_format, first_line, is_url, log_progress
 
@@ -66,10 +67,7 @@ def _driver(kind: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise InputError(
-            f"reading {kind} needs the {package} package: pip install 'likewise[{extra}]' "
-            f"(or pip install {package})"
-        ) from None
+        raise MissingDependencyError(package, extra, f"reading {kind}") from None
 
 
 def kind_of(uri: str) -> str:
@@ -186,7 +184,7 @@ def _filesystem(raw: str) -> tuple[Any, str]:
     try:
         import fsspec
     except ImportError:
-        raise InputError(f"reading {raw!r} needs fsspec: pip install 'likewise[lake]'") from None
+        raise MissingDependencyError("fsspec", "lake", f"reading {raw!r}") from None
     try:
         fs, path = fsspec.core.url_to_fs(raw)
     except (ImportError, ValueError) as e:  # fsspec's message names the package of that scheme
