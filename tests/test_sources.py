@@ -137,7 +137,7 @@ def test_postgres_null_key_names_the_column_and_the_source_and_leaves_no_corpus(
     with pytest.raises(InputError) as e:
         build_corpus(spec, cache_dir=tmp_path)
     msg = str(e.value)
-    assert "null 'product_id' value in the query on postgresql://" in msg and "data row 2" in msg
+    assert "null 'product_id' value in the query on 'postgresql://" in msg and "data row 2" in msg
     assert "\n" not in msg and ".parquet" not in msg
     assert list(tmp_path.iterdir()) == []  # nothing half-written, not even a temporary
 
@@ -149,7 +149,7 @@ def test_postgres_wrong_column_type_names_the_column(pg, tmp_path):
         basket_col="ratio",
         item_col="product_id",
     )
-    with pytest.raises(InputError, match=r"'ratio'.*the query on postgresql://") as e:
+    with pytest.raises(InputError, match=r"'ratio'.*the query on 'postgresql://") as e:
         build_corpus(spec, cache_dir=tmp_path)
     assert "\n" not in str(e.value)
     assert list(tmp_path.iterdir()) == []
@@ -158,11 +158,11 @@ def test_postgres_wrong_column_type_names_the_column(pg, tmp_path):
 def test_postgres_missing_column_and_bad_query_are_one_line(pg, tmp_path):
     spec = InputSpec(sql="SELECT order_id FROM orders", uri=pg, basket_col="order_id", item_col="product_id")
     with pytest.raises(
-        InputError, match=r"column 'product_id' not found in the query on postgresql://.*'order_id'"
+        InputError, match=r"column 'product_id' not found in the query on 'postgresql://.*'order_id'"
     ):
         build_corpus(spec, cache_dir=tmp_path)
     spec = InputSpec(sql="SELECT * FROM no_such_table", uri=pg, basket_col="order_id", item_col="product_id")
-    with pytest.raises(InputError, match=r"^cannot read the query on postgresql://.*no_such_table") as e:
+    with pytest.raises(InputError, match=r"^cannot read the query on 'postgresql://.*no_such_table") as e:
         build_corpus(spec, cache_dir=tmp_path)
     assert "\n" not in str(e.value)
     assert list(tmp_path.iterdir()) == []
@@ -175,7 +175,7 @@ def test_postgres_dropped_connection_is_one_line_and_leaves_no_corpus(pg, tmp_pa
         "WHERE CASE WHEN g = 150 AND line = 0 THEN pg_terminate_backend(pg_backend_pid()) ELSE true END"
     )
     spec = InputSpec(sql=sql, uri=pg, basket_col="order_id", item_col="product_id")
-    with pytest.raises(InputError, match=r"^cannot read the query on postgresql://") as e:
+    with pytest.raises(InputError, match=r"^cannot read the query on 'postgresql://") as e:
         build_corpus(spec, cache_dir=tmp_path)
     assert "\n" not in str(e.value)
     assert list(tmp_path.iterdir()) == []
@@ -186,7 +186,7 @@ def test_postgres_unreachable_server_is_one_line(tmp_path):
 
     uri = f"postgresql://likewise:secret@127.0.0.1:{free_port()}/postgres"
     spec = InputSpec(sql=QUERY, uri=uri, **COLS)
-    with pytest.raises(InputError, match=r"^cannot read the query on postgresql://likewise:\*\*\*@") as e:
+    with pytest.raises(InputError, match=r"^cannot read the query on 'postgresql://likewise:\*\*\*@") as e:
         build_corpus(spec, cache_dir=tmp_path)
     assert "secret" not in str(e.value) and "\n" not in str(e.value)
 

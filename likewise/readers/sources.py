@@ -113,7 +113,7 @@ def _db_file(uri: str, kind: str) -> str | None:
 def label_of(spec: InputSpec) -> str:
     """How messages name the source of ``spec``: the query's database, or the dataset."""
     if spec.sql is not None:
-        return f"the query on {redact(spec.uri or '')}"
+        return f"the query on {redact(spec.uri or '')!r}"
     return ", ".join(map(repr, spec.paths))
 
 
@@ -267,7 +267,7 @@ def _query_reader(spec: InputSpec) -> Iterator[pa.RecordBatchReader]:
             stack.callback(con.close)
             relation = con.sql(sql)  # a relation streams; a DB-API result would copy the rows first
             if relation is None:
-                raise InputError(f"the query on {redact(uri)} is not a SELECT: it returns no rows")
+                raise InputError(f"the query on {redact(uri)!r} is not a SELECT: it returns no rows")
             yield relation.to_arrow_reader(_BATCH_ROWS)
             return
         if kind == "sqlite":
