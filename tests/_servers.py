@@ -38,23 +38,30 @@ def pg_bindir() -> Path | None:
     return Path(candidates[-1]).parent if candidates else None
 
 
+def postgres_missing() -> str | None:
+    """Why no PostgreSQL server can be started here, or None when one can."""
+    if pg_bindir() is None:
+        return "PostgreSQL's server is not installed (no pg_ctl/initdb on PATH or in /usr/lib/postgresql)"
+    if os.geteuid() == 0:
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            return "running as root and there is no 'postgres' user to run the server (initdb refuses root)"
+    return None
+
+
 @contextmanager
 def postgres_server() -> Iterator[str]:
     """A PostgreSQL server on 127.0.0.1 and a free port for the block; yields its URI (user ``likewise``)."""
+    reason = postgres_missing()
+    if reason is not None:
+        pytest.skip(reason)
     bindir = pg_bindir()
-    if bindir is None:
-        pytest.skip(
-            "PostgreSQL's server is not installed (no pg_ctl/initdb on PATH or in /usr/lib/postgresql)"
-        )
+    assert bindir is not None  # postgres_missing said so
     run_as: list[str] = []
     owner = None
-    if os.geteuid() == 0:
-        try:
-            owner = pwd.getpwnam("postgres")
-        except KeyError:
-            pytest.skip(
-                "running as root and there is no 'postgres' user to run the server (initdb refuses root)"
-            )
+    if os.geteuid() == 0:  # initdb refuses root: the server runs as the postgres user
+        owner = pwd.getpwnam("postgres")
         run_as = ["runuser", "-u", "postgres", "--"]
     root = Path(tempfile.mkdtemp(prefix="likewise-pg-"))
     if owner is not None:

@@ -23,7 +23,8 @@ and key lengths.
 What they share (:class:`InputSpec`, the files it names, their format and compression) is in the
 private ``_files`` module; everything public is re-exported here, so ``likewise.readers.X`` is the name
 to use. Each module imports only :mod:`likewise.errors` of the rest of likewise; the matrix reader also
-uses the sparse-matrix validators of ``likewise._check``, which :meth:`Embeddings.recommend` shares.
+uses the sparse-matrix validators of ``likewise._check``, which :meth:`Embeddings.recommend` shares, and
+the sources module ``likewise._fileio.file_sha256`` for a database file's cache key.
 
 Empty files: a file named explicitly that has no data (0 bytes, a header-only CSV, a 0-row Parquet
 file, a text file with no non-blank line) is an error; a file found by expanding a folder may be
