@@ -260,6 +260,8 @@ def test_query_spec_rules_and_redaction():
         InputSpec(paths=("a.csv",), sql="SELECT 1", uri="duckdb:")
     with pytest.raises(InputError, match="uri"):
         InputSpec(sql="SELECT 1")
+    with pytest.raises(InputError, match="read as an order log: give basket_col and item_col"):
+        build_corpus(InputSpec(sql="SELECT 1 AS a", uri="duckdb:"))
     with pytest.raises(InputError, match="names no database"):
         build_corpus(InputSpec(sql="SELECT 1", uri="mysql://h/db", basket_col="a", item_col="b"))
     assert redact("postgresql://u:s3cret@h:5/db?password=x&sslmode=require") == (

@@ -332,6 +332,10 @@ def stage(spec: InputSpec, dest: Path, *, progress: bool = False) -> InputSpec:
     import pyarrow.parquet as pq
 
     label = label_of(spec)
+    if not spec.basket_col or not (spec.item_col or spec.type_cols):
+        raise InputError(
+            f"{label} is read as an order log: give basket_col and item_col (--basket-col, --item-col)"
+        )
     cols = read_columns(spec)
     t0 = time.perf_counter()
     if progress:
