@@ -340,3 +340,29 @@ def test_update_reads_new_orders_from_s3(s3, log, tmp_path):
         tmp_path / "m0", "s3://shop/orders/part-1.parquet", tmp_path / "m1", cache_dir=tmp_path / "c"
     )
     assert new.meta["update"]["lines"] == table.num_rows - 1000
+
+
+def test_the_facade_trains_from_an_input_spec_query_with_and_without_customers(log, tmp_path):
+    import duckdb
+
+    import likewise
+
+    table, root = log
+    with duckdb.connect(str(tmp_path / "shop.duckdb")) as con:
+        con.execute(f"CREATE TABLE orders AS SELECT * FROM '{root / 'orders.parquet'}'")
+    spec = likewise.InputSpec(
+        sql=QUERY, uri=str(tmp_path / "shop.duckdb"), basket_col="order_id", item_col="product_id"
+    )
+    items = likewise.train(spec, epochs=1, dim=8, min_count=1, cache_dir=tmp_path / "c")
+    assert items.customers is None and len(items) == len(set(table.column("product_id").to_pylist()))
+    shop = likewise.train(
+        spec,
+        basket_col="order_id",
+        item_col="product_id",
+        user_col="customer_id",
+        epochs=1,
+        dim=8,
+        min_count=1,
+        cache_dir=tmp_path / "c",
+    )
+    assert len(shop.customers) == len(set(table.column("customer_id").to_pylist()))
