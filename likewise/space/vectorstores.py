@@ -46,6 +46,7 @@ import numpy as np
 
 from .._fileio import atomic_folder
 from ..errors import InputError, MissingDependencyError
+from .itemtypes import TYPE_SEP
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -76,7 +77,7 @@ def _attribute_columns(emb: Any, keys: list[str]) -> dict[str, pa.Array]:
         return {}
     item_col, columns = table["item_col"], table["columns"]
     row = {k: i for i, k in enumerate(columns[item_col])}
-    at = [row.get(k, row.get(k.partition(":")[2])) for k in keys]  # product:tent takes the row of tent
+    at = [row.get(k, row.get(k.partition(TYPE_SEP)[2])) for k in keys]  # product:tent takes tent's row
     out = {}
     for name, values in columns.items():
         if name == item_col:
