@@ -200,3 +200,15 @@ def test_missing_library_names_the_pip_install(space, tmp_path, monkeypatch):
         from likewise.space.vectorstores import export
 
         export(emb, "annoy", tmp_path / "x")
+
+
+def test_a_space_without_customers_or_attributes_exports_items_alone(tmp_path):
+    import likewise
+
+    baskets = [["tent", "mat", "stove"], ["tent", "mat"], ["pan", "stove"], ["pan", "kettle"]] * 25
+    emb = likewise.train(baskets, dim=4, epochs=1, min_count=1, seed=1)
+    out = emb.to_parquet(tmp_path / "store")
+    assert sorted(p.name for p in out.iterdir()) == ["items.parquet"]
+    items = pq.read_table(out / "items.parquet")
+    assert items.column_names == ["key", "id", "count", "vector"]
+    assert items.column("key").to_pylist() == emb.keys
