@@ -155,6 +155,17 @@ def test_postgres_wrong_column_type_names_the_column(pg, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_postgres_array_column_as_key_names_the_column(pg, tmp_path):
+    sql = "SELECT order_id, ARRAY[line, 1] AS product_id FROM orders"
+    spec = InputSpec(sql=sql, uri=pg, basket_col="order_id", item_col="product_id")
+    with pytest.raises(
+        InputError, match=r"^column 'product_id' in the query on 'postgresql://.*cannot be keys"
+    ) as e:
+        build_corpus(spec, cache_dir=tmp_path)
+    assert "\n" not in str(e.value)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_postgres_missing_column_and_bad_query_are_one_line(pg, tmp_path):
     spec = InputSpec(sql="SELECT order_id FROM orders", uri=pg, basket_col="order_id", item_col="product_id")
     with pytest.raises(
