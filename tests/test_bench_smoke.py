@@ -112,3 +112,16 @@ def test_supermarket_benchmark_smoke(tmp_path):
 
     figures = json.loads((tmp_path / "figures.json").read_text())
     assert set(figures) == {"next_basket", "completion", "neighbours"}
+
+
+def test_db_vs_parquet_benchmark_smoke(tmp_path):
+    """bench/db_vs_parquet.py on 20,000 lines: a real PostgreSQL server, both runs read the same rows (the
+    script asserts it) and the ratios are printed."""
+    from _servers import postgres_missing
+
+    if postgres_missing():
+        pytest.skip(postgres_missing())
+    out = _bench(
+        "db_vs_parquet.py", "--rows", "20000", "--out", str(tmp_path), tmp_path=tmp_path, cache=False
+    )
+    assert "postgresql / parquet (medians of 1): read " in out

@@ -87,6 +87,8 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise.space.itemtable",  # types, the type filter and export (a mixin of Embeddings)
             "likewise.space.gensim_names",  # gensim's KeyedVectors names (a mixin of Embeddings)
             "likewise.space.persist",
+            # vectors to LanceDB, Qdrant, FAISS, Parquet, pgvector (a mixin of Embeddings; libraries lazily)
+            "likewise.space.vectorstores",
             "likewise.space.embeddings",
         ],
     ),

@@ -232,6 +232,13 @@ def input_group(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     g.add_argument("--basket-col", default=None, help="log column naming the basket / order / session")
     g.add_argument("--item-col", default=None, help="log column naming the item")
     g.add_argument("--order-col", default=None, help="log column ordering items inside a basket")
+    g.add_argument(
+        "--query",
+        default=None,
+        metavar="SQL",
+        help="read the log by this query; INPUT is then the database: postgresql://user@host/db, "
+        "sqlite:///orders.db, a .duckdb file, or duckdb: for DuckDB's SQL over Parquet/CSV files",
+    )
     return g
 
 
@@ -305,10 +312,16 @@ def input_spec(args: argparse.Namespace) -> InputSpec:
     -------
     likewise.readers.InputSpec
     """
+    from likewise.errors import InputError
     from likewise.readers import InputSpec
 
+    query = getattr(args, "query", None)
+    if query is not None and len(args.input) != 1:
+        raise InputError(f"--query runs on one database: give its URI as INPUT, got {len(args.input)}")
     return InputSpec(
-        paths=tuple(args.input),
+        paths=() if query is not None else tuple(args.input),
+        sql=query,
+        uri=args.input[0] if query is not None else None,
         format=args.format,
         delimiter=args.delimiter,
         basket_col=args.basket_col,

@@ -20,6 +20,10 @@ from ._common import (
     text_table,
 )
 
+#: The vector-store formats of ``likewise export`` (likewise.space.vectorstores.EXPORT_FORMATS, whose
+#: module is imported only when one is written).
+STORE_FORMATS = ("lancedb", "qdrant", "faiss", "parquet", "pgvector")
+
 _METRIC_NAMES = {"hr": "HR@{k}", "ndcg": "NDCG@{k}", "mrr": "MRR@{k}", "coverage": "coverage"}
 
 
@@ -198,6 +202,13 @@ def cmd_export(args: argparse.Namespace) -> None:
     from likewise.evaluate import read_labels
 
     # before loading: an export never lands inside a model folder nor replaces a file unasked
+    if args.format in STORE_FORMATS:
+        from likewise.space.vectorstores import export
+
+        check_outside_saved(args.output)
+        path = export(load_space(args.model), args.format, args.output)
+        emit_fields(args, {"format": args.format, "output": str(path)})
+        return
     if args.format == "projector":
         check_outside_saved(args.output)
     else:
@@ -434,12 +445,21 @@ def _register_split(commands: Commands) -> None:
 def _register_export(commands: Commands) -> None:
     """Add ``likewise export``."""
     x = commands.add(
-        "export", cmd_export, help="write vectors for gensim, word2vec, fastText or the Projector"
+        "export",
+        cmd_export,
+        help="write vectors for gensim, word2vec, fastText, the Projector, or a vector store",
     )
     x.add_argument("model", metavar="MODEL")
-    x.add_argument("--format", required=True, choices=["word2vec", "word2vec-binary", "projector"])
     x.add_argument(
-        "-o", "--output", required=True, metavar="PATH", help="a file (word2vec) or a new folder (projector)"
+        "--format", required=True, choices=["word2vec", "word2vec-binary", "projector", *STORE_FORMATS]
+    )
+    x.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="PATH",
+        help="a file (word2vec) or a new folder (projector; lancedb, qdrant: their local storage; faiss, "
+        "parquet: items and customers files; pgvector: likewise.sql for psql -f)",
     )
     x.add_argument(
         "--replace-space", default=None, metavar="S", help="word2vec: replace whitespace in keys by S"

@@ -209,6 +209,7 @@ def cmd_update(args: argparse.Namespace) -> None:
         overwrite=args.overwrite,
         item_attrs=args.item_attrs,
         attrs_item_col=args.attrs_item_col,
+        sql=args.query,
     )
     u = emb.meta["update"]
     summary = {
@@ -289,7 +290,15 @@ def register(commands: Commands) -> None:
 
     p = commands.add("update", cmd_update, help="continue a retail space with new orders")
     p.add_argument("model", metavar="MODEL")
-    p.add_argument("new_log", nargs="+", metavar="NEW_LOG")
+    p.add_argument(
+        "new_log",
+        nargs="+",
+        metavar="NEW_LOG",
+        help="files, a glob, a hive folder, an s3:// URL; a database with --query",
+    )
+    p.add_argument(
+        "--query", default=None, metavar="SQL", help="read the new orders by this query on NEW_LOG"
+    )
     p.add_argument("-o", "--output", required=True, metavar="NEW_MODEL", help="folder of the new space")
     p.add_argument("--epochs", type=positive_int, default=None, help="default: the model's")
     p.add_argument("--lr-scale", type=float, default=0.5, help="update learning rate / original")

@@ -175,6 +175,7 @@ def _train_retail(args: argparse.Namespace) -> None:
         checkpoint_dir=args.checkpoint_dir,
         checkpoint_every=args.checkpoint_every,
         resume=args.resume,
+        sql=args.query,
     )
     if emb is None:  # a rank other than 0 under torchrun: rank 0 saves the space and reports
         return None
@@ -469,7 +470,13 @@ def register(commands: Commands) -> None:
         description="Train item vectors with skip-gram and negative sampling.",
     )
     t.set_defaults(all_ranks=True)  # under torchrun every rank trains; other commands run on rank 0 alone
-    t.add_argument("input", nargs="+", metavar="INPUT", help="text file(s), folder, or CSV/Parquet/JSONL log")
+    t.add_argument(
+        "input",
+        nargs="+",
+        metavar="INPUT",
+        help="text file(s), folder, or CSV/Parquet/JSONL log; a glob, a folder of hive partitions, an "
+        "s3:// or gs:// URL; a database with --query",
+    )
     t.add_argument("-o", "--output", required=True, metavar="MODEL", help="folder to save the space in")
     t.add_argument("--overwrite", action="store_true", help="replace an existing saved space")
     g = input_group(t)

@@ -364,8 +364,10 @@ def _check_build_args(min_count: int, max_items: int | None) -> None:
 
 
 def _describe(spec: InputSpec, files: list[Path], fmt: str) -> dict[str, Any]:
+    source = readers.is_dataset(spec)  # a query or a dataset: what it read, not its copy's path
     return {
-        "paths": [str(Path(p).expanduser().resolve()) for p in spec.paths],
+        "paths": list(spec.paths) if source else [str(Path(p).expanduser().resolve()) for p in spec.paths],
+        **({"source": readers.describe_source(spec)} if source else {}),
         "format": fmt,
         "delimiter": spec.delimiter,
         "basket_col": spec.basket_col,
@@ -388,7 +390,7 @@ def cache_key(
     """
     if spec.attrs and not Path(spec.attrs).is_file():
         raise InputError(f"item attributes file {spec.attrs!r} does not exist (or is not a file)")
-    stats = []
+    stats: list[Any] = [readers.identity(spec)] if readers.is_dataset(spec) else []  # rows read, not files
     for f in [*files, *([Path(spec.attrs)] if spec.attrs else [])]:  # the attribute table's bytes too
         stats.append([str(f.resolve()), f.stat().st_size, file_sha256(f)])
     payload = {
@@ -456,8 +458,8 @@ def build_corpus(
     if not isinstance(spec, InputSpec):
         raise InputError(f"spec must be an InputSpec, got {type(spec).__name__}")
     _check_build_args(min_count, max_items)
-    files = readers.resolve_files(spec)
-    fmt = readers.input_format(spec, files)
+    files = [] if readers.is_dataset(spec) else readers.resolve_files(spec)
+    fmt = readers.input_format(spec, files) if files else "parquet"  # a query's rows: a Parquet copy
     bound = cache_max()  # a bad LIKEWISE_CACHE_MAX is refused before any work
     root = cache_root(cache_dir)
     final = root / cache_key(spec, files, min_count=min_count, max_items=max_items, what=what)[:32]

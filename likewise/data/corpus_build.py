@@ -382,6 +382,22 @@ def compile_log(
     description: dict[str, Any],
     progress: bool,
 ) -> dict[str, Any]:
+    if readers.is_dataset(spec):  # a query or a dataset: its rows copied once, then read as a file
+        staged = readers.stage(spec, folder / "source.parquet", progress=progress)
+        try:
+            with readers.named_as(Path(staged.paths[0]), readers.label_of(spec)):
+                return compile_log(
+                    staged,
+                    readers.resolve_files(staged),
+                    folder,
+                    min_count=min_count,
+                    max_items=max_items,
+                    what=what,
+                    description=description,
+                    progress=progress,
+                )
+        finally:
+            Path(staged.paths[0]).unlink(missing_ok=True)
     t0 = time.perf_counter()
     scan = readers.scan_log(spec, files, progress=progress)
     vocab = make_vocab(dict(zip(scan.keys, scan.counts.tolist(), strict=True)), min_count, max_items, what)

@@ -1,6 +1,6 @@
 """Read baskets, sessions and sentences from text files, transaction logs and in-memory tables, streamed.
 
-Four kinds of input, a module each:
+Five kinds of input, a module each:
 
 * **text** (:mod:`~likewise.readers.text`) -- one sentence / basket / session per line, items
   separated by whitespace (or a ``delimiter``); plain, ``.gz``, ``.bz2`` or ``.zst``; read in bounded
@@ -9,6 +9,9 @@ Four kinds of input, a module each:
   JSON Lines with one row per (basket, item) pair, read in two streamed passes (count, then group).
 * **tables** (:mod:`~likewise.readers.table`) -- a pyarrow / pandas / polars table in memory, written
   to Parquet and then read as a log.
+* **queries and datasets** (:mod:`~likewise.readers.sources`) -- a SQL query (PostgreSQL, SQLite
+  through ADBC; DuckDB), a folder of hive partitions or an ``s3://`` / ``gs://`` URL, streamed once as
+  Arrow record batches into a Parquet file that the log reader reads.
 * **sparse matrices** (:mod:`~likewise.readers.matrix`) -- a scipy.sparse user × item matrix, each row
   a basket of the columns it holds a value > 0 in (already packed ids: no Python object per row).
 
@@ -20,7 +23,8 @@ and key lengths.
 What they share (:class:`InputSpec`, the files it names, their format and compression) is in the
 private ``_files`` module; everything public is re-exported here, so ``likewise.readers.X`` is the name
 to use. Each module imports only :mod:`likewise.errors` of the rest of likewise; the matrix reader also
-uses the sparse-matrix validators of ``likewise._check``, which :meth:`Embeddings.recommend` shares.
+uses the sparse-matrix validators of ``likewise._check``, which :meth:`Embeddings.recommend` shares, and
+the sources module ``likewise._fileio.file_sha256`` for a database file's cache key.
 
 Empty files: a file named explicitly that has no data (0 bytes, a header-only CSV, a 0-row Parquet
 file, a text file with no non-blank line) is an error; a file found by expanding a folder may be
@@ -43,6 +47,7 @@ from ._files import (
     detect_format,
     first_line,
     input_format,
+    is_dataset,
     log_progress,
     named_files,
     resolve_files,
@@ -71,6 +76,11 @@ _LAZY = {
     "text_column": "keyed",
     "as_arrow_table": "table",
     "write_table": "table",
+    "identity": "sources",
+    "label_of": "sources",
+    "describe_source": "sources",
+    "named_as": "sources",
+    "stage": "sources",
 }
 
 
@@ -101,10 +111,13 @@ __all__ = [
     "check_log_batch",
     "column_seconds",
     "compression",
+    "describe_source",
     "detect_format",
     "first_line",
     "hash_keys",
+    "identity",
     "input_format",
+    "is_dataset",
     "is_sparse",
     "is_table",
     "iter_log_batches",
@@ -112,14 +125,17 @@ __all__ = [
     "iter_text_chunks",
     "iter_text_sequences",
     "key_column",
+    "label_of",
     "log_progress",
     "n_partitions",
+    "named_as",
     "named_files",
     "read_table_file",
     "resolve_files",
     "scan_log",
     "simple_tokens",
     "sparse_baskets",
+    "stage",
     "text_column",
     "write_table",
 ]

@@ -21,7 +21,7 @@ import pyarrow as pa
 from ..errors import InputError
 from ._files import InputSpec, arrow_reason, compression, first_line, named_files, no_data_error
 
-__all__ = ["iter_log_batches", "refuse_null_rows"]
+__all__ = ["iter_log_batches", "read_columns", "refuse_null_rows", "refuse_twice"]
 
 _BATCH_BYTES = 4 * 2**20  # CSV / JSON block size; Arrow reads several blocks ahead, so this caps memory
 _PARQUET_BATCH_ROWS = 1 << 20
@@ -50,8 +50,9 @@ def _log_columns(spec: InputSpec) -> list[str]:
     return [c for c in cols if c is not None]
 
 
-def _read_columns(spec: InputSpec, typing) -> list[str]:
+def read_columns(spec: InputSpec, typing=None) -> list[str]:
     """The columns read from a file: those of :func:`_log_columns`, a typed log's item and type columns."""
+    typing = spec.typing() if typing is None else typing
     cols = _log_columns(spec)
     if typing is None:
         return cols
@@ -99,11 +100,11 @@ def _csv_batches(path: Path, spec: InputSpec, cols: list[str], typing=None) -> I
     with stream:
         header = _csv_header(path, read, parse)
         for c in cols:
-            _refuse_twice(path, c, header)
+            refuse_twice(path, c, header)
         yield from reader
 
 
-def _refuse_twice(path: Path, col: str, names: list[str]) -> None:
+def refuse_twice(path: Path | str, col: str, names: list[str]) -> None:
     """A column read from a file whose header names it twice: which one is meant cannot be told."""
     if names.count(col) > 1:
         raise InputError(
@@ -180,7 +181,7 @@ def _parquet_batches(path: Path, cols: list[str]) -> Iterator[pa.RecordBatch]:
     for c in cols:
         if c not in names:
             raise _missing_column(path, c, names)
-        _refuse_twice(path, c, names)
+        refuse_twice(path, c, names)
     with pf:
         yield from pf.iter_batches(batch_size=_PARQUET_BATCH_ROWS, columns=cols)
 
@@ -217,7 +218,7 @@ def iter_log_batches(
     """
     typing = spec.typing()
     cols = _log_columns(spec)
-    read = _read_columns(spec, typing)
+    read = read_columns(spec, typing)
     named = named_files(spec)
     total = 0
     for path in files:

@@ -244,8 +244,11 @@ def column_seconds(path: Path, name: str, col: pa.Array, first_row: int = 0) -> 
     return np.floor_divide(_text_micros(path, name, pc.cast(col, pa.string()), first_row), 10**6)
 
 
-def as_strings(col: pa.Array) -> pa.Array:
-    """Item / basket keys as a plain string array (ints without '.0': Arrow writes 12.0 as '12')."""
+def as_strings(col: pa.Array, path: Path | str | None = None, name: str | None = None) -> pa.Array:
+    """Item / basket keys as a plain string array (ints without '.0': Arrow writes 12.0 as '12').
+
+    A type that has no text (a list, a struct) is an :class:`InputError`, naming the column ``name``
+    of ``path`` when they are given."""
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()
     if col.type == pa.string():
@@ -253,4 +256,5 @@ def as_strings(col: pa.Array) -> pa.Array:
     try:
         return pc.cast(col, pa.string())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-        raise InputError(f"cannot use values of type {col.type} as keys: {first_line(e)}") from None
+        where = f"column {name!r} in {path} holds " if name is not None else ""
+        raise InputError(f"{where}values of type {col.type}, which cannot be keys: {first_line(e)}") from None

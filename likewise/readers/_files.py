@@ -7,6 +7,7 @@ of a library's error message, and the progress line. All are public names re-exp
 
 from __future__ import annotations
 
+import glob
 import os
 import sys
 from collections.abc import Mapping
@@ -25,6 +26,9 @@ __all__ = [
     "detect_format",
     "first_line",
     "input_format",
+    "is_dataset",
+    "is_hive_folder",
+    "is_url",
     "log_progress",
     "named_files",
     "no_data_error",
@@ -92,9 +96,19 @@ class InputSpec:
         Logs: an item attribute table (CSV/TSV or Parquet, one row per item; :mod:`likewise.readers.attrs`)
         whose tokens (``attr:category=outdoor``) are compiled into the sequences that hold each item, and
         the table's item column (default: its first). An item key of the log may not start ``attr:``.
+    sql, uri : str, optional
+        A log read by a query instead of from files (:mod:`likewise.readers.sources`): ``sql`` is the
+        query, ``uri`` the database (``postgresql://user@host/db``, ``sqlite:///orders.db``, a
+        ``.duckdb`` file, or ``duckdb:`` for DuckDB's SQL over Parquet/CSV files). No ``paths`` with them.
+
+    Notes
+    -----
+    A path may also be a glob (``orders/*.parquet``: its files, sorted), a folder of hive partitions
+    (``year=2024/``), or an object-store URL (``s3://bucket/orders/``, ``gs://...``); the last two are
+    read as an Arrow dataset (:mod:`likewise.readers.sources`).
     """
 
-    paths: tuple[str, ...]
+    paths: tuple[str, ...] = ()
     format: str = "auto"
     delimiter: str | None = None
     basket_col: str | None = None
@@ -110,14 +124,18 @@ class InputSpec:
     type_cols: tuple[tuple[str, str], ...] | None = None
     attrs: str | None = None
     attrs_item_col: str | None = None
+    sql: str | None = None
+    uri: str | None = None
 
     def __post_init__(self) -> None:
         paths = self.paths
         if isinstance(paths, str | os.PathLike):
             paths = (paths,)
         paths = tuple(os.fspath(p) for p in paths)
-        if not paths:
-            raise InputError("paths is empty: give at least one file or folder")
+        if self.sql is not None or self.uri is not None:
+            _check_query(self.sql, self.uri, paths)
+        elif not paths:
+            raise InputError("paths is empty: give at least one file or folder (or sql= and uri=)")
         object.__setattr__(self, "paths", paths)
         if self.format not in FORMATS:
             raise InputError(f"format == {self.format!r}, must be one of {', '.join(map(repr, FORMATS))}")
@@ -212,13 +230,49 @@ class InputSpec:
         return ItemTyping(self.item_col, self.type_col, self.typemap(), self.typecols())
 
 
+def _check_query(sql: str | None, uri: str | None, paths: tuple[str, ...]) -> None:
+    """A query input names its query and its database, and no files."""
+    if not isinstance(sql, str) or not sql.strip():
+        raise InputError(f"sql == {sql!r}: a query input needs the query text (sql=) with its uri=")
+    if not isinstance(uri, str) or not uri.strip():
+        raise InputError(f"uri == {uri!r}: the query needs the database it runs on (uri=)")
+    if paths:
+        raise InputError(f"give paths or sql= with uri=, not both (paths == {paths!r})")
+
+
+#: Characters that make a path a glob pattern.
+GLOB_CHARS = "*?["
+
+
+def is_url(path: str) -> bool:
+    """``scheme://...`` with a scheme of two letters or more (``C:\\`` is a Windows drive, not a URL)."""
+    scheme, sep, _ = path.partition("://")
+    return bool(sep) and len(scheme) > 1 and scheme.replace("+", "").isalnum()
+
+
+def is_hive_folder(path: Path) -> bool:
+    """A folder holding partitions named ``key=value`` (Spark and Hive's layout)."""
+    try:
+        return path.is_dir() and any(q.is_dir() and "=" in q.name for q in path.iterdir())
+    except OSError:
+        return False
+
+
+def is_dataset(spec: InputSpec) -> bool:
+    """Whether ``spec`` is a query or an Arrow dataset (:mod:`likewise.readers.sources`), not files."""
+    if spec.sql is not None:
+        return True
+    return any(is_url(p) or is_hive_folder(Path(p).expanduser()) for p in spec.paths)
+
+
 def resolve_files(spec: InputSpec) -> list[Path]:
     """Expand ``spec.paths`` into the list of files to read, in order.
 
     Parameters
     ----------
     spec : InputSpec
-        The input; a folder stands for its files, sorted by name, without hidden and ``_`` names.
+        The input; a folder stands for its files, sorted by name, without hidden and ``_`` names; a
+        glob pattern (``orders/*.parquet``, ``**`` for any depth) for the files it matches, sorted.
 
     Returns
     -------
@@ -228,11 +282,25 @@ def resolve_files(spec: InputSpec) -> list[Path]:
     Raises
     ------
     InputError
-        A path does not exist, or a folder holds no input files.
+        A path does not exist, a folder or a pattern holds no input files, or ``spec`` is a query or a
+        dataset (:func:`is_dataset`: read only where a corpus is compiled).
     """
+    if is_dataset(spec):
+        what = "a query" if spec.sql is not None else f"the dataset {spec.paths[0]!r}"
+        raise InputError(
+            f"{what} is read when a corpus is compiled (train, update); this command reads files: "
+            "export the rows to Parquet first"
+        )
     files: list[Path] = []
     for raw in spec.paths:
         p = Path(raw).expanduser()
+        if any(c in raw for c in GLOB_CHARS) and not p.exists():
+            matches = (Path(q) for q in glob.glob(os.path.expanduser(raw), recursive=True))
+            found = sorted(q for q in matches if q.is_file() and not q.name.startswith((".", "_")))
+            if not found:
+                raise InputError(f"the pattern {raw!r} matches no file")
+            files.extend(found)
+            continue
         if not p.exists():
             raise InputError(f"input path {raw!r} does not exist")
         if p.is_dir():

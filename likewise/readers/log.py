@@ -189,7 +189,7 @@ def check_log_batch(spec: InputSpec, path: Path, first_row: int, batch: pa.Recor
         basket = basket.cast(pa.int64())
     else:
         check_float_keys(path, first_row, spec.basket_col or "", basket)
-        basket = as_strings(basket)
+        basket = as_strings(basket, path, spec.basket_col)
         check_utf8(path, first_row, spec.basket_col or "", basket)
         check_empty(path, first_row, spec.basket_col or "", basket)
     keys = {}
@@ -198,7 +198,7 @@ def check_log_batch(spec: InputSpec, path: Path, first_row: int, batch: pa.Recor
             col = batch.column(1) if name == spec.item_col else batch.column(name)
             check_nulls(path, first_row, name, col)
             check_float_keys(path, first_row, name, col)
-            col = as_strings(col)
+            col = as_strings(col, path, name)
             check_utf8(path, first_row, name, col)
             check_empty(path, first_row, name, col)
             check_line_breaks(path, first_row, name, col)

@@ -137,6 +137,7 @@ def train_from_log(
     checkpoint_dir: str | os.PathLike | None = None,
     checkpoint_every: float | None = None,
     resume: bool = False,
+    sql: str | None = None,
     **overrides: Any,
 ) -> Embeddings:
     """Train product vectors from an order log and attach customer vectors built from the same log.
@@ -168,6 +169,9 @@ def train_from_log(
         Customer vector weights (see :func:`build_customer_vectors`).
     cache_dir, checkpoint_dir, checkpoint_every, resume
         As in :func:`likewise.training.train.train`; not for a typed log (see above).
+    sql : str, optional
+        Read the log by this query; ``paths`` is then the database's URI (``postgresql://...``,
+        ``sqlite:///orders.db``, a ``.duckdb`` file, ``duckdb:``; :mod:`likewise.readers.sources`).
 
     Returns
     -------
@@ -196,6 +200,7 @@ def train_from_log(
         checkpoint_every=checkpoint_every,
         resume=resume,
         overrides=overrides,
+        sql=sql,
     )
 
 
@@ -222,6 +227,7 @@ def _train_streamed(
     checkpoint_every: float | None,
     resume: bool,
     overrides: dict[str, Any],
+    sql: str | None = None,
 ) -> Embeddings:
     """:func:`train_from_log` for a log the streaming reader compiles (see there)."""
     import tempfile
@@ -257,9 +263,15 @@ def _train_streamed(
                 table = as_arrow_table(item_attrs)
                 item_attrs = write_table(table, Path(tmp) / "attrs.parquet", table.column_names)
                 cache_dir = Path(tmp) / "cache"
+        if isinstance(paths, InputSpec):  # its rows: a query, or its paths (the columns are the arguments)
+            paths, sql = (paths.uri, paths.sql) if paths.sql is not None else (paths.paths, sql)
         plist = (paths,) if isinstance(paths, str | os.PathLike) else tuple(paths)
+        if sql is not None and len(plist) != 1:
+            raise InputError(f"a query runs on one database: give its URI alone, got {len(plist)} paths")
         spec = InputSpec(
-            paths=tuple(os.fspath(p) for p in plist),
+            paths=() if sql is not None else tuple(os.fspath(p) for p in plist),
+            sql=sql,
+            uri=os.fspath(plist[0]) if sql is not None else None,
             format=format,
             delimiter=delimiter,
             session_gap=None if sessions is None else parse_duration(sessions),

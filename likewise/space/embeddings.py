@@ -31,6 +31,7 @@ from .itemtable import ItemTable, Types
 from .persist import SpaceFiles
 from .results import Neighbours, SpaceVector, compute_fingerprint
 from .search import normalise_rows, top_k_search
+from .vectorstores import StoreExports
 
 __all__ = ["Embeddings", "Neighbours", "SpaceVector", "compute_fingerprint", "top_k_search"]
 
@@ -38,7 +39,7 @@ Item = str | int | np.integer
 Restrict = int | Sequence[Item] | set | frozenset | np.ndarray | None
 
 
-class Embeddings(BasketQueries, WordQueries, GensimNames, ItemTable, SpaceFiles):
+class Embeddings(BasketQueries, WordQueries, GensimNames, ItemTable, SpaceFiles, StoreExports):
     """Item vectors with their vocabulary, and neighbour / recommendation / analogy queries.
 
     Parameters

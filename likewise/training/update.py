@@ -109,6 +109,7 @@ def update(
     cache_dir: str | os.PathLike | None = None,
     item_attrs: str | os.PathLike | Any = None,
     attrs_item_col: str | None = None,
+    sql: str | None = None,
 ) -> Embeddings:
     """Continue a retail space with a log of new orders; the result is a new space.
 
@@ -118,7 +119,8 @@ def update(
         A space trained from an order log (:func:`likewise.retail.train_from_log`); it must carry its
         output table (``emb.context``), which spaces trained from a log do.
     new_log : path or paths
-        New order lines, with the columns the model was trained with.
+        New order lines, with the columns the model was trained with: files, a glob, a folder of hive
+        partitions, an ``s3://`` URL, or with ``sql`` the database the query runs on.
     output : path, optional
         Folder to save the new space in; must differ from the model's folder (never overwritten).
     epochs : int, optional
@@ -137,6 +139,8 @@ def update(
     attrs_item_col : str, optional
         The item column of ``item_attrs`` (default: the one the parent's table used, else one named like
         the log's item column, else the first).
+    sql : str, optional
+        Read the new orders by this query on the database ``new_log`` names (``likewise train --query``).
 
     Returns
     -------
@@ -163,7 +167,7 @@ def update(
     if epochs is not None:
         config = dataclasses.replace(config, epochs=epochs)
     config.validate()
-    corpus = _new_corpus(new_log, info, cache_dir)
+    corpus = _new_corpus(new_log, info, cache_dir, sql)
     t0 = time.perf_counter()
     seq_ids, seq_offsets = np.asarray(corpus.ids), np.asarray(corpus.offsets)  # codes of corpus.vocab
     new_keys, new_counts = corpus.vocab.keys, np.asarray(corpus.vocab.counts, dtype=np.int64)
@@ -467,15 +471,19 @@ def _merged_history(
     }
 
 
-def _new_corpus(new_log: Any, info: dict[str, Any], cache_dir: Any) -> Any:
+def _new_corpus(new_log: Any, info: dict[str, Any], cache_dir: Any, sql: str | None = None) -> Any:
     """The new log compiled as the parent's was read (its columns, sessions and types), every item kept."""
     from ..data.corpus import build_corpus
     from ..readers import InputSpec
     from ..retail import parse_duration
 
     paths = (new_log,) if isinstance(new_log, str | os.PathLike) else tuple(new_log)
+    if sql is not None and len(paths) != 1:
+        raise InputError(f"a query runs on one database: give its URI alone, got {len(paths)} logs")
     spec = InputSpec(
-        paths=tuple(os.fspath(p) for p in paths),
+        paths=() if sql is not None else tuple(os.fspath(p) for p in paths),
+        sql=sql,
+        uri=os.fspath(paths[0]) if sql is not None else None,
         basket_col=info["basket_col"],
         item_col=None if info.get("type_cols") else info["item_col"],
         user_col=info.get("user_col"),

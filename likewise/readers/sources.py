@@ -1,0 +1,379 @@
+"""Logs that are not local files: a SQL query, or an Arrow dataset (hive partitions, object storage).
+
+Four kinds of source, each read as Arrow record batches:
+
+* **PostgreSQL** and **SQLite** through ADBC (``adbc-driver-postgresql``, ``adbc-driver-sqlite``):
+  ``InputSpec(sql="SELECT ...", uri="postgresql://user@host/db")``, ``uri="sqlite:///orders.db"``
+  (SQLAlchemy's form: three slashes and a relative path, four for an absolute one; or the file's path);
+* **DuckDB**: a ``.duckdb`` file (``uri="shop.duckdb"`` or ``"duckdb:///path"``), or ``uri="duckdb:"``
+  for DuckDB's SQL over Parquet/CSV files (``SELECT * FROM 'orders/*.parquet'``), through its Arrow
+  record-batch reader;
+* an **Arrow dataset**: a folder of hive partitions (``year=2024/month=01/part-0.parquet``) or an
+  object-store URL (``s3://bucket/orders/``, ``gs://...``; ``pyarrow.fs``, else ``fsspec``), a file or a
+  prefix, Parquet, CSV or JSON Lines, partition columns read like the others.
+
+How they reach training: :func:`stage` streams the source's batches once, only the columns the log
+reader needs, into one Parquet file in the corpus's temporary build folder, and that file is read by the
+one log reader (:mod:`likewise.readers.log`): the same checks, messages and two passes as any file, and
+memory bounded by one batch. The query runs once: the reader's two passes read the copy, so a table
+that changes meanwhile cannot give the passes different rows. Messages that name the copy name the
+source instead (:func:`named_as`); a failed read (a dropped connection, a bad column) leaves no corpus,
+since the build folder is published only whole.
+
+What keys the corpus cache (:func:`identity`): a query by its text and its database's URI (without a
+password); a SQLite or DuckDB file also by its bytes' sha256. A server's table that changed under the
+same query is not noticed: compile afresh with another ``cache_dir`` (``--cache-dir``). A dataset is
+keyed by each of its files' path, size and modification time (a local file's sha256, as files are).
+
+Each driver is an optional extra; a missing one is a one-line :class:`~likewise.errors.MissingDependencyError`
+naming the ``pip install``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+
+import pyarrow as pa
+
+from ..errors import InputError, MissingDependencyError
+from ._batches import read_columns, refuse_twice
+from ._files import InputSpec, detect_format, first_line, is_url, log_progress
+
+__all__ = ["DRIVERS", "describe_source", "identity", "kind_of", "label_of", "named_as", "redact", "stage"]
+
+#: The driver module of each kind of query source, and the extra that installs it.
+DRIVERS = {
+    "postgresql": ("adbc_driver_postgresql.dbapi", "adbc-driver-postgresql", "postgres"),
+    "sqlite": ("adbc_driver_sqlite.dbapi", "adbc-driver-sqlite", "sqlite"),
+    "duckdb": ("duckdb", "duckdb", "duckdb"),
+}
+_BATCH_ROWS = 1 << 20  # rows a dataset scanner or DuckDB hands over at a time
+_SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+_DATASET_FORMATS = {"parquet": "parquet", "csv": "csv", "jsonl": "json"}
+
+
+def _driver(kind: str) -> Any:
+    """The driver module of ``kind``, or a one-line error naming the ``pip install``."""
+    import importlib
+
+    module, package, extra = DRIVERS[kind]
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingDependencyError(package, extra, f"reading {kind}") from None
+
+
+def kind_of(uri: str) -> str:
+    """Which driver a query's ``uri`` names: ``"postgresql"``, ``"sqlite"`` or ``"duckdb"``."""
+    scheme = uri.partition(":")[0].lower() if ":" in uri and not Path(uri).exists() else ""
+    if scheme in ("postgresql", "postgres"):
+        return "postgresql"
+    if scheme == "sqlite" or uri.lower().endswith(_SQLITE_SUFFIXES):
+        return "sqlite"
+    if scheme == "duckdb" or uri.lower().endswith(".duckdb"):
+        return "duckdb"
+    raise InputError(
+        f"uri == {uri!r} names no database likewise reads: give postgresql://user@host/db, "
+        "sqlite:///path.db (or a .sqlite/.db file), a .duckdb file, or duckdb: for DuckDB's SQL over files"
+    )
+
+
+def redact(uri: str) -> str:
+    """``uri`` without a password (in ``user:password@`` or a ``password=`` parameter)."""
+    parts = urlsplit(uri)
+    if parts.password is None and "password=" not in parts.query.lower():
+        return uri
+    netloc = parts.netloc
+    if parts.password is not None:
+        netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
+    query = urlencode([(k, "***" if k.lower() == "password" else v) for k, v in parse_qsl(parts.query)])
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _db_file(uri: str, kind: str) -> str | None:
+    """The local file a SQLite or DuckDB ``uri`` names (None for DuckDB in memory, or a server)."""
+    if kind == "postgresql":
+        return None
+    for prefix in (f"{kind}:///", f"{kind}://", f"{kind}:"):  # as SQLAlchemy: sqlite:////abs, sqlite:///rel
+        if uri.lower().startswith(prefix):
+            uri = uri[len(prefix) :]
+            break
+    if uri in ("", ":memory:"):
+        return None
+    return os.path.expanduser(uri)
+
+
+def label_of(spec: InputSpec) -> str:
+    """How messages name the source of ``spec``: the query's database, or the dataset."""
+    if spec.sql is not None:
+        return f"the query on {redact(spec.uri or '')!r}"
+    return ", ".join(map(repr, spec.paths))
+
+
+def describe_source(spec: InputSpec) -> dict[str, Any]:
+    """A query's text and database (redacted), or a dataset's paths: for a corpus's manifest."""
+    if spec.sql is not None:
+        return {"kind": kind_of(spec.uri or ""), "uri": redact(spec.uri or ""), "query": spec.sql}
+    return {"kind": "dataset", "paths": list(spec.paths)}
+
+
+def identity(spec: InputSpec) -> dict[str, Any]:
+    """What keys the corpus of a query or dataset in the cache (see the module's notes).
+
+    Parameters
+    ----------
+    spec : InputSpec
+        A query (``sql``, ``uri``) or a dataset (a hive folder, an object-store URL).
+
+    Returns
+    -------
+    dict
+        JSON-ready: the query and its redacted URI (and a database file's size and sha256), or the
+        dataset's files with their sizes and modification times.
+    """
+    from .._fileio import file_sha256
+
+    if spec.sql is not None:
+        uri = spec.uri or ""
+        kind = kind_of(uri)
+        out: dict[str, Any] = {"kind": kind, "uri": redact(uri), "query": spec.sql}
+        path = _db_file(uri, kind)
+        if path is not None:
+            p = _existing_db(path, uri)
+            out["file"] = [str(p.resolve()), p.stat().st_size, file_sha256(p)]
+        return out
+    files = []
+    for raw in spec.paths:
+        fs, root = _filesystem(raw)
+        for info in _dataset_files(fs, root, raw):
+            local = fs.type_name == "local"
+            tag = file_sha256(info.path) if local else info.mtime_ns
+            files.append([raw if not local else str(Path(info.path).resolve()), info.size, tag])
+    return {"kind": "dataset", "paths": list(spec.paths), "files": files}
+
+
+def _existing_db(path: str, uri: str) -> Path:
+    p = Path(path)
+    if not p.is_file():  # SQLite and DuckDB would create an empty database: a typo gives no rows
+        raise InputError(f"database file {path!r} (of uri {uri!r}) does not exist")
+    return p
+
+
+# --------------------------------------------------------------------------------------------- datasets
+
+
+def _filesystem(raw: str) -> tuple[Any, str]:
+    """The ``pyarrow.fs`` filesystem of a path or URL and the path on it (``fsspec`` for other schemes)."""
+    import pyarrow.fs as pafs
+
+    if not is_url(raw):
+        return pafs.LocalFileSystem(), str(Path(raw).expanduser().resolve())
+    try:
+        return pafs.FileSystem.from_uri(raw)
+    except pa.ArrowInvalid:
+        pass  # a scheme pyarrow lacks: fsspec may have it
+    except (pa.ArrowException, OSError) as e:
+        raise InputError(f"cannot open {raw!r}: {first_line(e)}") from None
+    try:
+        import fsspec
+    except ImportError:
+        raise MissingDependencyError("fsspec", "lake", f"reading {raw!r}") from None
+    try:
+        fs, path = fsspec.core.url_to_fs(raw)
+    except (ImportError, ValueError) as e:  # fsspec's message names the package of that scheme
+        raise InputError(f"cannot open {raw!r}: {first_line(e)}") from None
+    return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path
+
+
+def _dataset_files(fs: Any, root: str, raw: str) -> list[Any]:
+    """The data files under ``root`` (or ``root`` itself), hidden and ``_`` names skipped, sorted."""
+    import pyarrow.fs as pafs
+
+    try:
+        info = fs.get_file_info(root)
+        if info.type == pafs.FileType.File:
+            return [info]
+        if info.type == pafs.FileType.NotFound:
+            raise InputError(f"input path {raw!r} does not exist")
+        found = fs.get_file_info(pafs.FileSelector(root, recursive=True))
+    except (pa.ArrowException, OSError) as e:
+        raise InputError(f"cannot list {raw!r}: {first_line(e)}") from None
+    hidden = (".", "_")
+    files = [
+        f
+        for f in found
+        if f.type == pafs.FileType.File
+        and not any(part.startswith(hidden) for part in f.path[len(root) :].split("/") if part)
+    ]
+    if not files:
+        raise InputError(f"{raw!r} holds no input files")
+    return sorted(files, key=lambda f: f.path)
+
+
+def _dataset_reader(spec: InputSpec, cols: list[str]) -> Iterator[pa.RecordBatchReader]:
+    import pyarrow.csv as pcsv
+    import pyarrow.dataset as ds
+
+    parts = []
+    for raw in spec.paths:
+        fs, root = _filesystem(raw)
+        files = _dataset_files(fs, root, raw)
+        fmt = detect_format(files[0].path, spec.format)
+        if fmt not in _DATASET_FORMATS:
+            raise InputError(f"{raw!r} holds {fmt} files; a dataset is read as Parquet, CSV or JSON Lines")
+        file_format: Any = _DATASET_FORMATS[fmt]
+        if fmt == "csv":  # keys as text, as the CSV reader reads them
+            keys = [spec.basket_col, spec.item_col, spec.user_col]
+            convert = pcsv.ConvertOptions(column_types={c: pa.string() for c in keys if c})
+            delimiter = spec.delimiter or ("\t" if files[0].path.lower().endswith(".tsv") else ",")
+            parse = pcsv.ParseOptions(delimiter=delimiter)
+            file_format = ds.CsvFileFormat(parse_options=parse, convert_options=convert)
+        base = root if len(files) > 1 or files[0].path != root else None
+        parts.append(
+            ds.dataset(
+                [f.path for f in files],
+                filesystem=fs,
+                format=file_format,
+                partitioning="hive",
+                partition_base_dir=base,
+            )
+        )
+    dataset = parts[0] if len(parts) == 1 else ds.dataset(parts)
+    _check_columns(cols, list(dataset.schema.names), label_of(spec))
+    yield dataset.scanner(columns=cols, batch_size=_BATCH_ROWS).to_reader()
+
+
+# --------------------------------------------------------------------------------------------- queries
+
+
+def _query_reader(spec: InputSpec) -> Iterator[pa.RecordBatchReader]:
+    uri, sql = spec.uri or "", spec.sql or ""
+    kind = kind_of(uri)
+    driver = _driver(kind)
+    path = _db_file(uri, kind)
+    with contextlib.ExitStack() as stack:
+        if kind == "duckdb":
+            if path is None:
+                con = driver.connect(":memory:")
+            else:
+                con = driver.connect(str(_existing_db(path, uri)), read_only=True)
+            stack.callback(con.close)
+            relation = con.sql(sql)  # a relation streams; a DB-API result would copy the rows first
+            if relation is None:
+                raise InputError(f"the query on {redact(uri)!r} is not a SELECT: it returns no rows")
+            yield relation.to_arrow_reader(_BATCH_ROWS)
+            return
+        if kind == "sqlite":
+            target = quote(str(_existing_db(path or "", uri).resolve()))  # read-only: never creates one
+            con = driver.connect(f"file:{target}?mode=ro")
+        else:
+            con = driver.connect(uri)
+        stack.callback(con.close)
+        cur = con.cursor()
+        stack.callback(cur.close)
+        cur.execute(sql)
+        yield cur.fetch_record_batch()
+
+
+def _errors(spec: InputSpec) -> tuple[type[BaseException], ...]:
+    """The exceptions a source's driver raises (caught and named as the source)."""
+    out: list[type[BaseException]] = [pa.ArrowException, OSError]
+    if spec.sql is not None:
+        kind = kind_of(spec.uri or "")
+        if kind == "duckdb":
+            out.append(_driver(kind).Error)
+        else:
+            import adbc_driver_manager
+
+            out.append(adbc_driver_manager.Error)
+    return tuple(out)
+
+
+def _check_columns(cols: list[str], names: list[str], label: str) -> None:
+    for c in cols:
+        if c not in names:
+            available = ", ".join(map(repr, names))
+            raise InputError(f"column {c!r} not found in {label}; available columns: {available}")
+        refuse_twice(label, c, names)
+
+
+def stage(spec: InputSpec, dest: Path, *, progress: bool = False) -> InputSpec:
+    """Stream a query's or a dataset's rows once into the Parquet file ``dest``: the input the reader reads.
+
+    Parameters
+    ----------
+    spec : InputSpec
+        A query or a dataset (:func:`~likewise.readers.is_dataset`).
+    dest : Path
+        The Parquet file to write: in a temporary folder that is published only whole.
+    progress : bool
+        Print a line when reading starts and when it ends.
+
+    Returns
+    -------
+    InputSpec
+        ``spec`` reading ``dest`` (format ``"parquet"``, no query); the reader's messages about it name
+        ``dest``, which :func:`named_as` turns into the source's name.
+
+    Raises
+    ------
+    InputError
+        A missing driver (with its ``pip install``), a column the rows lack, a database file that does
+        not exist, or any error of the driver while reading (a dropped connection, a query that fails),
+        in one line naming the source; ``dest`` is removed.
+    """
+    import pyarrow.parquet as pq
+
+    label = label_of(spec)
+    if not spec.basket_col or not (spec.item_col or spec.type_cols):
+        raise InputError(
+            f"{label} is read as an order log: give basket_col and item_col (--basket-col, --item-col)"
+        )
+    cols = read_columns(spec)
+    t0 = time.perf_counter()
+    if progress:
+        log_progress(f"reading {label}")
+    errors = _errors(spec)
+    n_rows = 0
+    opened = _query_reader(spec) if spec.sql is not None else _dataset_reader(spec, cols)
+    try:
+        with contextlib.closing(opened):
+            reader = next(opened)
+            _check_columns(cols, list(reader.schema.names), label)
+            schema = pa.schema([reader.schema.field(c) for c in cols])
+            with pq.ParquetWriter(str(dest), schema) as writer:
+                for batch in reader:
+                    if batch.num_rows:
+                        writer.write_batch(batch.select(cols))
+                        n_rows += batch.num_rows
+    except errors as e:
+        dest.unlink(missing_ok=True)
+        raise InputError(f"cannot read {label}: {first_line(e)}") from None
+    except BaseException:
+        dest.unlink(missing_ok=True)
+        raise
+    if n_rows == 0:
+        dest.unlink(missing_ok=True)
+        raise InputError(f"{label} returned no rows")
+    if progress:
+        log_progress(f"read {n_rows:,} rows from {label} in {time.perf_counter() - t0:.1f}s")
+    return dataclasses.replace(spec, paths=(str(dest),), format="parquet", sql=None, uri=None, delimiter=None)
+
+
+@contextlib.contextmanager
+def named_as(path: Path, label: str) -> Iterator[None]:
+    """Errors of the reader that name the staged copy ``path`` name the source ``label`` instead."""
+    try:
+        yield
+    except InputError as e:
+        text = str(e)
+        if str(path) not in text:
+            raise
+        raise type(e)(text.replace(str(path), label)) from None
