@@ -396,12 +396,14 @@ def fields_table(fields: Iterable[tuple[str, Any]]) -> str:
     return text_table(["", "value"], [[k, v] for k, v in fields])
 
 
-def neighbour_table(pairs: Iterable[tuple[str, float]], what: str = "item", score: str = "score") -> str:
+def neighbour_table(
+    pairs: Iterable[tuple[str, float]] | Any, what: str = "item", score: str = "score"
+) -> str:
     """(key, score) pairs as a numbered table with columns ``#``, ``what`` and ``score``.
 
     Parameters
     ----------
-    pairs : iterable of (str, float)
+    pairs : iterable of (str, float), or one query's likewise.Neighbours
         Ranked results, best first.
     what, score : str
         The headers of the key and score columns.
@@ -410,6 +412,8 @@ def neighbour_table(pairs: Iterable[tuple[str, float]], what: str = "item", scor
     -------
     str
     """
+    if hasattr(pairs, "pairs"):  # a Neighbours is not iterable: it refuses tuple unpacking
+        pairs = pairs.pairs()
     return text_table(["#", what, score], [[i + 1, k, float(s)] for i, (k, s) in enumerate(pairs)])
 
 

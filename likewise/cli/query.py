@@ -34,7 +34,8 @@ def cmd_similar(args: argparse.Namespace) -> None:
         res = emb.similar(items, k=args.k, restrict=args.restrict, types=types_of(args))
     # A list, not a dict: repeated queries stay, and "#0" (an id) never collides with an item named "0".
     payload = [
-        {"query": raw, "neighbours": neighbour_payload(one)} for raw, one in zip(args.items, res, strict=True)
+        {"query": raw, "neighbours": neighbour_payload(one)}
+        for raw, one in zip(args.items, res.rows(), strict=True)
     ]
     text = "\n\n".join(
         f"similar to {q!s}:\n" + neighbour_table(zip(keys, sc, strict=True), score="cosine")

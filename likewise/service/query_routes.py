@@ -100,7 +100,7 @@ async def similar_vector(s: ServedModel, body: VectorBody, lim: AppLimits) -> Re
             types=body.types,
         )
         if batch:
-            return {"results": [{"neighbours": neighbours(r)} for r in res]}
+            return {"results": [{"neighbours": neighbours(r)} for r in res.rows()]}
         return {"neighbours": neighbours(res)}
 
     return await answer(run, queries=len(rows))

@@ -27,6 +27,7 @@ from ..errors import InputError, ItemIndexError, SpaceMismatchError, UnknownItem
 from .affinity import BasketQueries
 from .analogies import WordQueries
 from .gensim_names import GensimNames
+from .implicit_names import ImplicitNames
 from .itemtable import ItemTable, Types
 from .persist import SpaceFiles
 from .results import Neighbours, SpaceVector, compute_fingerprint
@@ -38,7 +39,7 @@ Item = str | int | np.integer
 Restrict = int | Sequence[Item] | set | frozenset | np.ndarray | None
 
 
-class Embeddings(BasketQueries, WordQueries, GensimNames, ItemTable, SpaceFiles):
+class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTable, SpaceFiles):
     """Item vectors with their vocabulary, and neighbour / recommendation / analogy queries.
 
     Parameters

@@ -116,10 +116,15 @@ class SpaceVector(np.ndarray):
 class Neighbours:
     """Result of a neighbour query, best first.
 
-    For one query ``ids`` and ``scores`` are 1-D of length k, ``keys`` is ``list[str]``, ``len()`` is k and
-    iterating yields ``(key, score)`` pairs. For a batch they are 2-D ``[n_queries, k]``, ``keys`` is
-    ``list[list[str]]``, ``len()`` is the number of queries and iterating (or indexing) yields one 1-D
-    :class:`Neighbours` per query.
+    For one query ``ids`` and ``scores`` are 1-D of length k, ``keys`` is ``list[str]``, ``len()`` is k,
+    ``res[i]`` is the ``(key, score)`` pair ``i`` and :meth:`pairs` all of them. For a batch they are
+    2-D ``[n_queries, k]``, ``keys`` is ``list[list[str]]``, ``len()`` is the number of queries and
+    ``res[i]`` (or :meth:`rows`) gives one 1-D :class:`Neighbours` per query.
+
+    A Neighbours is not a tuple and is not iterable: ``ids, scores = res`` (implicit's habit) or
+    ``a, b = res`` would otherwise quietly unpack two rows or two pairs, so iterating raises
+    ``TypeError`` pointing here. Take ``res.ids, res.scores`` (implicit's ``(ids, scores)``),
+    ``res.keys``, ``res.pairs()``, ``res.rows()`` or ``res.records()``.
 
     Attributes
     ----------
@@ -148,11 +153,22 @@ class Neighbours:
         return int(self.ids.shape[0])
 
     def __iter__(self) -> Iterator[Any]:
+        raise TypeError(
+            "a Neighbours is not a tuple: take res.ids, res.scores (implicit's (ids, scores)), res.keys, "
+            "res.pairs() for (key, score) pairs or res.rows() for a batch's rows"
+        )
+
+    def pairs(self) -> list[tuple[str, float]]:
+        """One query's ``(key, score)`` pairs, best first (gensim's ``most_similar`` answer)."""
         if self.batched:
-            for i in range(len(self)):
-                yield self[i]
-        else:
-            yield from zip(self.keys, self.scores.tolist(), strict=True)  # type: ignore[arg-type]
+            raise ValueError("pairs() is one query's answer; take res.rows() (or res[i]) of a batch first")
+        return list(zip(self.keys, self.scores.tolist(), strict=True))  # type: ignore[arg-type]
+
+    def rows(self) -> list[Neighbours]:
+        """A batch's answers, one 1-D :class:`Neighbours` per query row."""
+        if not self.batched:
+            raise ValueError("rows() splits a batch; this is one query's answer (take res.pairs())")
+        return [self[i] for i in range(len(self))]
 
     def __getitem__(self, i: int) -> Any:
         """One query's :class:`Neighbours` of a batch, or the ``(key, score)`` pair ``i`` of one query."""
@@ -165,7 +181,7 @@ class Neighbours:
             rows = "; ".join(repr(self[i])[len("Neighbours(") : -1] for i in range(min(len(self), 3)))
             more = "; ..." if len(self) > 3 else ""
             return f"Neighbours({len(self)} queries × {self.ids.shape[1]} neighbours: {rows}{more})"
-        pairs = ", ".join(f"{k!r}: {s:.3f}" for k, s in list(self)[:5])
+        pairs = ", ".join(f"{k!r}: {s:.3f}" for k, s in self.pairs()[:5])
         more = ", ..." if len(self) > 5 else ""
         return f"Neighbours({{{pairs}{more}}})"
 
