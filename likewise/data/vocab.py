@@ -462,6 +462,8 @@ class Dropped:
             parts.append(f"{self.below_min_count:,} below min_count={self.min_count}")
         if self.past_max_items:
             parts.append(f"{self.past_max_items:,} past max_items={self.max_items}")
+        if self.empty:
+            parts.append(f"{self.empty:,} empty matrix columns")
         plural = what if self.n_keys == 1 else what + "s"
         shown = ", ".join(f"{k!r} ({c})" for k, c in zip(self.keys[:n], self.counts[:n], strict=True))
         more = ", ..." if self.n_keys > n else ""
