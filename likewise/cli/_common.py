@@ -27,7 +27,7 @@ __all__ = [
     "input_spec",
     "k_option",
     "load_space",
-    "neighbour_payload",
+    "answers_payload",
     "neighbour_table",
     "positive_int",
     "seed_option",
@@ -417,20 +417,24 @@ def neighbour_table(
     return text_table(["#", what, score], [[i + 1, k, float(s)] for i, (k, s) in enumerate(pairs)])
 
 
-def neighbour_payload(res: Any) -> list[dict[str, Any]]:
-    """A ranked answer as JSON: the one answer record, ``[{"item", "id", "score"}, ...]``.
+def answers_payload(answers: Any, **facts: Any) -> dict[str, Any]:
+    """A query's ``--json``: the one envelope the HTTP service answers with too.
 
     Parameters
     ----------
-    res : likewise.Neighbours
-        One query's answer.
+    answers : iterable of (query, likewise.Neighbours)
+        One query's answer each, the query as the user typed it.
+    **facts
+        What the command fixed for every answer (``method``, ...).
 
     Returns
     -------
-    list of dict
-        :meth:`likewise.Neighbours.records`, as HTTP and Python give it.
+    dict
+        :func:`likewise.space.results.envelope`: ``{"answers": [{"query", "results"}], **facts}``.
     """
-    return res.records()
+    from likewise.space.results import envelope
+
+    return envelope(answers, **facts)
 
 
 def emit(args: argparse.Namespace, payload: Any, text: str) -> None:

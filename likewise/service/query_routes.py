@@ -22,7 +22,7 @@ from ..errors import InputError
 from ..space.embeddings import Embeddings
 from .bodies import AnalogyBody, RecommendBody, SimilarBody, VectorBody
 from .deps import AppLimits, KeyParam, KParam, RestrictParam, ServedModel, TypesParam, check_results
-from .respond import answer, item_of, neighbours
+from .respond import answer, envelope, item_of
 
 __all__ = ["router"]
 
@@ -45,7 +45,7 @@ async def similar_one(
 ) -> Response:
     def run() -> dict:
         res = s.emb.similar(item_of(item), k=k, restrict=restrict, types=types)
-        return {"query": item, "neighbours": neighbours(res)}
+        return envelope([(item, res)])
 
     return await answer(run)
 
@@ -60,11 +60,7 @@ async def similar_batch(s: ServedModel, body: SimilarBody, lim: AppLimits) -> Re
             items, body.k, restrict=body.restrict, on_unknown=body.on_unknown, types=body.types
         )
         rows = res.queries.tolist() if res.queries is not None else []
-        return {
-            "results": [
-                {"query": body.items[q], "neighbours": neighbours(res[r])} for r, q in enumerate(rows)
-            ]
-        }
+        return envelope((body.items[q], res[r]) for r, q in enumerate(rows))
 
     return await answer(run, queries=len(body.items))
 
@@ -99,9 +95,7 @@ async def similar_vector(s: ServedModel, body: VectorBody, lim: AppLimits) -> Re
             exclude=[item_of(i) for i in body.exclude],
             types=body.types,
         )
-        if batch:
-            return {"results": [{"neighbours": neighbours(r)} for r in res.rows()]}
-        return {"neighbours": neighbours(res)}
+        return envelope(enumerate(res.rows() if batch else [res]))  # a vector's query: its row number
 
     return await answer(run, queries=len(rows))
 
@@ -119,7 +113,7 @@ async def recommend(s: ServedModel, body: RecommendBody) -> Response:
             types=body.types,
             **extra,
         )
-        return {"basket": body.items, "neighbours": neighbours(res)}
+        return envelope([(body.items, res)], **extra)
 
     return await answer(run)
 
@@ -129,6 +123,6 @@ async def analogy(s: ServedModel, body: AnalogyBody) -> Response:
     def run() -> dict:
         a, b, c = item_of(body.a), item_of(body.b), item_of(body.c)
         res = s.emb.analogy(a, b, c, k=body.k, method=body.method, restrict=body.restrict)
-        return {"a": body.a, "b": body.b, "c": body.c, "method": body.method, "neighbours": neighbours(res)}
+        return envelope([([body.a, body.b, body.c], res)], method=body.method)
 
     return await answer(run)

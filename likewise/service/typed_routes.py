@@ -30,7 +30,7 @@ from ..apps import campaigns
 from ..errors import InputError
 from .bodies import AudienceBody, Bound, CampaignsBody, PlaceBody, QueryInt, ReadNextBody
 from .deps import KeyParam, ServedModel
-from .respond import answer, item_of, neighbours
+from .respond import answer, envelope, item_of
 
 __all__ = ["router"]
 
@@ -51,10 +51,10 @@ async def campaigns(s: ServedModel, body: CampaignsBody) -> Response:
     def run() -> dict:
         if body.customer is not None:
             res = c.campaigns_for_customer(s.emb, body.customer, body.k, exclude_opened=body.exclude_opened)
-            return {"customer": body.customer, "neighbours": neighbours(res)}
+            return envelope([(body.customer, res)])
         audience = body.customers or []
         res = c.campaigns_for_audience(s.emb, audience, body.k)
-        return {"customers": len(set(audience)), "neighbours": neighbours(res)}
+        return envelope([(audience, res)], customers=len(set(audience)))
 
     return await answer(run)
 
@@ -64,10 +64,7 @@ async def campaign_products(s: ServedModel, campaign: KeyParam, k: Wanted = CAMP
     from ..apps import campaigns as c
 
     def run() -> dict:
-        return {
-            "campaign": campaign,
-            "neighbours": neighbours(c.campaign_products(s.emb, item_of(campaign), k)),
-        }
+        return envelope([(campaign, c.campaign_products(s.emb, item_of(campaign), k))])
 
     return await answer(run)
 
@@ -80,7 +77,7 @@ async def campaign_audience(s: ServedModel, body: AudienceBody) -> Response:
         campaign = item_of(body.campaign)
         res = c.campaign_audience(s.emb, campaign, body.k, method=body.method)
         n = len(c.campaign_responders(s.emb, campaign))
-        return {"campaign": body.campaign, "responders": n, "neighbours": neighbours(res)}
+        return envelope([(body.campaign, res)], method=body.method, responders=n)
 
     return await answer(run)
 
@@ -95,10 +92,10 @@ async def read_next(s: ServedModel, body: ReadNextBody) -> Response:
     def run() -> dict:
         if body.reader is not None:
             res = content.read_next_for(s.emb, body.reader, body.k)
-            return {"reader": body.reader, "neighbours": neighbours(res)}
+            return envelope([(body.reader, res)])
         articles = body.articles or []
         res = content.read_next(s.emb, [item_of(a) for a in articles], body.k, on_unknown=body.on_unknown)
-        return {"articles": body.articles, "neighbours": neighbours(res)}
+        return envelope([(body.articles, res)])
 
     return await answer(run)
 
@@ -108,10 +105,6 @@ async def place(s: ServedModel, body: PlaceBody) -> Response:
     from ..apps import coldstart
 
     def run() -> dict:
-        placed = coldstart.place(s.emb, body.attrs, body.k, item_type=body.type)
-        out = placed.to_dict()
-        out["similar"] = neighbours(placed.similar)
-        out["bought_with"] = None if placed.bought_with is None else neighbours(placed.bought_with)
-        return out
+        return coldstart.place(s.emb, body.attrs, body.k, item_type=body.type).to_dict()
 
     return await answer(run)

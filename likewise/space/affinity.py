@@ -46,7 +46,7 @@ class BasketQueries:
         self,
         basket: Sequence[Item] | Sequence[Sequence[Item]] | Any,
         *args: Any,
-        k: int | None = None,
+        k: int = 10,
         restrict: Restrict = None,
         on_unknown: OnUnknown = "raise",
         scoring: Scoring = "auto",
@@ -116,14 +116,17 @@ class BasketQueries:
                 "positional arguments"
             )
         second = args[0] if args else None
-        if k is not None and N is not None:
+        if N is not None and k != 10:
             raise InputError(f"give k= or N= (implicit's name), not both: k={k!r}, N={N!r}")
+        k = k if N is None else N
         if is_matrix(second):
             return self._implicit_recommend(  # type: ignore[attr-defined]
-                basket, second, k or N or 10, filter_already_liked_items, filter_items, items, scoring
+                basket, second, k, filter_already_liked_items, filter_items, items, scoring
             )
-        if second is not None and (k is not None or N is not None):
-            raise InputError(f"k is given twice: as {second!r} and as a keyword")
+        if second is not None:
+            if k != 10:
+                raise InputError(f"k is given twice: as {second!r} and as a keyword")
+            k = second
         implicit = {"filter_items": filter_items, "items": items}
         implicit |= {"filter_already_liked_items": not filter_already_liked_items or None}
         implicit |= {"recalculate_user": recalculate_user or None}
@@ -133,7 +136,6 @@ class BasketQueries:
                 f"{asked[0]}= is an option of implicit's recommend(userid, user_items, N=...), which takes "
                 "matrix rows; with a basket of items use restrict= (the items allowed) and k="
             )
-        k = 10 if second is None and k is None and N is None else (second if second is not None else k or N)
         if is_sparse(basket):
             basket = self._matrix_baskets(basket, item_keys)
         elif item_keys is not None:

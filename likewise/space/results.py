@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ __all__ = [
     "FINGERPRINT_PREFIX",
     "Neighbours",
     "answer_records",
+    "envelope",
     "SpaceVector",
     "compute_fingerprint",
     "items_frame",
@@ -258,6 +259,30 @@ def answer_records(keys: Sequence[str], ids: Any, scores: Any) -> list[dict[str,
         {"item": k, "id": int(i), "score": float(s)}
         for k, i, s in zip(keys, np.asarray(ids).tolist(), np.asarray(scores).tolist(), strict=True)
     ]
+
+
+def envelope(answers: Iterable[tuple[Any, Neighbours]], **facts: Any) -> dict[str, Any]:
+    """The one JSON envelope of every query answer: the command line's ``--json`` and the HTTP service.
+
+    ``{"answers": [{"query": Q, "results": [{"item", "id", "score"}, ...]}, ...], **facts}``: one answer
+    per query, in the order asked (a batch that skipped unknown queries leaves them out), ``query`` as
+    the caller gave it (a key, ``"#12"`` or an id, a list for a basket, seeds or an analogy's ``[a, b,
+    c]``, a customer key, a vector's row number), ``results`` its :meth:`Neighbours.records`, best
+    first. ``facts`` are what the request fixed for every answer (``"method"``, ``"scoring"``,
+    ``"responders"``, ...), beside ``answers``.
+
+    Parameters
+    ----------
+    answers : iterable of (query, Neighbours)
+        One query's answer each (1-D :class:`Neighbours`).
+    **facts
+        JSON-serialisable values.
+
+    Returns
+    -------
+    dict
+    """
+    return {"answers": [{"query": q, "results": n.records()} for q, n in answers], **facts}
 
 
 def compute_fingerprint(vectors: np.ndarray, keys: Sequence[str]) -> str:
