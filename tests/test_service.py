@@ -98,6 +98,17 @@ def test_health_models_and_info(client, models):
     assert info["index"] is None and info["labels"] is True
     doc = client.get("/openapi.json").json()
     assert "/models/{name}/similar" in doc["paths"] and "/models/{name}/recommend" in doc["paths"]
+    # every query route documents the one envelope, as --json gives it
+    queries = [
+        p for p, ops in doc["paths"].items() for op in ops.values() if "Answers" in str(op["responses"])
+    ]
+    assert (
+        len(queries) == 15
+        and "/models/{name}/also_bought" in queries
+        and "/models/{name}/place" not in queries
+    )
+    record = doc["components"]["schemas"]["AnswerRecord"]["properties"]
+    assert set(record) == {"item", "id", "score"}
 
 
 def test_queries_answer_what_the_library_answers(client, models):

@@ -20,7 +20,7 @@ from fastapi.responses import Response
 from .._check import default_of
 from ..errors import InputError
 from ..space.embeddings import Embeddings
-from .bodies import AnalogyBody, RecommendBody, SimilarBody, VectorBody
+from .bodies import ANSWERS, AnalogyBody, RecommendBody, SimilarBody, VectorBody
 from .deps import AppLimits, KeyParam, KParam, RestrictParam, ServedModel, TypesParam, check_results
 from .respond import answer, envelope, item_of
 
@@ -35,7 +35,7 @@ router = APIRouter()
 SIMILAR_K: int = default_of(Embeddings.similar, "k")
 
 
-@router.get("/models/{name}/similar", summary="Nearest items to one item")
+@router.get("/models/{name}/similar", summary="Nearest items to one item", responses=ANSWERS)
 async def similar_one(
     s: ServedModel,
     item: KeyParam,
@@ -50,7 +50,7 @@ async def similar_one(
     return await answer(run)
 
 
-@router.post("/models/{name}/similar", summary="Nearest items to each item of a batch")
+@router.post("/models/{name}/similar", summary="Nearest items to each item of a batch", responses=ANSWERS)
 async def similar_batch(s: ServedModel, body: SimilarBody, lim: AppLimits) -> Response:
     check_results(lim, len(body.items), body.k)
 
@@ -77,7 +77,9 @@ def vector_rows(vector: list[float | int] | list[list[float | int]]) -> tuple[li
     return rows, batch
 
 
-@router.post("/models/{name}/similar_vector", summary="Nearest items to a vector (or a batch)")
+@router.post(
+    "/models/{name}/similar_vector", summary="Nearest items to a vector (or a batch)", responses=ANSWERS
+)
 async def similar_vector(s: ServedModel, body: VectorBody, lim: AppLimits) -> Response:
     rows, batch = vector_rows(body.vector)
     check_results(lim, len(rows), body.k)
@@ -100,7 +102,7 @@ async def similar_vector(s: ServedModel, body: VectorBody, lim: AppLimits) -> Re
     return await answer(run, queries=len(rows))
 
 
-@router.post("/models/{name}/recommend", summary="Items to add to a basket")
+@router.post("/models/{name}/recommend", summary="Items to add to a basket", responses=ANSWERS)
 async def recommend(s: ServedModel, body: RecommendBody) -> Response:
     extra = {"scoring": body.scoring} if body.scoring is not None else {}
 
@@ -118,7 +120,7 @@ async def recommend(s: ServedModel, body: RecommendBody) -> Response:
     return await answer(run)
 
 
-@router.post("/models/{name}/analogy", summary="a is to b as c is to ?")
+@router.post("/models/{name}/analogy", summary="a is to b as c is to ?", responses=ANSWERS)
 async def analogy(s: ServedModel, body: AnalogyBody) -> Response:
     def run() -> dict:
         a, b, c = item_of(body.a), item_of(body.b), item_of(body.c)

@@ -19,7 +19,7 @@ from fastapi.responses import Response
 
 from .. import retail
 from .._check import default_of
-from .bodies import BasketBody, CustomerBody, LookalikeBody, NextBasketBody
+from .bodies import ANSWERS, BasketBody, CustomerBody, LookalikeBody, NextBasketBody
 from .deps import KeyParam, KParam, RetailModel, ServedModel, TypesParam
 from .respond import answer, envelope, item_of
 
@@ -31,7 +31,7 @@ router = APIRouter()
 ALSO_BOUGHT_K: int = default_of(retail.also_bought, "k")
 
 
-@router.get("/models/{name}/also_bought", summary="Items bought with an item")
+@router.get("/models/{name}/also_bought", summary="Items bought with an item", responses=ANSWERS)
 async def also_bought(
     s: ServedModel, item: KeyParam, k: KParam = ALSO_BOUGHT_K, types: TypesParam = None
 ) -> Response:
@@ -41,7 +41,9 @@ async def also_bought(
     return await answer(run)
 
 
-@router.post("/models/{name}/complete_basket", summary="Items bought with a basket (the completion)")
+@router.post(
+    "/models/{name}/complete_basket", summary="Items bought with a basket (the completion)", responses=ANSWERS
+)
 async def complete_basket(s: ServedModel, body: BasketBody) -> Response:
     def run() -> dict:
         items = [item_of(i) for i in body.items]
@@ -51,7 +53,7 @@ async def complete_basket(s: ServedModel, body: BasketBody) -> Response:
     return await answer(run)
 
 
-@router.post("/models/{name}/for_customer", summary="Items for a customer")
+@router.post("/models/{name}/for_customer", summary="Items for a customer", responses=ANSWERS)
 async def for_customer(body: CustomerBody, s: RetailModel) -> Response:
     def run() -> dict:
         res = retail.for_customer(
@@ -62,7 +64,7 @@ async def for_customer(body: CustomerBody, s: RetailModel) -> Response:
     return await answer(run)
 
 
-@router.post("/models/{name}/next_basket", summary="What a customer will buy next")
+@router.post("/models/{name}/next_basket", summary="What a customer will buy next", responses=ANSWERS)
 async def next_basket(body: NextBasketBody, s: RetailModel) -> Response:
     def run() -> dict:
         res = retail.next_basket(s.emb, body.customer, body.k, explore=body.explore)
@@ -71,7 +73,7 @@ async def next_basket(body: NextBasketBody, s: RetailModel) -> Response:
     return await answer(run)
 
 
-@router.post("/models/{name}/similar_customers", summary="Customers like a customer")
+@router.post("/models/{name}/similar_customers", summary="Customers like a customer", responses=ANSWERS)
 async def similar_customers(body: CustomerBody, s: RetailModel) -> Response:
     def run() -> dict:
         return envelope([(body.customer, retail.similar_customers(s.emb, body.customer, body.k))])
@@ -79,7 +81,7 @@ async def similar_customers(body: CustomerBody, s: RetailModel) -> Response:
     return await answer(run)
 
 
-@router.post("/models/{name}/lookalike", summary="Customers like a seed set of customers")
+@router.post("/models/{name}/lookalike", summary="Customers like a seed set of customers", responses=ANSWERS)
 async def lookalike(body: LookalikeBody, s: RetailModel) -> Response:
     def run() -> dict:
         res = retail.lookalike(s.emb, body.seeds, body.k, method=body.method)

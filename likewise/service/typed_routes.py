@@ -28,7 +28,7 @@ from fastapi.responses import Response
 from .._check import default_of
 from ..apps import campaigns
 from ..errors import InputError
-from .bodies import AudienceBody, Bound, CampaignsBody, PlaceBody, QueryInt, ReadNextBody
+from .bodies import ANSWERS, AudienceBody, Bound, CampaignsBody, PlaceBody, QueryInt, ReadNextBody
 from .deps import KeyParam, ServedModel
 from .respond import answer, envelope, item_of
 
@@ -41,7 +41,9 @@ Wanted = Annotated[int, Query(ge=1, description="results wanted"), QueryInt, Bou
 CAMPAIGN_PRODUCTS_K: int = default_of(campaigns.campaign_products, "k")
 
 
-@router.post("/models/{name}/campaigns", summary="Campaigns that fit a customer, or an audience")
+@router.post(
+    "/models/{name}/campaigns", summary="Campaigns that fit a customer, or an audience", responses=ANSWERS
+)
 async def campaigns(s: ServedModel, body: CampaignsBody) -> Response:
     from ..apps import campaigns as c
 
@@ -59,7 +61,7 @@ async def campaigns(s: ServedModel, body: CampaignsBody) -> Response:
     return await answer(run)
 
 
-@router.get("/models/{name}/campaign_products", summary="Products bought with a campaign")
+@router.get("/models/{name}/campaign_products", summary="Products bought with a campaign", responses=ANSWERS)
 async def campaign_products(s: ServedModel, campaign: KeyParam, k: Wanted = CAMPAIGN_PRODUCTS_K) -> Response:
     from ..apps import campaigns as c
 
@@ -69,7 +71,9 @@ async def campaign_products(s: ServedModel, campaign: KeyParam, k: Wanted = CAMP
     return await answer(run)
 
 
-@router.post("/models/{name}/campaign_audience", summary="Customers like a campaign's responders")
+@router.post(
+    "/models/{name}/campaign_audience", summary="Customers like a campaign's responders", responses=ANSWERS
+)
 async def campaign_audience(s: ServedModel, body: AudienceBody) -> Response:
     from ..apps import campaigns as c
 
@@ -82,7 +86,11 @@ async def campaign_audience(s: ServedModel, body: AudienceBody) -> Response:
     return await answer(run)
 
 
-@router.post("/models/{name}/read_next", summary="Articles to read next, after articles or for a reader")
+@router.post(
+    "/models/{name}/read_next",
+    summary="Articles to read next, after articles or for a reader",
+    responses=ANSWERS,
+)
 async def read_next(s: ServedModel, body: ReadNextBody) -> Response:
     from ..apps import content
 
