@@ -171,6 +171,14 @@ def test_an_empty_column_is_noted_and_named_when_asked(model) -> None:
         model.similar(str(EMPTY))
 
 
+def test_errors_redirect(model) -> None:
+    with pytest.raises(UnknownItemError) as e:  # a customer (matrix row) named where an item is asked
+        model.similar("250")
+    assert "is a customer of this space" in one_line(e) and "similar-customers" in str(e.value)
+    vocab = likewise.Vocab(["tent-00005", "tent-00001", "kettle-00002"], [5, 3, 1])
+    assert vocab.suggest("tent") == ["tent-00005", "tent-00001"]  # a bare prefix finds its keys
+
+
 def test_dense_matrix_and_confidences(user_items, model) -> None:
     m, _ = user_items
     dense = likewise.train(m.toarray(), user_keys=[str(u) for u in range(m.shape[0])], **CONFIG)

@@ -267,7 +267,12 @@ class Vocab:
             candidates = self.keys[:200_000]
         else:
             candidates = self.keys
-        return difflib.get_close_matches(key, candidates, n=n, cutoff=0.6)
+        close = difflib.get_close_matches(key, candidates, n=n, cutoff=0.6)
+        if close or len(key) < 2:
+            return close
+        # a bare prefix ("tent" for "tent-00005"): the most frequent keys that start with it (ids by count)
+        folded = key.casefold()
+        return [k for k in candidates if k.casefold().startswith(folded)][:n]
 
     def id(self, key: str) -> int:
         """Id of ``key``; raises :class:`UnknownItemError` with suggestions if absent."""

@@ -316,6 +316,14 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
             try:
                 return self._vocab.id(item)
             except UnknownItemError as e:
+                if e.note is None and self._customers is not None and item in self._customers:
+                    raise UnknownItemError(
+                        item,
+                        (),
+                        what=self._vocab.what,
+                        note=f"it is a customer of this space, not a {self._vocab.what}: ask for-customer, "
+                        "similar-customers or lookalike (emb.customers in Python)",
+                    ) from None
                 raise self._visible_suggestions(e) from None
         if is_item(item):
             i = int(item)  # type: ignore[call-overload]
