@@ -388,6 +388,8 @@ def compile_log(
 ) -> dict[str, Any]:
     t0 = time.perf_counter()
     scan = readers.scan_log(spec, files, progress=progress)
+    # the log's own rows: a summary's "lines" (input_tokens also counts the attribute tokens added)
+    description = {**description, "log_rows": int(scan.n_rows)}
     vocab = make_vocab(dict(zip(scan.keys, scan.counts.tolist(), strict=True)), min_count, max_items, what)
     scratch = folder / "spill"
     scratch.mkdir()
