@@ -449,3 +449,14 @@ def test_the_facade_trains_a_typed_table():
     )
     assert emb.types.counts() == {"campaign": 1, "product": 2}
     assert emb.similar("tent", k=5, types="campaign").keys == ["campaign:spring"]
+
+
+def test_campaign_queries_on_an_untyped_space_say_why() -> None:
+    """An order log's space has products only: asking for a campaign says it needs a typed space,
+    not 'unknown product'."""
+    from likewise import Embeddings, Vocab
+    from likewise.errors import InputError
+
+    plain = Embeddings(np.eye(3, dtype=np.float32), Vocab(["a", "b", "c"]))
+    with pytest.raises(InputError, match="no item types, so no campaign 'x'.*--type-col"):
+        campaigns.campaign_products(plain, "x")  # (audiences ask for customer vectors first)
