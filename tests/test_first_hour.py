@@ -114,6 +114,14 @@ def test_what_likewise_does_not_do_is_refused_in_one_line(model, als, user_items
     assert "restrict=" in one_line(e)
 
 
+def test_implicit_names_on_a_space_not_trained_from_a_matrix_say_so(emb, user_items) -> None:
+    m, _ = user_items
+    for call in (lambda: emb.recommend(0, m[0], N=3), lambda: emb.similar_items(0), lambda: emb.item_factors):
+        with pytest.raises(InputError) as e:
+            call()
+        assert "space trained on a user × item matrix" in one_line(e)
+
+
 def test_results_refuse_tuple_unpacking(model) -> None:
     for res in (model.similar("3", k=2), model.similar(["3", "4"], k=2), model.recommend(["3"], k=2)):
         with pytest.raises(TypeError) as e:

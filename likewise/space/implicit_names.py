@@ -257,6 +257,7 @@ class ImplicitNames:
                 "filter_already_liked_items=False: likewise never proposes a basket's own items; "
                 "to rank them too, score them with emb.similarity or emb.affinity_top_k"
             )
+        self._matrix_note("recommend(userid, user_items, N=...)")  # columns mean something only then
         if not is_matrix(user_items):
             raise InputError(f"user_items must be a scipy.sparse matrix, got {type(user_items).__name__}")
         rows, single = _id_array(userid, "userid")
