@@ -209,7 +209,8 @@ def check_keys(keys: Any, n: int, name: str, per: str) -> list[str]:
         raise InputError(f"{name} has {len(keys)} keys, expected {n} (one per {per} of the matrix)")
     for i, k in enumerate(keys):
         if not isinstance(k, str):
-            raise InputError(f"{name}[{i}] is {type(k).__name__} {k!r}, keys must be str")
+            hint = f" (leave {name} out: columns are then keyed by their numbers)" if per == "column" else ""
+            raise InputError(f"{name}[{i}] is {type(k).__name__} {k!r}, keys must be str{hint}")
     if len(set(keys)) != n:
         seen: set[str] = set()
         dup = next(k for k in keys if k in seen or seen.add(k))  # type: ignore[func-returns-value]
