@@ -16,7 +16,12 @@ $(BIN)/.installed-demo: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[plot,progress]'
 	touch $@
 
+# torch from the CPU index first (the dev extra pins the version): PyPI's Linux wheel pulls the CUDA
+# stack, several GB no test needs. A CUDA machine sets TORCH_INDEX= (empty) to take PyPI's wheel.
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+
 $(BIN)/.installed: pyproject.toml | $(BIN)/python
+	$(if $(TORCH_INDEX),$(BIN)/python -m pip install -q "torch==$$(sed -n 's/.*"torch==\([0-9.]*\)".*/\1/p' pyproject.toml)" --index-url $(TORCH_INDEX))
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $@ $(BIN)/.installed-demo
 

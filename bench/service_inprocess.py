@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(("Embeddings.similar", _direct(lambda it: emb.similar(it, k=10), items)))
 
         def answer(it: str) -> Any:
-            return respond.json_response({"query": it, "neighbours": emb.similar(it, k=10).records()})
+            return respond.json_response(respond.envelope([(it, emb.similar(it, k=10))]))
 
         rows.append(("  + records and JSON", _direct(answer, items)))
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._check import is_sparse
+from ._check import is_matrix
 from ._threads import query_threads
 from .data.vocab import Vocab, parse_item
 from .errors import (
@@ -92,7 +92,7 @@ def load(path: str, *, mmap: bool = False, verify: bool = True) -> Embeddings:
 
 
 def train(
-    data: Any,
+    data: Any = None,
     config: TrainConfig | None = None,
     *,
     basket_col: str | None = None,
@@ -115,19 +115,33 @@ def train(
     the options of a typed space (``type_col``, ``type_map``, ``type_cols``, ``item_attrs``,
     ``attrs_item_col``, ``typed_negatives``). ``tokenize="simple"`` reads a text file lower-cased and
     split at punctuation (:class:`InputSpec`; the default ``"none"`` keeps words as written). Other
-    keywords (``dim=``, ``epochs=``, ``callback=``, ``progress=``, ...) pass through.
+    keywords (``dim=``, ``epochs=``, ``callback=``, ``progress=``, ...) pass through. gensim's
+    ``sentences=``, ``corpus_iterable=`` and ``corpus_file=`` (a path, read as a text file: a sentence
+    per line, words split at whitespace) are accepted as ``data``.
 
-    A scipy.sparse user × item matrix (what ``implicit`` trains on; any format) trains as baskets,
-    ``mode="basket"`` unless asked otherwise: each row is one basket of the columns where it holds a
-    value > 0. The values are not used otherwise (a basket is a set: a count of 5 weighs as 1), and
-    must be finite and >= 0. ``item_keys`` names the columns (one distinct str each; default the column
-    numbers ``"0"``, ``"1"``, ...); ``user_keys`` names the rows, and then the space also gets a customer
-    vector per row (:func:`likewise.space.customers.customer_table`, the mean of the row's item vectors;
-    ``emb.customers``). ``emb.recommend(matrix[rows])`` completes such rows (:meth:`Embeddings.recommend`).
+    A user × item matrix (what ``implicit`` trains on: scipy.sparse in any format, or a dense 2-D
+    NumPy array of numbers) trains as baskets, ``mode="basket"`` unless asked otherwise: each row is one
+    basket of the columns where it holds a value > 0. **Confidence values are not used**: a basket is a
+    set, so a count or a confidence of 5 weighs as 1 (implicit's ``alpha * X`` weighting has no
+    counterpart here); values must be finite and >= 0. ``item_keys`` names the columns (one distinct
+    str each; default the column numbers ``"0"``, ``"1"``, ...); ``user_keys`` names the rows, and then
+    the space also gets a customer vector per row (:func:`likewise.space.customers.customer_table`,
+    the mean of the row's item vectors; ``emb.customers``). A column that holds no value > 0 is in no
+    basket and has no vector: ``meta["dropped"]`` lists it (reason ``"empty"``) and a query naming it
+    says so.
+
+    The space remembers the matrix's columns (``meta["matrix"]``, saved with it), so implicit's names
+    answer in columns, as implicit does: ``ids, scores = emb.recommend(userid, user_items[userid],
+    N=10)`` (``filter_items=``, ``items=``, batches of user ids), ``emb.similar_items(column, N=10)``,
+    ``emb.similar_users(row, N=10)`` (with ``user_keys``) and ``emb.item_factors`` (see
+    :class:`likewise.space.implicit_names.ImplicitNames`). likewise's own queries (``similar``,
+    ``recommend(basket, k)``) take keys (the column number as a str, ``"3"``, when no ``item_keys``
+    were given) or likewise ids, the rows of ``emb.vectors``, and return :class:`Neighbours`.
     """
+    data = _gensim_data(data, kwargs)
     typed = {k: kwargs.pop(k) for k in _TYPED_OPTIONS if k in kwargs}
     tokenize = kwargs.pop("tokenize", "none")
-    if is_sparse(data) or item_keys is not None or user_keys is not None:
+    if is_matrix(data) or item_keys is not None or user_keys is not None:
         options = {"basket_col": basket_col, "item_col": item_col, "order_col": order_col}
         options |= {"user_col": user_col, "time_col": time_col, "quantity_col": quantity_col}
         options |= {"sessions": sessions, **typed, "tokenize": None if tokenize == "none" else tokenize}
@@ -160,6 +174,24 @@ def train(
     return retail.train_from_log(data, config, sessions=sessions, **cols, **typed, **kwargs)  # tables too
 
 
+_GENSIM_DATA = ("sentences", "corpus_iterable", "corpus_file")
+
+
+def _gensim_data(data: Any, kwargs: dict) -> Any:
+    """``data``, or what gensim's ``sentences=`` / ``corpus_iterable=`` / ``corpus_file=`` gave (popped)."""
+    given = {k: kwargs.pop(k) for k in _GENSIM_DATA if k in kwargs}
+    if len(given) + (data is not None) > 1:
+        names = (["data"] if data is not None else []) + [f"{k}=" for k in given]
+        raise InputError(f"the training data is given twice ({' and '.join(names)}): give it once")
+    if given:
+        data = next(iter(given.values()))
+    if data is None:
+        raise InputError(
+            "train needs data: sequences, a path, a table or a user × item matrix, likewise.train(data, ...)"
+        )
+    return data
+
+
 def _train_matrix(
     data: Any, config: TrainConfig | None, item_keys: Any, user_keys: Any, unused: list[str], kwargs: dict
 ) -> Embeddings:
@@ -167,10 +199,10 @@ def _train_matrix(
     from .readers import sparse_baskets
     from .space.customers import customer_table
 
-    if not is_sparse(data):
+    if not is_matrix(data):
         raise InputError(
-            "item_keys= and user_keys= name the columns and rows of a scipy.sparse matrix; "
-            f"got {type(data).__name__}"
+            "item_keys= and user_keys= name the columns and rows of a user × item matrix (scipy.sparse "
+            f"or a 2-D NumPy array of numbers); got {type(data).__name__}"
         )
     if unused:
         raise InputError(f"{unused[0]}= does not apply to a sparse matrix (each row is a basket)")

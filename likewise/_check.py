@@ -122,11 +122,38 @@ def is_sparse(x: object) -> bool:
     return type(x).__module__.startswith("scipy.sparse")
 
 
+def is_dense_matrix(x: object) -> bool:
+    """A 2-D NumPy array of numbers (bool, int or float): a user × item matrix written out in full."""
+    return isinstance(x, np.ndarray) and x.ndim == 2 and x.dtype.kind in "biuf"
+
+
+def is_matrix(x: object) -> bool:
+    """A user × item matrix: scipy.sparse (any format) or a dense 2-D NumPy array of numbers."""
+    return is_sparse(x) or is_dense_matrix(x)
+
+
+def _dense_rows(matrix: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray, tuple[int, int]]:
+    """:func:`sparse_rows` for a dense 2-D NumPy array (no scipy needed)."""
+    if matrix.shape[0] < 1 or matrix.shape[1] < 1:
+        raise InputError(f"{name} has shape {matrix.shape}, expected at least one row and one column")
+    bad = ~(np.isfinite(matrix) & (matrix >= 0)) if matrix.dtype.kind == "f" else matrix < 0
+    if bad.any():
+        row, col = (int(x) for x in np.argwhere(bad)[0])
+        raise InputError(
+            f"{name}[{row}, {col}] == {matrix[row, col].item()!r}, values must be finite and >= 0"
+        )
+    keep = matrix > 0
+    indptr = np.zeros(matrix.shape[0] + 1, dtype=np.int64)
+    np.cumsum(keep.sum(axis=1), out=indptr[1:])
+    return indptr, np.nonzero(keep)[1].astype(np.int64), (int(matrix.shape[0]), int(matrix.shape[1]))
+
+
 def sparse_rows(matrix: Any, name: str = "matrix") -> tuple[np.ndarray, np.ndarray, tuple[int, int]]:
     """The rows of a scipy.sparse matrix as packed column numbers: the entries with a value > 0.
 
     Any format is converted with ``.tocsr()``; the caller's matrix is never changed (a CSR that is not
-    canonical, with duplicate or unsorted entries, is summed on a copy).
+    canonical, with duplicate or unsorted entries, is summed on a copy). A dense 2-D NumPy array of
+    numbers is read the same way (:func:`is_dense_matrix`).
 
     Returns
     -------
@@ -142,6 +169,8 @@ def sparse_rows(matrix: Any, name: str = "matrix") -> tuple[np.ndarray, np.ndarr
         ``matrix`` is not 2-D, has no row or no column, or holds a negative, NaN or infinite value (the
         message names its row and column).
     """
+    if is_dense_matrix(matrix):
+        return _dense_rows(matrix, name)
     shape = tuple(getattr(matrix, "shape", ()))
     if len(shape) != 2:
         raise InputError(f"{name} has shape {shape}, expected a 2-D matrix (rows x columns)")
@@ -180,7 +209,8 @@ def check_keys(keys: Any, n: int, name: str, per: str) -> list[str]:
         raise InputError(f"{name} has {len(keys)} keys, expected {n} (one per {per} of the matrix)")
     for i, k in enumerate(keys):
         if not isinstance(k, str):
-            raise InputError(f"{name}[{i}] is {type(k).__name__} {k!r}, keys must be str")
+            hint = f" (leave {name} out: columns are then keyed by their numbers)" if per == "column" else ""
+            raise InputError(f"{name}[{i}] is {type(k).__name__} {k!r}, keys must be str{hint}")
     if len(set(keys)) != n:
         seen: set[str] = set()
         dup = next(k for k in keys if k in seen or seen.add(k))  # type: ignore[func-returns-value]

@@ -143,6 +143,11 @@ class WriteError(LikewiseError, OSError):
     left half-written under the output's name (``errno`` is the operating system's, when it gave one)."""
 
 
+#: The CPU build of PyTorch: what a machine without a CUDA GPU installs (``pip install '.[torch]'`` alone
+#: takes PyPI's Linux wheel, which brings the CUDA libraries, several GB).
+CPU_TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
+
+
 class MissingDependencyError(LikewiseError, ImportError):
     """An optional dependency is not installed.
 
@@ -163,6 +168,8 @@ class MissingDependencyError(LikewiseError, ImportError):
         why = f" for {purpose}" if purpose else ""
         # likewise installs from its clone (it is not on PyPI): the extra is named on the folder
         install = f"pip install '.[{extra}]' in the likewise clone" if extra else f"pip install {package}"
+        if package == "torch":  # PyPI's Linux wheel brings CUDA (GBs); the CPU build is enough without a GPU
+            install = f"{CPU_TORCH} first for the CPU build, then {install}"
         super().__init__(f"{package} is needed{why}: {install}")
 
 

@@ -134,7 +134,7 @@ def test_most_similar_raw_vector_term_matches_gensim(emb: Embeddings, kv) -> Non
 
 def test_most_similar_agrees_with_similar_and_analogy(emb: Embeddings) -> None:
     one = emb.similar("w010", k=10)
-    assert emb.most_similar("w010") == list(one)
+    assert emb.most_similar("w010") == one.pairs()
     add = emb.analogy("w030", "w010", "w020", k=10)  # w030 : w010 :: w020 : ?
     got = emb.most_similar(positive=["w010", "w020"], negative=["w030"])
     assert [k for k, _ in got] == add.keys
@@ -157,8 +157,7 @@ def test_most_similar_errors(emb: Embeddings) -> None:
         emb.most_similar(positive=[], negative=[])
     with pytest.raises(UnknownItemError, match="unknown item 'w99'"):
         emb.most_similar(positive=["w001"], negative=["w99"])
-    with pytest.raises(InputError, match="k == 0"):
-        emb.most_similar("w001", topn=0)
+    assert emb.most_similar("w001", topn=0) == []  # gensim's answer to topn < 1
     with pytest.raises(InputError, match=r"\(key, weight\) pair"):
         emb.most_similar(positive=[("w001", "heavy")])
     with pytest.raises(InputError, match="most_similar term"):

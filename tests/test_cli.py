@@ -60,20 +60,24 @@ def test_similar_table_and_json(model, capsys):
     assert main(["similar", str(model), "tent", "-k", "3"]) == 0
     out = capsys.readouterr().out
     assert "similar to tent:" in out and "cosine" in out
-    got = run_json(capsys, "similar", str(model), "tent", "kettle", "tent", "-k", "3")
+    got = run_json(capsys, "similar", str(model), "tent", "kettle", "tent", "-k", "3")["answers"]
     assert [g["query"] for g in got] == ["tent", "kettle", "tent"]
     outdoor = {"sleeping bag", "headlamp", "trail shoes", "rain jacket"}
-    assert {r["item"] for r in got[0]["neighbours"]} <= outdoor
-    assert len(got[1]["neighbours"]) == 3 and got[2] == got[0]
-    scores = [r["score"] for r in got[0]["neighbours"]]
+    assert {r["item"] for r in got[0]["results"]} <= outdoor
+    assert len(got[1]["results"]) == 3 and got[2] == got[0]
+    assert set(got[0]["results"][0]) == {"item", "id", "score"}
+    scores = [r["score"] for r in got[0]["results"]]
     assert scores == sorted(scores, reverse=True)
 
 
 def test_recommend_analogy_info(model, capsys):
-    rec = run_json(capsys, "recommend", str(model), "tent", "headlamp", "-k", "3")
+    rec = run_json(capsys, "recommend", str(model), "tent", "headlamp", "-k", "3")["answers"]
+    assert rec[0]["query"] == ["tent", "headlamp"]
+    rec = rec[0]["results"]
     assert len(rec) == 3 and not {"tent", "headlamp"} & {r["item"] for r in rec}
     ana = run_json(capsys, "analogy", str(model), "tent", "headlamp", "kettle", "-k", "2")
-    assert len(ana) == 2
+    assert ana["method"] == "add" and ana["answers"][0]["query"] == ["tent", "headlamp", "kettle"]
+    assert len(ana["answers"][0]["results"]) == 2
     info = run_json(capsys, "info", str(model))
     assert info["items"] == 15 and info["dim"] == 8 and info["table_bytes"] == 15 * 8 * 4
     assert info["config"]["mode"] == "basket"
@@ -82,8 +86,8 @@ def test_recommend_analogy_info(model, capsys):
 
 
 def test_item_by_id(model, capsys):
-    got = run_json(capsys, "similar", str(model), "#0", "-k", "2")
-    assert got[0]["query"] == "#0" and len(got[0]["neighbours"]) == 2
+    got = run_json(capsys, "similar", str(model), "#0", "-k", "2")["answers"]
+    assert got[0]["query"] == "#0" and len(got[0]["results"]) == 2
 
 
 def test_unknown_item_is_one_clear_line(model, capsys):
@@ -155,7 +159,7 @@ def test_installed_command_runs(model):
     )
     assert r.returncode == 0, r.stderr
     office = {"notebook", "desk lamp", "pen set", "laptop sleeve"}
-    assert {x["item"] for x in json.loads(r.stdout)[0]["neighbours"]} <= office
+    assert {x["item"] for x in json.loads(r.stdout)["answers"][0]["results"]} <= office
     r = subprocess.run([*cmd, "--help"], capture_output=True, text=True)
     assert r.returncode == 0 and "train" in r.stdout and "demo" in r.stdout
 
@@ -299,7 +303,7 @@ def test_under_torchrun_a_query_prints_on_rank_0_only(model, capsys, monkeypatch
     monkeypatch.setenv("RANK", "0")
     assert main(["similar", str(model), "tent", "-k", "3", "--json"]) == 0
     out, err = capsys.readouterr()
-    assert [q["query"] for q in json.loads(out)] == ["tent"]
+    assert [q["query"] for q in json.loads(out)["answers"]] == ["tent"]
     assert "'similar' runs in one process: rank 0 of this torchrun of 2 answers" in err
     assert os.environ["WORLD_SIZE"] == "2" and os.environ["RANK"] == "0"  # given back as they were
 

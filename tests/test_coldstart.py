@@ -86,6 +86,8 @@ def test_attributes_become_hidden_tokens_in_the_space(shop):
     assert tents[0].startswith("tent-"), tents
     # the held-out products never reached the space
     assert not any(data.products[i] in emb for i in held.tolist())
+    # the summary's lines are the log's rows, not its rows and their attribute tokens together
+    assert emb.meta["retail"]["lines"] == int(np.isin(data.product_id, held, invert=True).sum())
 
 
 def test_tokenising_follows_the_training_rules(shop):

@@ -182,9 +182,9 @@ def test_train_and_query_the_sample(sample, tmp_path, capsys):
     assert info["customers"] == N
     top = info["most_frequent"][0]
     assert main(["similar", str(model), top, "-k", "3", "--json"]) == 0
-    (got,) = json.loads(capsys.readouterr().out)
-    assert got["query"] == top and len(got["neighbours"]) == 3
-    assert top not in [r["item"] for r in got["neighbours"]]
+    (got,) = json.loads(capsys.readouterr().out)["answers"]
+    assert got["query"] == top and len(got["results"]) == 3
+    assert top not in [r["item"] for r in got["results"]]
     # nor is the data set written inside a saved space
     capsys.readouterr()
     assert main(["datasets", "completejourney", "-o", str(model / "cj"), "--households", "2"]) == 1

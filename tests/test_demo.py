@@ -32,7 +32,7 @@ def test_demo_neighbours_are_from_the_same_department(tmp_path, seed):
     res = run_demo(tmp_path / "demo", seed=seed)
     labels = demo_labels()
     for q in DEMO_QUERIES:
-        got = [k for k, _ in res.neighbours[q]]
+        got = res.neighbours[q].keys
         assert len(got) == 3
         assert {labels[k] for k in got} == {labels[q]}, (q, got)
     assert (res.model_path / "manifest.json").exists()

@@ -280,6 +280,6 @@ def test_torchrun_of_a_query_prints_its_answer_once(tmp_path):
     env = dict(os.environ, OMP_NUM_THREADS="1", LIKEWISE_DIST_TIMEOUT="60")
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    answer = json.loads(proc.stdout)  # one JSON document: two ranks printing would not parse
-    assert [q["query"] for q in answer] == ["k0"] and len(answer[0]["neighbours"]) == 3
+    answer = json.loads(proc.stdout)["answers"]  # one JSON document: two ranks printing would not parse
+    assert [q["query"] for q in answer] == ["k0"] and len(answer[0]["results"]) == 3
     assert proc.stderr.count("runs in one process: rank 0 of this torchrun of 2") == 1

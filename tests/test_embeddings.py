@@ -212,7 +212,9 @@ def test_similar_single_matches_brute_force(emb: Embeddings) -> None:
     assert_matches(res, *oracle(n @ n[42], 10, exclude=[42]))
     assert len(res) == 10 and res.keys == [emb.keys[i] for i in res.ids]
     assert res.queries is None and not res.batched
-    assert [k for k, _ in res] == res.keys
+    assert [k for k, _ in res.pairs()] == res.keys
+    with pytest.raises(TypeError, match="not a tuple"):
+        ids, scores = res  # implicit's habit: refused, not two silent pairs
 
 
 def test_similar_batch_matches_brute_force(emb: Embeddings) -> None:
@@ -226,7 +228,7 @@ def test_similar_batch_matches_brute_force(emb: Embeddings) -> None:
         np.testing.assert_array_equal(res.ids[row], want_ids)
         np.testing.assert_allclose(res.scores[row], want_scores, atol=2e-5)
         assert res[row].keys == res.keys[row]
-    assert len(res) == 4 and [len(r) for r in res] == [7] * 4
+    assert len(res) == 4 and [len(r) for r in res.rows()] == [7] * 4
 
 
 def test_similar_restrict_int(emb: Embeddings) -> None:

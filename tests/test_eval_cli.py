@@ -148,7 +148,7 @@ def test_export_import_round_trip(work, tmp_path, capsys):
         assert (tmp_path / name).read_bytes() == (tmp_path / ("again" + name)).read_bytes()
     a = run_json(capsys, "similar", model, "g0_i1", "-k", "5")
     b = run_json(capsys, "similar", str(tmp_path / "m.bin.model"), "g0_i1", "-k", "5")
-    assert [n["item"] for n in a[0]["neighbours"]] == [n["item"] for n in b[0]["neighbours"]]
+    assert [n["item"] for n in a["answers"][0]["results"]] == [n["item"] for n in b["answers"][0]["results"]]
     run_json(
         capsys,
         "export",

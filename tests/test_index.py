@@ -174,7 +174,7 @@ def test_cli_index(tmp_path, space, capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert main(["similar", str(model), "i3", "-k", "3", "--json"]) == 0
-    assert len(json.loads(capsys.readouterr().out)[0]["neighbours"]) == 3
+    assert len(json.loads(capsys.readouterr().out)["answers"][0]["results"]) == 3
     assert Path(model / "index" / "hnsw.bin").is_file()
 
 

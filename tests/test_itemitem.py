@@ -309,7 +309,7 @@ def test_the_http_service_completes_as_the_library_does(tmp_path):
 
     def keys(r) -> list[str]:
         assert r.status_code == 200, r.text
-        return [n["item"] for n in r.json()["neighbours"]]
+        return [n["item"] for n in r.json()["answers"][0]["results"]]
 
     r = asyncio.run(go("POST", "/models/m/recommend", json={"items": ["a2", "a7"], "k": 4}))
     assert keys(r) == emb.recommend(["a2", "a7"], k=4).keys

@@ -86,6 +86,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise.space.affinity",
             "likewise.space.itemtable",  # types, the type filter and export (a mixin of Embeddings)
             "likewise.space.gensim_names",  # gensim's KeyedVectors names (a mixin of Embeddings)
+            "likewise.space.implicit_names",  # implicit's names, in matrix columns (a mixin)
             "likewise.space.persist",
             # vectors to LanceDB, Qdrant, FAISS, Parquet, pgvector (a mixin of Embeddings; libraries lazily)
             "likewise.space.vectorstores",

@@ -176,7 +176,7 @@ def test_cli_and_http_answer_as_the_library(loyal, tmp_path, capsys):
 
     r = asyncio.run(ask())
     assert r.status_code == 200, r.text
-    assert [n["item"] if "item" in n else n["key"] for n in r.json()["neighbours"]] == want.keys
+    assert [n["item"] if "item" in n else n["key"] for n in r.json()["answers"][0]["results"]] == want.keys
 
 
 def test_a_log_too_small_to_fit_answers_with_each_customers_own_most_bought(tmp_path):

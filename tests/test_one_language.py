@@ -105,8 +105,8 @@ def test_cli_http_and_python_give_the_same_answer_records(model, capsys):
         assert [set(r) for r in want] == [{"item", "id", "score"}] * 4
         capsys.readouterr()
         assert main(["similar", str(model), written, "-k", "4", "--json"]) == 0
-        cli = json.loads(capsys.readouterr().out)[0]["neighbours"]
-        http = http_get(model, "/models/m/similar", item=written, k=4).json()["neighbours"]
+        cli = json.loads(capsys.readouterr().out)["answers"][0]["results"]
+        http = http_get(model, "/models/m/similar", item=written, k=4).json()["answers"][0]["results"]
         assert cli == want == http  # same keys, ids and scores, to the last bit
     batch, one = emb.similar(["p1", "p2"], k=3).records(), emb.similar("p2", k=3).records()
     assert len(batch) == 2 and [(r["item"], r["id"]) for r in batch[1]] == [(r["item"], r["id"]) for r in one]
@@ -193,7 +193,7 @@ def test_recommend_scoring_is_offered_on_the_command_line_as_over_http(model, ca
     want = emb.recommend(["p1", "p2"], k=3, scoring="cosine").records()
     capsys.readouterr()
     assert main(["recommend", str(model), "p1", "p2", "-k", "3", "--scoring", "cosine", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == want
+    assert json.loads(capsys.readouterr().out)["answers"][0]["results"] == want
 
 
 def test_the_readme_synopsis_shows_the_defaults_and_choices_the_commands_have():
@@ -269,7 +269,10 @@ def test_request_bodies_default_to_what_the_library_defaults_to(body, func, fiel
 def test_http_takes_restrict_and_skip_unknown_as_python_does(model):
     emb = Embeddings.load(model)
     want = emb.similar("p3", k=3, restrict=10).records()
-    assert http_get(model, "/models/m/similar", item="p3", k=3, restrict=10).json()["neighbours"] == want
+    assert (
+        http_get(model, "/models/m/similar", item="p3", k=3, restrict=10).json()["answers"][0]["results"]
+        == want
+    )
     app = create_app(Registry([ModelSpec("m", model)]))
 
     async def post(url, body):
@@ -277,13 +280,15 @@ def test_http_takes_restrict_and_skip_unknown_as_python_does(model):
             return await c.post(url, json=body)
 
     got = asyncio.run(post("/models/m/similar", {"items": ["p3"], "k": 3, "restrict": 10})).json()
-    assert got["results"][0]["neighbours"] == want
+    assert got["answers"][0]["results"] == want
     rec = emb.recommend(["p1", "zzz"], k=3, restrict=12, on_unknown="skip").records()
     body = {"items": ["p1", "zzz"], "k": 3, "restrict": 12, "skip_unknown": True}
-    assert asyncio.run(post("/models/m/recommend", body)).json()["neighbours"] == rec
+    assert asyncio.run(post("/models/m/recommend", body)).json()["answers"][0]["results"] == rec
     ana = emb.analogy("p1", "p2", "p3", restrict=8).records()
     got = asyncio.run(post("/models/m/analogy", {"a": "p1", "b": "p2", "c": "p3", "restrict": 8})).json()
-    assert got["neighbours"] == ana and len(ana) == 5  # 10 by default, of the 8 most frequent less a, b, c
+    assert (
+        got["answers"][0]["results"] == ana and len(ana) == 5
+    )  # 10 by default, of the 8 most frequent less a, b, c
 
 
 @pytest.mark.parametrize(

@@ -73,13 +73,17 @@ def test_train_summary_and_queries(shop, capsys):
     info = _json(capsys, ["info", str(model)])
     product = info["most_frequent"][0]
     got = _json(capsys, ["also-bought", str(model), product, "-k", "3"])
-    assert len(got["results"]) == 3 and product not in [r["item"] for r in got["results"]]
+    assert len(got["answers"][0]["results"]) == 3 and product not in [
+        r["item"] for r in got["answers"][0]["results"]
+    ]
     got = _json(capsys, ["complete", str(model), product, info["most_frequent"][1], "-k", "4"])
-    assert len(got["results"]) == 4
+    assert len(got["answers"][0]["results"]) == 4
     got = _json(capsys, ["for-customer", str(model), "C000001", "-k", "5"])
-    assert len(got["results"]) == 5
+    assert len(got["answers"][0]["results"]) == 5
     got = _json(capsys, ["similar-customers", str(model), "C000001", "-k", "2"])
-    assert [r["item"] for r in got["results"]] != ["C000001"] and len(got["results"]) == 2
+    assert [r["item"] for r in got["answers"][0]["results"]] != ["C000001"] and len(
+        got["answers"][0]["results"]
+    ) == 2
     main(["also-bought", str(model), product, "-k", "3"])
     text = capsys.readouterr().out
     assert text.startswith(f"bought with {product}:") and "score" in text
@@ -173,8 +177,8 @@ def test_seeds_file_with_header_columns_skip_unknown_and_min_score(shop, capsys,
     assert main([*base, "--seed-col", "cust"]) == 1  # an unknown seed is an error by default
     assert "NOPE-1" in capsys.readouterr().err
     got = _json(capsys, [*base, "--seed-col", "cust", "--skip-unknown"])
-    assert got["unknown_seeds"] == ["NOPE-1"] and len(got["results"]) == 20
-    scores = sorted(r["score"] for r in got["results"])
+    assert got["unknown_seeds"] == ["NOPE-1"] and len(got["answers"][0]["results"]) == 20
+    scores = sorted(r["score"] for r in got["answers"][0]["results"])
     cut = scores[10]
     capsys.readouterr()
     assert main([*base, "--seed-col", "cust", "--skip-unknown", "--min-score", str(cut)]) == 0
@@ -185,7 +189,7 @@ def test_seeds_file_with_header_columns_skip_unknown_and_min_score(shop, capsys,
     tsv = tmp_path / "seeds.tsv"
     tsv.write_text("customer_id\tx\nC000001\t1\n")
     got = _json(capsys, ["lookalike", str(model), "--seeds-file", str(tsv), "-k", "5"])
-    assert len(got["results"]) == 5
+    assert len(got["answers"][0]["results"]) == 5
 
 
 def test_lookalike_says_why_it_wrote_fewer_than_k(shop, capsys, tmp_path):

@@ -58,7 +58,10 @@ def test_streamed_customers_equal_the_in_memory_build(shop):
         shop / "orders.parquet", time_col="timestamp", half_life_days=30, popularity_power=0.5,
         dim=16, epochs=2, min_count=2, deterministic=True,
     )  # fmt: skip
-    assert emb.meta["mode_reason"] == "a log grouped by 'order_id' with no ordering column"
+    assert emb.meta["mode_reason"].startswith(
+        "a log grouped by 'order_id' with no ordering column ('timestamp'"
+    )
+    assert "--sessions chains" in emb.meta["mode_reason"]  # the time column orders nothing, and it says so
     assert emb.meta["retail"]["user_col"] == "customer_id" and emb.meta["retail"]["lines"] > 0
     log = retail.read_order_log(shop / "orders.parquet", time_col="timestamp")
     ref = retail.build_customer_vectors(emb, log, half_life_days=30, popularity_power=0.5)

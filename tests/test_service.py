@@ -98,6 +98,17 @@ def test_health_models_and_info(client, models):
     assert info["index"] is None and info["labels"] is True
     doc = client.get("/openapi.json").json()
     assert "/models/{name}/similar" in doc["paths"] and "/models/{name}/recommend" in doc["paths"]
+    # every query route documents the one envelope, as --json gives it
+    queries = [
+        p for p, ops in doc["paths"].items() for op in ops.values() if "Answers" in str(op["responses"])
+    ]
+    assert (
+        len(queries) == 15
+        and "/models/{name}/also_bought" in queries
+        and "/models/{name}/place" not in queries
+    )
+    record = doc["components"]["schemas"]["AnswerRecord"]["properties"]
+    assert set(record) == {"item", "id", "score"}
 
 
 def test_queries_answer_what_the_library_answers(client, models):
@@ -105,38 +116,46 @@ def test_queries_answer_what_the_library_answers(client, models):
     r = client.get("/models/shop/similar", params={"item": "g0_i0", "k": 5})
     assert r.status_code == 200
     expected = emb.similar("g0_i0", k=5)
-    assert [n["item"] for n in r.json()["neighbours"]] == expected.keys
-    np.testing.assert_allclose([n["score"] for n in r.json()["neighbours"]], expected.scores, atol=1e-6)
+    assert [n["item"] for n in r.json()["answers"][0]["results"]] == expected.keys
+    np.testing.assert_allclose(
+        [n["score"] for n in r.json()["answers"][0]["results"]], expected.scores, atol=1e-6
+    )
     # the planted structure: an item's neighbours are from its group
-    assert all(n["item"].startswith("g0_") for n in r.json()["neighbours"])
+    assert all(n["item"].startswith("g0_") for n in r.json()["answers"][0]["results"])
 
     r = client.get("/models/shop/similar", params={"item": "#3", "k": 2})  # an id
-    assert [n["id"] for n in r.json()["neighbours"]] == emb.similar(3, k=2).ids.tolist()
+    assert [n["id"] for n in r.json()["answers"][0]["results"]] == emb.similar(3, k=2).ids.tolist()
 
     r = client.post(
         "/models/shop/similar", json={"items": ["g1_i1", 5, "nope"], "k": 3, "skip_unknown": True}
     )
-    res = r.json()["results"]
+    res = r.json()["answers"]
     assert [x["query"] for x in res] == ["g1_i1", 5]
-    assert [n["item"] for n in res[0]["neighbours"]] == emb.similar("g1_i1", k=3).keys
+    assert [n["item"] for n in res[0]["results"]] == emb.similar("g1_i1", k=3).keys
 
     vec = emb.vector("g2_i3").tolist()
     r = client.post("/models/shop/similar_vector", json={"vector": vec, "k": 4, "exclude": ["g2_i3"]})
-    assert [n["item"] for n in r.json()["neighbours"]] == emb.similar("g2_i3", k=4).keys
+    assert [n["item"] for n in r.json()["answers"][0]["results"]] == emb.similar("g2_i3", k=4).keys
     r = client.post("/models/shop/similar_vector", json={"vector": [vec, vec], "k": 2})
-    assert len(r.json()["results"]) == 2 and r.json()["results"][0]["neighbours"][0]["item"] == "g2_i3"
+    assert len(r.json()["answers"]) == 2 and r.json()["answers"][0]["results"][0]["item"] == "g2_i3"
 
     r = client.post("/models/shop/recommend", json={"items": ["g3_i0", "g3_i1"], "k": 5})
-    assert [n["item"] for n in r.json()["neighbours"]] == emb.recommend(["g3_i0", "g3_i1"], k=5).keys
+    assert [n["item"] for n in r.json()["answers"][0]["results"]] == emb.recommend(
+        ["g3_i0", "g3_i1"], k=5
+    ).keys
     r = client.post("/models/shop/recommend", json={"items": ["g3_i0", "g3_i1"], "k": 5, "scoring": "cosine"})
-    assert [n["item"] for n in r.json()["neighbours"]] == emb.recommend(["g3_i0", "g3_i1"], k=5).keys
+    assert [n["item"] for n in r.json()["answers"][0]["results"]] == emb.recommend(
+        ["g3_i0", "g3_i1"], k=5
+    ).keys
 
     r = client.post("/models/shop/analogy", json={"a": "g1_i0", "b": "g1_i1", "c": "g2_i0", "k": 3})
-    assert [n["item"] for n in r.json()["neighbours"]] == emb.analogy("g1_i0", "g1_i1", "g2_i0", k=3).keys
+    assert [n["item"] for n in r.json()["answers"][0]["results"]] == emb.analogy(
+        "g1_i0", "g1_i1", "g2_i0", k=3
+    ).keys
 
     # another model by name answers from its own space
     other = client.get("/models/other/similar", params={"item": "g0_i0", "k": 5}).json()
-    assert [n["item"] for n in other["neighbours"]] == Embeddings.load(models["shop2"]).similar(
+    assert [n["item"] for n in other["answers"][0]["results"]] == Embeddings.load(models["shop2"]).similar(
         "g0_i0", k=5
     ).keys
 
@@ -297,7 +316,7 @@ def test_reload_swaps_in_a_new_version(tmp_path, models):
     after = c.post("/models/m/reload").json()
     assert after["version"] == before["version"] + 1 and after["fingerprint"] == new.fingerprint
     r = c.get("/models/m/similar", params={"item": "g0_i0", "k": 3}).json()
-    assert [n["item"] for n in r["neighbours"]] == new.similar("g0_i0", k=3).keys
+    assert [n["item"] for n in r["answers"][0]["results"]] == new.similar("g0_i0", k=3).keys
 
     # a damaged folder: the reload fails with 503 and the loaded version keeps answering
     (path / "garbage").write_bytes(b"garbage")
@@ -334,7 +353,7 @@ def test_real_server_answers_and_swaps_models_with_no_failed_request(server, mod
             while not stop.is_set():
                 r = c.get("/models/live/similar", params={"item": "g0_i0", "k": 5})
                 with lock:
-                    if r.status_code == 200 and len(r.json()["neighbours"]) == 5:
+                    if r.status_code == 200 and len(r.json()["answers"][0]["results"]) == 5:
                         counts["ok"] += 1
                     else:
                         failures.append(f"{r.status_code} {r.text[:200]}")
@@ -359,7 +378,7 @@ def test_real_server_answers_and_swaps_models_with_no_failed_request(server, mod
     assert failures == []
     assert counts["ok"] > 20
     r = httpx.get(base + "/models/live/similar", params={"item": "g0_i0", "k": 3}).json()
-    assert [n["item"] for n in r["neighbours"]] == new.similar("g0_i0", k=3).keys
+    assert [n["item"] for n in r["answers"][0]["results"]] == new.similar("g0_i0", k=3).keys
     page = httpx.get(base + "/")
     assert page.status_code == 200 and "likewise explorer" in page.text
     assert json.loads(httpx.get(base + "/openapi.json").text)["info"]["title"] == "likewise"
@@ -385,7 +404,7 @@ def test_customer_endpoints_answer_what_retail_answers(tmp_path):
 
     def items(r):
         assert r.status_code == 200, r.text
-        return [n["item"] for n in r.json()["neighbours"]]
+        return [n["item"] for n in r.json()["answers"][0]["results"]]
 
     assert items(c.post("/models/retail/for_customer", json={"customer": "cg1_3", "k": 5})) == (
         retail.for_customer(emb, "cg1_3", 5).keys

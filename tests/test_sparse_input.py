@@ -58,7 +58,7 @@ def test_matrix_trains_exactly_as_its_rows_listed(spaces, data) -> None:
     np.testing.assert_array_equal(got.vectors, want.vectors)
     np.testing.assert_array_equal(got.context, want.context)
     assert got.config["mode"] == "basket" and got.meta["mode_reason"] == "a sparse matrix: each row a basket"
-    assert got.meta["matrix"] == {"rows": 400, "columns": 32, "item_keys": "given"}
+    assert got.meta["matrix"] == {"rows": 400, "columns": 32, "item_keys": "given", "column_keys": data[1]}
     assert label_purity(got, data[4], k=5) >= 0.9
     assert got.similar("g0_0", k=5).keys == want.similar("g0_0", k=5).keys
 
@@ -141,9 +141,8 @@ def test_recommend_defaults_to_the_column_numbers_of_the_training_matrix(data, t
 def test_recommend_refuses_what_it_cannot_read(spaces, data) -> None:
     m, keys, _, _, _ = data
     emb, from_lists = spaces
-    with pytest.raises(InputError, match="trained with item_keys=: name the 32 columns"):
-        emb.recommend(m[:2])
-    with pytest.raises(InputError, match="trained not from a matrix"):
+    assert emb.recommend(m[:2]).keys == emb.recommend(m[:2], item_keys=keys).keys  # the columns remembered
+    with pytest.raises(InputError, match="not trained from a matrix: name the 32 columns"):
         from_lists.recommend(m[:2])
     empty = m[:3].tolil()
     empty[1, :] = 0
@@ -163,7 +162,11 @@ def test_recommend_refuses_what_it_cannot_read(spaces, data) -> None:
 @pytest.mark.parametrize(
     "matrix, kw, message",
     [
-        (np.eye(3), {"item_keys": ["a", "b", "c"]}, "scipy.sparse matrix; got ndarray"),
+        (
+            np.eye(3).astype(str),
+            {"item_keys": ["a", "b", "c"]},
+            "scipy.sparse or a 2-D NumPy array of numbers",
+        ),
         ("eye", {"item_keys": ["a", "b"]}, r"item_keys has 2 keys, expected 3 \(one per column"),
         ("eye", {"item_keys": ["a", "b", "a"]}, "item_keys holds 'a' more than once"),
         ("eye", {"item_keys": ["a", "b", 3]}, r"item_keys\[2\] is int 3, keys must be str"),
@@ -191,7 +194,7 @@ def test_bad_input_says_what_is_wrong(matrix, kw, message) -> None:
 
 
 def test_keys_without_a_matrix_are_refused() -> None:
-    with pytest.raises(InputError, match="name the columns and rows of a scipy.sparse matrix; got list"):
+    with pytest.raises(InputError, match="name the columns and rows of a user × item matrix"):
         likewise.train([["a", "b"]], item_keys=["a", "b"])
 
 

@@ -248,13 +248,13 @@ def test_cli_python_and_http_agree(shop, capsys):
 
     def keys(r):
         assert r.status_code == 200, r.text
-        return [n["item"] for n in r.json()["neighbours"]]
+        return [n["item"] for n in r.json()["answers"][0]["results"]]
 
     py = emb.similar("spring-outdoor", k=4, types="product").keys
     assert [
         n["item"]
-        for n in _cli(capsys, ["similar", m, "spring-outdoor", "-k", "4", "--type", "product"])[0][
-            "neighbours"
+        for n in _cli(capsys, ["similar", m, "spring-outdoor", "-k", "4", "--type", "product"])["answers"][0][
+            "results"
         ]
     ] == py
     assert (
@@ -263,7 +263,9 @@ def test_cli_python_and_http_agree(shop, capsys):
     )
 
     py = campaigns.campaigns_for_customer(emb, "C000003", k=3).keys
-    assert [r["item"] for r in _cli(capsys, ["campaigns", m, "C000003", "-k", "3"])["results"]] == py
+    assert [
+        r["item"] for r in _cli(capsys, ["campaigns", m, "C000003", "-k", "3"])["answers"][0]["results"]
+    ] == py
     assert keys(http.post("/models/m/campaigns", json={"customer": "C000003", "k": 3})) == py
     assert retail.for_customer(emb, "C000003", 3, exclude_bought=False, types="campaign").keys == py
     opened = campaigns.campaigns_for_customer(emb, "C000003", k=16, exclude_opened=True).keys
@@ -271,24 +273,28 @@ def test_cli_python_and_http_agree(shop, capsys):
 
     aud = ["C000003", "C000004", "C000010"]
     py = campaigns.campaigns_for_audience(emb, aud, k=3).keys
-    assert [r["item"] for r in _cli(capsys, ["campaigns", m, *aud, "-k", "3"])["results"]] == py
+    assert [r["item"] for r in _cli(capsys, ["campaigns", m, *aud, "-k", "3"])["answers"][0]["results"]] == py
     assert keys(http.post("/models/m/campaigns", json={"customers": aud, "k": 3})) == py
 
     py = campaigns.campaign_products(emb, "summer-garden", k=5).keys
     assert [
-        r["item"] for r in _cli(capsys, ["campaign-products", m, "summer-garden", "-k", "5"])["results"]
+        r["item"]
+        for r in _cli(capsys, ["campaign-products", m, "summer-garden", "-k", "5"])["answers"][0]["results"]
     ] == py
     assert keys(http.get("/models/m/campaign_products", params={"campaign": "summer-garden", "k": 5})) == py
 
     py = campaigns.campaign_audience(emb, "summer-garden", k=5).keys
     out = _cli(capsys, ["campaign-audience", m, "summer-garden", "-k", "5"])
-    assert [r["item"] for r in out["results"]] == py and out["responders"] > 0
+    assert [r["item"] for r in out["answers"][0]["results"]] == py and out["responders"] > 0
     r = http.post("/models/m/campaign_audience", json={"campaign": "summer-garden", "k": 5})
     assert keys(r) == py and r.json()["responders"] == out["responders"]
 
     py = content.read_next(emb, ["tent-guide", "trowel-guide"], k=4).keys
     assert [
-        r["item"] for r in _cli(capsys, ["read-next", m, "tent-guide", "trowel-guide", "-k", "4"])["results"]
+        r["item"]
+        for r in _cli(capsys, ["read-next", m, "tent-guide", "trowel-guide", "-k", "4"])["answers"][0][
+            "results"
+        ]
     ] == py
     assert (
         keys(http.post("/models/m/read_next", json={"articles": ["tent-guide", "trowel-guide"], "k": 4}))
@@ -296,14 +302,17 @@ def test_cli_python_and_http_agree(shop, capsys):
     )
     py = content.read_next_for(emb, "C000007", k=4).keys
     assert [
-        r["item"] for r in _cli(capsys, ["read-next", m, "--reader", "C000007", "-k", "4"])["results"]
+        r["item"]
+        for r in _cli(capsys, ["read-next", m, "--reader", "C000007", "-k", "4"])["answers"][0]["results"]
     ] == py
     assert keys(http.post("/models/m/read_next", json={"reader": "C000007", "k": 4})) == py
 
     py = retail.for_customer(emb, "C000007", 4, types="article").keys
     assert [
         r["item"]
-        for r in _cli(capsys, ["for-customer", m, "C000007", "-k", "4", "--type", "article"])["results"]
+        for r in _cli(capsys, ["for-customer", m, "C000007", "-k", "4", "--type", "article"])["answers"][0][
+            "results"
+        ]
     ] == py
     assert (
         keys(http.post("/models/m/for_customer", json={"customer": "C000007", "k": 4, "types": ["article"]}))
@@ -440,3 +449,14 @@ def test_the_facade_trains_a_typed_table():
     )
     assert emb.types.counts() == {"campaign": 1, "product": 2}
     assert emb.similar("tent", k=5, types="campaign").keys == ["campaign:spring"]
+
+
+def test_campaign_queries_on_an_untyped_space_say_why() -> None:
+    """An order log's space has products only: asking for a campaign says it needs a typed space,
+    not 'unknown product'."""
+    from likewise import Embeddings, Vocab
+    from likewise.errors import InputError
+
+    plain = Embeddings(np.eye(3, dtype=np.float32), Vocab(["a", "b", "c"]))
+    with pytest.raises(InputError, match="no item types, so no campaign 'x'.*--type-col"):
+        campaigns.campaign_products(plain, "x")  # (audiences ask for customer vectors first)

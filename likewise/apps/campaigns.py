@@ -50,7 +50,12 @@ CAMPAIGN = "campaign"
 
 
 def _check_kind(emb: Embeddings, item: str | int, kind: str) -> int:
-    """Id of ``item``, which must be of type ``kind`` in a typed space."""
+    """Id of ``item``, which must be of type ``kind`` in a typed space (an untyped space has no ``kind``)."""
+    if emb.types is None:  # an order log's space: its keys are products, so 'unknown product' misleads
+        raise InputError(
+            f"this space has no item types, so no {kind} {item!r}: campaigns need a space trained from an "
+            "event log with a type column (likewise train ... --type-col, see docs/retail.md)"
+        )
     i = emb.id_of(item)
     if emb.types is not None and emb.types.type_of(i) != kind:
         raise InputError(f"{emb.keys[i]!r} is a {emb.types.type_of(i)}, not a {kind}")

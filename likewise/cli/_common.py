@@ -27,7 +27,7 @@ __all__ = [
     "input_spec",
     "k_option",
     "load_space",
-    "neighbour_payload",
+    "answers_payload",
     "neighbour_table",
     "positive_int",
     "seed_option",
@@ -409,12 +409,14 @@ def fields_table(fields: Iterable[tuple[str, Any]]) -> str:
     return text_table(["", "value"], [[k, v] for k, v in fields])
 
 
-def neighbour_table(pairs: Iterable[tuple[str, float]], what: str = "item", score: str = "score") -> str:
+def neighbour_table(
+    pairs: Iterable[tuple[str, float]] | Any, what: str = "item", score: str = "score"
+) -> str:
     """(key, score) pairs as a numbered table with columns ``#``, ``what`` and ``score``.
 
     Parameters
     ----------
-    pairs : iterable of (str, float)
+    pairs : iterable of (str, float), or one query's likewise.Neighbours
         Ranked results, best first.
     what, score : str
         The headers of the key and score columns.
@@ -423,23 +425,29 @@ def neighbour_table(pairs: Iterable[tuple[str, float]], what: str = "item", scor
     -------
     str
     """
+    if hasattr(pairs, "pairs"):  # a Neighbours is not iterable: it refuses tuple unpacking
+        pairs = pairs.pairs()
     return text_table(["#", what, score], [[i + 1, k, float(s)] for i, (k, s) in enumerate(pairs)])
 
 
-def neighbour_payload(res: Any) -> list[dict[str, Any]]:
-    """A ranked answer as JSON: the one answer record, ``[{"item", "id", "score"}, ...]``.
+def answers_payload(answers: Any, **facts: Any) -> dict[str, Any]:
+    """A query's ``--json``: the one envelope the HTTP service answers with too.
 
     Parameters
     ----------
-    res : likewise.Neighbours
-        One query's answer.
+    answers : iterable of (query, likewise.Neighbours)
+        One query's answer each, the query as the user typed it.
+    **facts
+        What the command fixed for every answer (``method``, ...).
 
     Returns
     -------
-    list of dict
-        :meth:`likewise.Neighbours.records`, as HTTP and Python give it.
+    dict
+        :func:`likewise.space.results.envelope`: ``{"answers": [{"query", "results"}], **facts}``.
     """
-    return res.records()
+    from likewise.space.results import envelope
+
+    return envelope(answers, **facts)
 
 
 def emit(args: argparse.Namespace, payload: Any, text: str) -> None:

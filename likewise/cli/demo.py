@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import Commands, emit, neighbour_payload, neighbour_table, seed_option
+from ._common import Commands, answers_payload, emit, neighbour_table, seed_option
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
@@ -15,7 +15,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
     payload = {
         "model": str(res.model_path),
         "map": str(res.map_path) if res.map_path else None,
-        "neighbours": {q: neighbour_payload(n) for q, n in res.neighbours.items()},
+        **answers_payload(res.neighbours.items()),
     }
     parts = [f"trained 8-d vectors for 15 products from 400 baskets -> {res.model_path}"]
     for q, n in res.neighbours.items():

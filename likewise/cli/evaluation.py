@@ -142,6 +142,10 @@ def cmd_eval(args: argparse.Namespace) -> None:
             + "\n"
             + _render(args, ["", *names], rows)
         )
+        from likewise.baselines.peers import HAS_IMPLICIT
+
+        if chosen is None and not HAS_IMPLICIT:  # said, not silently left out
+            parts.append("no als row: the ALS peer needs implicit (pip install implicit)")
     if args.labels:
         r = ev.evaluate_labels(emb, ev.read_labels(args.labels), k=args.k)
         payload["labels"] = r

@@ -13,11 +13,11 @@ from likewise.data.vocab import parse_items
 
 from ._common import (
     Commands,
+    answers_payload,
     emit,
     fields_table,
     k_option,
     load_space,
-    neighbour_payload,
     neighbour_table,
     positive_int,
     skip_unknown_option,
@@ -33,9 +33,7 @@ def cmd_similar(args: argparse.Namespace) -> None:
     with query_threads(len(items)):  # the BLAS policy, applied here at the edge (likewise._threads)
         res = emb.similar(items, k=args.k, restrict=args.restrict, types=types_of(args))
     # A list, not a dict: repeated queries stay, and "#0" (an id) never collides with an item named "0".
-    payload = [
-        {"query": raw, "neighbours": neighbour_payload(one)} for raw, one in zip(args.items, res, strict=True)
-    ]
+    payload = answers_payload(zip(args.items, res.rows(), strict=True))
     text = "\n\n".join(
         f"similar to {q!s}:\n" + neighbour_table(zip(keys, sc, strict=True), score="cosine")
         for q, keys, sc in zip(items, res.keys, res.scores, strict=True)
@@ -54,7 +52,11 @@ def cmd_recommend(args: argparse.Namespace) -> None:
         scoring=args.scoring,
         types=types_of(args),
     )
-    emit(args, neighbour_payload(res), f"to add to {', '.join(args.items)}:\n" + neighbour_table(res))
+    emit(
+        args,
+        answers_payload([(list(args.items), res)]),
+        f"to add to {', '.join(args.items)}:\n" + neighbour_table(res),
+    )
 
 
 def cmd_analogy(args: argparse.Namespace) -> None:
@@ -63,7 +65,11 @@ def cmd_analogy(args: argparse.Namespace) -> None:
     a, b, c = parse_items([args.a, args.b, args.c])
     res = emb.analogy(a, b, c, k=args.k, method=args.method, restrict=args.restrict)
     head = f"{args.a} is to {args.b} as {args.c} is to ... ({args.method})\n"
-    emit(args, neighbour_payload(res), head + neighbour_table(res))
+    emit(
+        args,
+        answers_payload([([args.a, args.b, args.c], res)], method=args.method),
+        head + neighbour_table(res),
+    )
 
 
 def cmd_info(args: argparse.Namespace) -> None:

@@ -15,11 +15,11 @@ from likewise.data.vocab import parse_items
 
 from ._common import (
     Commands,
+    answers_payload,
     emit,
     emit_fields,
     k_option,
     load_space,
-    neighbour_payload,
     neighbour_table,
     positive_int,
     skip_unknown_option,
@@ -28,9 +28,10 @@ from ._common import (
 )
 
 
-def _show(args: argparse.Namespace, res: Any, title: str, what: str, **extra: Any) -> None:
-    """Ranked ``what`` (product or customer) under ``title``; ``extra`` goes into the JSON before them."""
-    payload = {"query": title, **extra, "results": neighbour_payload(res)}
+def _show(args: argparse.Namespace, query: Any, res: Any, title: str, what: str, **extra: Any) -> None:
+    """Ranked ``what`` (product or customer) under ``title``; the JSON is the one envelope of ``query``'s
+    answer, ``extra`` beside it."""
+    payload = answers_payload([(query, res)], **extra)
     emit(args, payload, f"{title}:\n" + neighbour_table(res, what))
 
 
@@ -39,7 +40,7 @@ def cmd_also_bought(args: argparse.Namespace) -> None:
     from likewise.retail import also_bought
 
     res = also_bought(load_space(args.model), parse_items([args.product])[0], k=args.k, types=types_of(args))
-    _show(args, res, f"bought with {args.product}", "product")
+    _show(args, args.product, res, f"bought with {args.product}", "product")
 
 
 def cmd_complete(args: argparse.Namespace) -> None:
@@ -54,7 +55,7 @@ def cmd_complete(args: argparse.Namespace) -> None:
         on_unknown=on_unknown,
         types=types_of(args),
     )
-    _show(args, res, f"to add to {', '.join(args.products)}", "product")
+    _show(args, list(args.products), res, f"to add to {', '.join(args.products)}", "product")
 
 
 def cmd_for_customer(args: argparse.Namespace) -> None:
@@ -68,7 +69,7 @@ def cmd_for_customer(args: argparse.Namespace) -> None:
         exclude_bought=not args.include_bought,
         types=types_of(args),
     )
-    _show(args, res, f"for {args.customer}", "item" if types_of(args) else "product")
+    _show(args, args.customer, res, f"for {args.customer}", "item" if types_of(args) else "product")
 
 
 def cmd_next_basket(args: argparse.Namespace) -> None:
@@ -76,7 +77,13 @@ def cmd_next_basket(args: argparse.Namespace) -> None:
     from likewise.retail import next_basket
 
     res = next_basket(load_space(args.model), args.customer, k=args.k, explore=args.explore)
-    _show(args, res, f"{'new for' if args.explore else 'next basket of'} {args.customer}", "product")
+    _show(
+        args,
+        args.customer,
+        res,
+        f"{'new for' if args.explore else 'next basket of'} {args.customer}",
+        "product",
+    )
 
 
 def cmd_similar_customers(args: argparse.Namespace) -> None:
@@ -84,7 +91,7 @@ def cmd_similar_customers(args: argparse.Namespace) -> None:
     from likewise.retail import similar_customers
 
     res = similar_customers(load_space(args.model), args.customer, k=args.k)
-    _show(args, res, f"customers like {args.customer}", "customer")
+    _show(args, args.customer, res, f"customers like {args.customer}", "customer")
 
 
 #: Names of a seed file's id column, in the order they are looked for; a first line holding one is a header.
@@ -178,7 +185,15 @@ def cmd_lookalike(args: argparse.Namespace) -> None:
         return
     if args.min_score is not None:
         title += f", score >= {args.min_score:g}"
-    _show(args, res.at_least(args.min_score), title, "customer", unknown_seeds=unknown)
+    _show(
+        args,
+        seeds,
+        res.at_least(args.min_score),
+        title,
+        "customer",
+        method=args.method,
+        unknown_seeds=unknown,
+    )
 
 
 def _fewer_than_k(n: int, found: int, args: argparse.Namespace, n_seeds: int, n_customers: int) -> str:

@@ -15,17 +15,17 @@ from likewise.data.vocab import parse_items
 
 from ._common import (
     Commands,
+    answers_payload,
     emit,
     k_option,
     load_space,
-    neighbour_payload,
     neighbour_table,
     skip_unknown_option,
 )
 
 
-def _show(args: argparse.Namespace, res: Any, title: str, what: str, **extra: Any) -> None:
-    payload = {"query": title, **extra, "results": neighbour_payload(res)}
+def _show(args: argparse.Namespace, query: Any, res: Any, title: str, what: str, **extra: Any) -> None:
+    payload = answers_payload([(query, res)], **extra)
     emit(args, payload, f"{title}:\n" + neighbour_table(res, what))
 
 
@@ -47,9 +47,9 @@ def cmd_campaigns(args: argparse.Namespace) -> None:
         res = campaigns_for_customer(
             emb, customers[0], k=args.k, campaign_type=kind, exclude_opened=args.exclude_opened
         )
-        return _show(args, res, f"campaigns for {customers[0]}", "campaign")
+        return _show(args, customers[0], res, f"campaigns for {customers[0]}", "campaign")
     res = campaigns_for_audience(emb, customers, k=args.k, campaign_type=kind)
-    _show(args, res, f"campaigns for an audience of {len(set(customers))} customers", "campaign")
+    _show(args, customers, res, f"campaigns for an audience of {len(set(customers))} customers", "campaign")
 
 
 def cmd_campaign_products(args: argparse.Namespace) -> None:
@@ -63,7 +63,7 @@ def cmd_campaign_products(args: argparse.Namespace) -> None:
         product_type=args.product_type,
         campaign_type=args.campaign_type,
     )
-    _show(args, res, f"products with {args.campaign}", "product")
+    _show(args, args.campaign, res, f"products with {args.campaign}", "product")
 
 
 def cmd_campaign_audience(args: argparse.Namespace) -> None:
@@ -84,7 +84,15 @@ def cmd_campaign_audience(args: argparse.Namespace) -> None:
         payload = {"audience": args.output, "customers": n, "responders": n_resp, "method": args.method}
         emit(args, payload, f"{title}: wrote {n} customers to {args.output}")
         return
-    _show(args, res.at_least(args.min_score), title, "customer", responders=n_resp)
+    _show(
+        args,
+        args.campaign,
+        res.at_least(args.min_score),
+        title,
+        "customer",
+        method=args.method,
+        responders=n_resp,
+    )
 
 
 def cmd_read_next(args: argparse.Namespace) -> None:
@@ -99,14 +107,14 @@ def cmd_read_next(args: argparse.Namespace) -> None:
         res = read_next_for(
             emb, args.reader, k=args.k, article_type=args.article_type, include_read=args.include_read
         )
-        return _show(args, res, f"to read next for {args.reader}", "article")
+        return _show(args, args.reader, res, f"to read next for {args.reader}", "article")
     if not args.articles:
         raise InputError("give the article(s) just read, most recent last, or --reader READER")
     on_unknown = args.on_unknown
     res = read_next(
         emb, parse_items(args.articles), k=args.k, article_type=args.article_type, on_unknown=on_unknown
     )
-    _show(args, res, f"to read after {', '.join(args.articles)}", "article")
+    _show(args, list(args.articles), res, f"to read after {', '.join(args.articles)}", "article")
 
 
 def _attrs(pairs: list[str]) -> dict[str, str]:

@@ -346,7 +346,8 @@ def compile_matrix(
     The column numbers are already packed ids: counting them gives the vocabulary (the columns no row
     holds are not keys of the input, as a key never seen in sequences is not), and one table lookup
     maps a block of them to vocabulary ids. The corpus is the one :func:`compile_sequences` writes for
-    the rows as lists of their columns' keys.
+    the rows as lists of their columns' keys, except that the columns no row holds are noted in
+    ``vocab.dropped`` (reason ``"empty"``): a user names the columns of the matrix they built.
     """
     indptr, indices = baskets.indptr, baskets.indices
     counts = np.bincount(indices, minlength=baskets.n_items).astype(np.int64)
@@ -355,6 +356,9 @@ def compile_matrix(
     vocab, source = make_ranked_vocab(
         [keys[c] for c in seen.tolist()], counts[seen], min_count, max_items, what
     )
+    empty = np.flatnonzero(counts == 0)
+    if len(empty) and vocab.dropped is not None:  # noted, so that a query naming one says why it is absent
+        vocab = vocab.with_dropped(vocab.dropped.with_empty([keys[c] for c in empty.tolist()]))
     lut = np.full(baskets.n_items, -1, dtype=np.int32)
     lut[seen[source]] = np.arange(len(vocab), dtype=np.int32)
     writer = CorpusWriter(folder)
@@ -400,6 +404,8 @@ def compile_log(
             Path(staged.paths[0]).unlink(missing_ok=True)
     t0 = time.perf_counter()
     scan = readers.scan_log(spec, files, progress=progress)
+    # the log's own rows: a summary's "lines" (input_tokens also counts the attribute tokens added)
+    description = {**description, "log_rows": int(scan.n_rows)}
     vocab = make_vocab(dict(zip(scan.keys, scan.counts.tolist(), strict=True)), min_count, max_items, what)
     scratch = folder / "spill"
     scratch.mkdir()

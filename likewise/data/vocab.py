@@ -6,6 +6,7 @@ most frequent item is id 0 (the layout word2vec files use).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -266,7 +267,12 @@ class Vocab:
             candidates = self.keys[:200_000]
         else:
             candidates = self.keys
-        return difflib.get_close_matches(key, candidates, n=n, cutoff=0.6)
+        close = difflib.get_close_matches(key, candidates, n=n, cutoff=0.6)
+        if close or len(key) < 2:
+            return close
+        # a bare prefix ("tent" for "tent-00005"): the most frequent keys that start with it (ids by count)
+        folded = key.casefold()
+        return [k for k in candidates if k.casefold().startswith(folded)][:n]
 
     def id(self, key: str) -> int:
         """Id of ``key``; raises :class:`UnknownItemError` with suggestions if absent."""
@@ -358,7 +364,10 @@ class Dropped:
         Occurrences removed in all (they are taken out of their sequences before training).
     keys, counts, reasons
         Up to :data:`MAX_DROPPED_KEYS` dropped keys, most frequent first, with their counts and the
-        rule that removed each (``"min_count"`` or ``"max_items"``).
+        rule that removed each (``"min_count"`` or ``"max_items"``, or ``"empty"``: a column of a
+        training matrix that holds no value > 0, listed after the others with count 0).
+    empty : int
+        Columns of a training matrix that hold no value > 0 (in no basket, so without a vector).
     """
 
     min_count: int
@@ -369,6 +378,7 @@ class Dropped:
     keys: list[str] = field(default_factory=list)
     counts: list[int] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
+    empty: int = 0
 
     @classmethod
     def build(
@@ -394,10 +404,26 @@ class Dropped:
             reasons=[t[2] for t in tagged],
         )
 
+    def with_empty(self, keys: Sequence[str]) -> Dropped:
+        """This record with ``keys``, the columns of a training matrix that hold no value > 0, added.
+
+        They are listed after the dropped keys (count 0), as far as :data:`MAX_DROPPED_KEYS` allows, so
+        that a later query naming one says why it has no vector instead of suggesting another item.
+        """
+        room = max(0, MAX_DROPPED_KEYS - len(self.keys))
+        listed = list(keys)[:room]
+        return dataclasses.replace(
+            self,
+            keys=[*self.keys, *listed],
+            counts=[*self.counts, *([0] * len(listed))],
+            reasons=[*self.reasons, *(["empty"] * len(listed))],
+            empty=self.empty + len(keys),
+        )
+
     @property
     def n_keys(self) -> int:
-        """Distinct keys dropped."""
-        return self.below_min_count + self.past_max_items
+        """Distinct keys dropped (the empty columns of a training matrix included)."""
+        return self.below_min_count + self.past_max_items + self.empty
 
     @property
     def truncated(self) -> bool:
@@ -410,6 +436,11 @@ class Dropped:
         if i is None:
             return None
         n, why = self.counts[i], self.reasons[i]
+        if why == "empty":
+            return (
+                "its column of the training matrix holds no value > 0: it is in no basket, so it has "
+                "no vector (meta['dropped'] lists it)"
+            )
         times = "once" if n == 1 else f"{n} times"
         if why == "min_count":
             return (
@@ -436,6 +467,8 @@ class Dropped:
             parts.append(f"{self.below_min_count:,} below min_count={self.min_count}")
         if self.past_max_items:
             parts.append(f"{self.past_max_items:,} past max_items={self.max_items}")
+        if self.empty:
+            parts.append(f"{self.empty:,} empty matrix columns")
         plural = what if self.n_keys == 1 else what + "s"
         shown = ", ".join(f"{k!r} ({c})" for k, c in zip(self.keys[:n], self.counts[:n], strict=True))
         more = ", ..." if self.n_keys > n else ""
@@ -455,6 +488,7 @@ class Dropped:
             "keys": list(self.keys),
             "counts": list(self.counts),
             "reasons": list(self.reasons),
+            "empty": self.empty,
         }
 
     @classmethod
@@ -470,6 +504,7 @@ class Dropped:
                 keys=[str(k) for k in d.get("keys", [])],
                 counts=[int(c) for c in d.get("counts", [])],
                 reasons=[str(r) for r in d.get("reasons", [])],
+                empty=int(d.get("empty", 0)),
             )
         except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:  # not a dict; inf
             raise InputError(f"malformed record of dropped keys: {e}") from None

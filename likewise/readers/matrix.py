@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from .._check import check_keys, is_sparse, sparse_rows
+from .._check import check_keys, is_matrix, is_sparse, sparse_rows
 from ..errors import InputError
 
-__all__ = ["SparseBaskets", "is_sparse", "sparse_baskets"]
+__all__ = ["SparseBaskets", "is_matrix", "is_sparse", "sparse_baskets"]
 
 
 @dataclass(frozen=True)
@@ -54,13 +54,18 @@ class SparseBaskets:
     def shape_note(self) -> dict[str, Any]:
         """What a space trained on these rows records (``meta["matrix"]``): ``rows``, ``columns`` and
         ``item_keys``, ``"column numbers"`` when the columns are keyed ``"0"``, ``"1"``, ... else
-        ``"given"`` (a query matrix must then name its columns)."""
+        ``"given"``, and then ``column_keys``, the key of each column: with them a query matrix needs
+        no ``item_keys`` and implicit's names (``similar_items``, ...) answer in columns, after a save
+        and a load too."""
         numbered = self.item_keys == [str(j) for j in range(self.n_items)]
-        return {
+        note: dict[str, Any] = {
             "rows": self.n_rows,
             "columns": self.n_items,
             "item_keys": "column numbers" if numbered else "given",
         }
+        if not numbered:
+            note["column_keys"] = list(self.item_keys)
+        return note
 
     def lines(self, index: Mapping[str, int]) -> tuple[np.ndarray, np.ndarray]:
         """One line per basket item, as :func:`likewise.space.customers.customer_table` reads them.
@@ -89,9 +94,9 @@ def sparse_baskets(
 
     Parameters
     ----------
-    matrix : scipy.sparse matrix or array, shape (n_rows, n_columns)
-        Any format (converted with ``.tocsr()``, the caller's matrix unchanged). Values must be finite
-        and >= 0; an entry belongs to its row's basket when its value is > 0.
+    matrix : scipy.sparse matrix or array, or 2-D NumPy array, shape (n_rows, n_columns)
+        Any sparse format (converted with ``.tocsr()``, the caller's matrix unchanged), or dense.
+        Values must be finite and >= 0; an entry belongs to its row's basket when its value is > 0.
     item_keys : sequence of str, optional
         One distinct key per column; default: the column numbers as strings, ``"0"``, ``"1"``, ...
     user_keys : sequence of str, optional
@@ -109,8 +114,11 @@ def sparse_baskets(
         Not a sparse matrix, not 2-D, no row, column or value > 0, a negative or non-finite value, keys
         of the wrong number or repeated.
     """
-    if not is_sparse(matrix):
-        raise InputError(f"{name} must be a scipy.sparse matrix, got {type(matrix).__name__}")
+    if not is_matrix(matrix):
+        raise InputError(
+            f"{name} must be a scipy.sparse matrix or a 2-D NumPy array of numbers, "
+            f"got {type(matrix).__name__}"
+        )
     indptr, indices, (n_rows, n_cols) = sparse_rows(matrix, name)
     if len(indices) == 0:
         raise InputError(f"{name} of shape {(n_rows, n_cols)} holds no value > 0: there are no baskets")

@@ -337,7 +337,8 @@ def _train_streamed(
             table.config["next_basket"] = fitted
             emb.attach_customers(table)
             emb.meta["next_basket_seconds"] = time.perf_counter() - t2
-        lines = int(corpus.manifest.get("input_tokens", 0))
+        manifest = corpus.manifest
+        lines = int(manifest.get("input", {}).get("log_rows", manifest.get("input_tokens", 0)))  # rows read
         del corpus  # its memory maps close before the temporary folder goes
     described = spec.typing().describe() if typed else {}
     emb.meta["retail"] = {

@@ -239,7 +239,7 @@ def write_audience(
     with atomic_file(Path(path)) as f:
         w = csv.writer(f)
         w.writerow(["rank", "customer_id", "score"])
-        for key, score in result:
+        for key, score in result.pairs():
             if min_score is not None and score < min_score:
                 break
             n += 1

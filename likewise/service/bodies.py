@@ -42,7 +42,11 @@ from ..space.analogies import AnalogyMethod
 from ..space.embeddings import Embeddings
 
 __all__ = [
+    "ANSWERS",
     "LIMITS_IN_FORCE",
+    "Answer",
+    "AnswerRecord",
+    "Answers",
     "AnalogyBody",
     "AudienceBody",
     "BasketBody",
@@ -131,6 +135,36 @@ class ErrorBody(BaseModel):
     error: str
     suggestions: list[str] | None = Field(None, description="close keys, for an unknown item (404)")
     detail: list[dict[str, Any]] | None = Field(None, description="pydantic's errors, for a 422")
+
+
+class AnswerRecord(BaseModel):
+    """One result: the one answer record of every front end (``Neighbours.records()``)."""
+
+    item: str
+    id: int
+    score: float
+
+
+class Answer(BaseModel):
+    """One query's answer: the query as it was sent, and its results best first."""
+
+    query: Any = Field(
+        description="a key or #id, a list (basket, seeds, [a, b, c]), a customer, a vector's row"
+    )
+    results: list[AnswerRecord]
+
+
+class Answers(BaseModel):
+    """The envelope of every query route, as ``--json`` on the command line
+    (:func:`likewise.space.results.envelope`); what the request fixed for every answer (``method``,
+    ``scoring``, ``responders``, ``customers``) sits beside ``answers``."""
+
+    model_config = {"extra": "allow"}
+    answers: list[Answer]
+
+
+#: The 200 answer of every query route, for the OpenAPI document.
+ANSWERS: dict[int | str, dict[str, Any]] = {200: {"model": Answers, "description": "the one answer envelope"}}
 
 
 def error_responses(token: bool) -> dict[int | str, dict[str, Any]]:

@@ -20,9 +20,9 @@ from fastapi.responses import Response
 from .._check import default_of
 from ..errors import InputError
 from ..space.embeddings import Embeddings
-from .bodies import AnalogyBody, RecommendBody, SimilarBody, VectorBody
+from .bodies import ANSWERS, AnalogyBody, RecommendBody, SimilarBody, VectorBody
 from .deps import AppLimits, KeyParam, KParam, RestrictParam, ServedModel, TypesParam, check_results
-from .respond import answer, item_of, neighbours
+from .respond import answer, envelope, item_of
 
 __all__ = ["router"]
 
@@ -35,7 +35,7 @@ router = APIRouter()
 SIMILAR_K: int = default_of(Embeddings.similar, "k")
 
 
-@router.get("/models/{name}/similar", summary="Nearest items to one item")
+@router.get("/models/{name}/similar", summary="Nearest items to one item", responses=ANSWERS)
 async def similar_one(
     s: ServedModel,
     item: KeyParam,
@@ -45,12 +45,12 @@ async def similar_one(
 ) -> Response:
     def run() -> dict:
         res = s.emb.similar(item_of(item), k=k, restrict=restrict, types=types)
-        return {"query": item, "neighbours": neighbours(res)}
+        return envelope([(item, res)])
 
     return await answer(run)
 
 
-@router.post("/models/{name}/similar", summary="Nearest items to each item of a batch")
+@router.post("/models/{name}/similar", summary="Nearest items to each item of a batch", responses=ANSWERS)
 async def similar_batch(s: ServedModel, body: SimilarBody, lim: AppLimits) -> Response:
     check_results(lim, len(body.items), body.k)
 
@@ -60,11 +60,7 @@ async def similar_batch(s: ServedModel, body: SimilarBody, lim: AppLimits) -> Re
             items, body.k, restrict=body.restrict, on_unknown=body.on_unknown, types=body.types
         )
         rows = res.queries.tolist() if res.queries is not None else []
-        return {
-            "results": [
-                {"query": body.items[q], "neighbours": neighbours(res[r])} for r, q in enumerate(rows)
-            ]
-        }
+        return envelope((body.items[q], res[r]) for r, q in enumerate(rows))
 
     return await answer(run, queries=len(body.items))
 
@@ -81,7 +77,9 @@ def vector_rows(vector: list[float | int] | list[list[float | int]]) -> tuple[li
     return rows, batch
 
 
-@router.post("/models/{name}/similar_vector", summary="Nearest items to a vector (or a batch)")
+@router.post(
+    "/models/{name}/similar_vector", summary="Nearest items to a vector (or a batch)", responses=ANSWERS
+)
 async def similar_vector(s: ServedModel, body: VectorBody, lim: AppLimits) -> Response:
     rows, batch = vector_rows(body.vector)
     check_results(lim, len(rows), body.k)
@@ -99,14 +97,12 @@ async def similar_vector(s: ServedModel, body: VectorBody, lim: AppLimits) -> Re
             exclude=[item_of(i) for i in body.exclude],
             types=body.types,
         )
-        if batch:
-            return {"results": [{"neighbours": neighbours(r)} for r in res]}
-        return {"neighbours": neighbours(res)}
+        return envelope(enumerate(res.rows() if batch else [res]))  # a vector's query: its row number
 
     return await answer(run, queries=len(rows))
 
 
-@router.post("/models/{name}/recommend", summary="Items to add to a basket")
+@router.post("/models/{name}/recommend", summary="Items to add to a basket", responses=ANSWERS)
 async def recommend(s: ServedModel, body: RecommendBody) -> Response:
     extra = {"scoring": body.scoring} if body.scoring is not None else {}
 
@@ -119,16 +115,16 @@ async def recommend(s: ServedModel, body: RecommendBody) -> Response:
             types=body.types,
             **extra,
         )
-        return {"basket": body.items, "neighbours": neighbours(res)}
+        return envelope([(body.items, res)], **extra)
 
     return await answer(run)
 
 
-@router.post("/models/{name}/analogy", summary="a is to b as c is to ?")
+@router.post("/models/{name}/analogy", summary="a is to b as c is to ?", responses=ANSWERS)
 async def analogy(s: ServedModel, body: AnalogyBody) -> Response:
     def run() -> dict:
         a, b, c = item_of(body.a), item_of(body.b), item_of(body.c)
         res = s.emb.analogy(a, b, c, k=body.k, method=body.method, restrict=body.restrict)
-        return {"a": body.a, "b": body.b, "c": body.c, "method": body.method, "neighbours": neighbours(res)}
+        return envelope([([body.a, body.b, body.c], res)], method=body.method)
 
     return await answer(run)

@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from .._threads import query_threads
 from ..data.vocab import parse_item
 
-__all__ = ["answer", "dumps", "item_of", "json_response", "neighbours"]
+__all__ = ["answer", "dumps", "envelope", "item_of", "json_response"]
 
 
 def dumps(payload: Any) -> bytes:
@@ -51,6 +51,8 @@ def item_of(raw: str | int) -> str | int:
     return parse_item(raw) if isinstance(raw, str) else raw
 
 
-def neighbours(res: Any) -> list[dict]:
-    """A :class:`~likewise.space.results.Neighbours` as its answer records."""
-    return res.records()
+def envelope(answers: Any, **facts: Any) -> dict:
+    """Every query route's answer: :func:`likewise.space.results.envelope`, as the CLI's ``--json``."""
+    from ..space.results import envelope as one_envelope
+
+    return one_envelope(answers, **facts)

@@ -19,9 +19,9 @@ from fastapi.responses import Response
 
 from .. import retail
 from .._check import default_of
-from .bodies import BasketBody, CustomerBody, LookalikeBody, NextBasketBody
+from .bodies import ANSWERS, BasketBody, CustomerBody, LookalikeBody, NextBasketBody
 from .deps import KeyParam, KParam, RetailModel, ServedModel, TypesParam
-from .respond import answer, item_of, neighbours
+from .respond import answer, envelope, item_of
 
 __all__ = ["router"]
 
@@ -31,64 +31,60 @@ router = APIRouter()
 ALSO_BOUGHT_K: int = default_of(retail.also_bought, "k")
 
 
-@router.get("/models/{name}/also_bought", summary="Items bought with an item")
+@router.get("/models/{name}/also_bought", summary="Items bought with an item", responses=ANSWERS)
 async def also_bought(
     s: ServedModel, item: KeyParam, k: KParam = ALSO_BOUGHT_K, types: TypesParam = None
 ) -> Response:
     def run() -> dict:
-        return {
-            "query": item,
-            "neighbours": neighbours(retail.also_bought(s.emb, item_of(item), k, types=types)),
-        }
+        return envelope([(item, retail.also_bought(s.emb, item_of(item), k, types=types))])
 
     return await answer(run)
 
 
-@router.post("/models/{name}/complete_basket", summary="Items bought with a basket (the completion)")
+@router.post(
+    "/models/{name}/complete_basket", summary="Items bought with a basket (the completion)", responses=ANSWERS
+)
 async def complete_basket(s: ServedModel, body: BasketBody) -> Response:
     def run() -> dict:
         items = [item_of(i) for i in body.items]
         res = retail.complete_basket(s.emb, items, body.k, on_unknown=body.on_unknown, types=body.types)
-        return {"basket": body.items, "neighbours": neighbours(res)}
+        return envelope([(body.items, res)])
 
     return await answer(run)
 
 
-@router.post("/models/{name}/for_customer", summary="Items for a customer")
+@router.post("/models/{name}/for_customer", summary="Items for a customer", responses=ANSWERS)
 async def for_customer(body: CustomerBody, s: RetailModel) -> Response:
     def run() -> dict:
         res = retail.for_customer(
             s.emb, body.customer, body.k, exclude_bought=body.exclude_bought, types=body.types
         )
-        return {"customer": body.customer, "neighbours": neighbours(res)}
+        return envelope([(body.customer, res)])
 
     return await answer(run)
 
 
-@router.post("/models/{name}/next_basket", summary="What a customer will buy next")
+@router.post("/models/{name}/next_basket", summary="What a customer will buy next", responses=ANSWERS)
 async def next_basket(body: NextBasketBody, s: RetailModel) -> Response:
     def run() -> dict:
         res = retail.next_basket(s.emb, body.customer, body.k, explore=body.explore)
-        return {"customer": body.customer, "neighbours": neighbours(res)}
+        return envelope([(body.customer, res)])
 
     return await answer(run)
 
 
-@router.post("/models/{name}/similar_customers", summary="Customers like a customer")
+@router.post("/models/{name}/similar_customers", summary="Customers like a customer", responses=ANSWERS)
 async def similar_customers(body: CustomerBody, s: RetailModel) -> Response:
     def run() -> dict:
-        return {
-            "customer": body.customer,
-            "neighbours": neighbours(retail.similar_customers(s.emb, body.customer, body.k)),
-        }
+        return envelope([(body.customer, retail.similar_customers(s.emb, body.customer, body.k))])
 
     return await answer(run)
 
 
-@router.post("/models/{name}/lookalike", summary="Customers like a seed set of customers")
+@router.post("/models/{name}/lookalike", summary="Customers like a seed set of customers", responses=ANSWERS)
 async def lookalike(body: LookalikeBody, s: RetailModel) -> Response:
     def run() -> dict:
         res = retail.lookalike(s.emb, body.seeds, body.k, method=body.method)
-        return {"seeds": body.seeds, "neighbours": neighbours(res)}
+        return envelope([(body.seeds, res)], method=body.method)
 
     return await answer(run)

@@ -28,9 +28,9 @@ from fastapi.responses import Response
 from .._check import default_of
 from ..apps import campaigns
 from ..errors import InputError
-from .bodies import AudienceBody, Bound, CampaignsBody, PlaceBody, QueryInt, ReadNextBody
+from .bodies import ANSWERS, AudienceBody, Bound, CampaignsBody, PlaceBody, QueryInt, ReadNextBody
 from .deps import KeyParam, ServedModel
-from .respond import answer, item_of, neighbours
+from .respond import answer, envelope, item_of
 
 __all__ = ["router"]
 
@@ -41,7 +41,9 @@ Wanted = Annotated[int, Query(ge=1, description="results wanted"), QueryInt, Bou
 CAMPAIGN_PRODUCTS_K: int = default_of(campaigns.campaign_products, "k")
 
 
-@router.post("/models/{name}/campaigns", summary="Campaigns that fit a customer, or an audience")
+@router.post(
+    "/models/{name}/campaigns", summary="Campaigns that fit a customer, or an audience", responses=ANSWERS
+)
 async def campaigns(s: ServedModel, body: CampaignsBody) -> Response:
     from ..apps import campaigns as c
 
@@ -51,28 +53,27 @@ async def campaigns(s: ServedModel, body: CampaignsBody) -> Response:
     def run() -> dict:
         if body.customer is not None:
             res = c.campaigns_for_customer(s.emb, body.customer, body.k, exclude_opened=body.exclude_opened)
-            return {"customer": body.customer, "neighbours": neighbours(res)}
+            return envelope([(body.customer, res)])
         audience = body.customers or []
         res = c.campaigns_for_audience(s.emb, audience, body.k)
-        return {"customers": len(set(audience)), "neighbours": neighbours(res)}
+        return envelope([(audience, res)], customers=len(set(audience)))
 
     return await answer(run)
 
 
-@router.get("/models/{name}/campaign_products", summary="Products bought with a campaign")
+@router.get("/models/{name}/campaign_products", summary="Products bought with a campaign", responses=ANSWERS)
 async def campaign_products(s: ServedModel, campaign: KeyParam, k: Wanted = CAMPAIGN_PRODUCTS_K) -> Response:
     from ..apps import campaigns as c
 
     def run() -> dict:
-        return {
-            "campaign": campaign,
-            "neighbours": neighbours(c.campaign_products(s.emb, item_of(campaign), k)),
-        }
+        return envelope([(campaign, c.campaign_products(s.emb, item_of(campaign), k))])
 
     return await answer(run)
 
 
-@router.post("/models/{name}/campaign_audience", summary="Customers like a campaign's responders")
+@router.post(
+    "/models/{name}/campaign_audience", summary="Customers like a campaign's responders", responses=ANSWERS
+)
 async def campaign_audience(s: ServedModel, body: AudienceBody) -> Response:
     from ..apps import campaigns as c
 
@@ -80,12 +81,16 @@ async def campaign_audience(s: ServedModel, body: AudienceBody) -> Response:
         campaign = item_of(body.campaign)
         res = c.campaign_audience(s.emb, campaign, body.k, method=body.method)
         n = len(c.campaign_responders(s.emb, campaign))
-        return {"campaign": body.campaign, "responders": n, "neighbours": neighbours(res)}
+        return envelope([(body.campaign, res)], method=body.method, responders=n)
 
     return await answer(run)
 
 
-@router.post("/models/{name}/read_next", summary="Articles to read next, after articles or for a reader")
+@router.post(
+    "/models/{name}/read_next",
+    summary="Articles to read next, after articles or for a reader",
+    responses=ANSWERS,
+)
 async def read_next(s: ServedModel, body: ReadNextBody) -> Response:
     from ..apps import content
 
@@ -95,10 +100,10 @@ async def read_next(s: ServedModel, body: ReadNextBody) -> Response:
     def run() -> dict:
         if body.reader is not None:
             res = content.read_next_for(s.emb, body.reader, body.k)
-            return {"reader": body.reader, "neighbours": neighbours(res)}
+            return envelope([(body.reader, res)])
         articles = body.articles or []
         res = content.read_next(s.emb, [item_of(a) for a in articles], body.k, on_unknown=body.on_unknown)
-        return {"articles": body.articles, "neighbours": neighbours(res)}
+        return envelope([(body.articles, res)])
 
     return await answer(run)
 
@@ -108,10 +113,6 @@ async def place(s: ServedModel, body: PlaceBody) -> Response:
     from ..apps import coldstart
 
     def run() -> dict:
-        placed = coldstart.place(s.emb, body.attrs, body.k, item_type=body.type)
-        out = placed.to_dict()
-        out["similar"] = neighbours(placed.similar)
-        out["bought_with"] = None if placed.bought_with is None else neighbours(placed.bought_with)
-        return out
+        return coldstart.place(s.emb, body.attrs, body.k, item_type=body.type).to_dict()
 
     return await answer(run)

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
-from .._check import check_k, check_keys, is_batch, is_sparse, sparse_rows
+from .._check import check_k, check_keys, is_batch, is_matrix, is_sparse, sparse_rows
 from ..data.vocab import OnUnknown
 from ..errors import InputError, ItemIndexError, NotFittedError
 from .results import Neighbours
@@ -44,16 +44,29 @@ class BasketQueries:
 
     def recommend(
         self,
-        basket: Sequence[Item] | Sequence[Sequence[Item]],
+        basket: Sequence[Item] | Sequence[Sequence[Item]] | Any,
+        *args: Any,
         k: int = 10,
-        *,
         restrict: Restrict = None,
         on_unknown: OnUnknown = "raise",
         scoring: Scoring = "auto",
         types: Types = None,
         item_keys: Sequence[str] | None = None,
-    ) -> Neighbours:
-        """Items to add to a basket, basket items excluded.
+        N: int | None = None,
+        filter_already_liked_items: bool = True,
+        filter_items: Any = None,
+        recalculate_user: bool = False,
+        items: Any = None,
+    ) -> Neighbours | tuple[np.ndarray, np.ndarray]:
+        """Items to add to a basket, basket items excluded: ``recommend(basket, k=10)``.
+
+        Called as implicit's ``recommend(userid, user_items, N=10, ...)`` on a space trained from a
+        matrix, it answers as implicit does: ``(ids, scores)`` NumPy arrays whose ids are matrix columns
+        (see :mod:`likewise.space.implicit_names`). ``userid`` is an int or a 1-D array of ints and
+        ``user_items`` holds one row per user (``user_items[userid]``); ``filter_items=`` / ``items=``
+        are columns; ``recalculate_user`` is accepted either way (the answer always comes from the row
+        given: likewise keeps no user factors that could be stale), and ``filter_already_liked_items=
+        False`` raises (a basket's own items are never proposed).
 
         Parameters
         ----------
@@ -64,7 +77,8 @@ class BasketQueries:
             >= 0 and are otherwise not used), and gives row ``r`` of the 2-D result. A row with no
             value > 0 raises :class:`InputError` (there is nothing to complete; drop such rows first).
         k : int
-            Recommendations per basket, >= 1; clamped to the number of candidates available.
+            Recommendations per basket, >= 1 (default 10; may be given as the second positional
+            argument, or as implicit's ``N=``); clamped to the number of candidates available.
         restrict : None, int or collection of keys
             As in :meth:`similar`.
         on_unknown : {"raise", "skip"}
@@ -89,14 +103,39 @@ class BasketQueries:
             In a typed space, recommend only items of these types (see :meth:`similar`).
         item_keys : sequence of str, optional
             With a sparse matrix: the key of each of its columns. Default: the columns of the matrix the
-            space was trained on with :func:`likewise.train` and no ``item_keys``, keyed ``"0"``,
-            ``"1"``, ... (``meta["matrix"]``); a space trained with ``item_keys`` (or not on a matrix)
-            needs them here, since a saved space keeps its vocabulary but not the matrix's column order.
+            space was trained on with :func:`likewise.train` (``meta["matrix"]``, saved with the space);
+            a space not trained on a matrix needs them here.
 
         Returns
         -------
-        Neighbours
+        Neighbours, or implicit's ``(ids, scores)`` when called as implicit's ``recommend``
         """
+        if len(args) > 1:
+            raise InputError(
+                f"recommend takes a basket and k (or implicit's userid and user_items), got {1 + len(args)} "
+                "positional arguments"
+            )
+        second = args[0] if args else None
+        if N is not None and k != 10:
+            raise InputError(f"give k= or N= (implicit's name), not both: k={k!r}, N={N!r}")
+        k = k if N is None else N
+        if is_matrix(second):
+            return self._implicit_recommend(  # type: ignore[attr-defined]
+                basket, second, k, filter_already_liked_items, filter_items, items, scoring
+            )
+        if second is not None:
+            if k != 10:
+                raise InputError(f"k is given twice: as {second!r} and as a keyword")
+            k = second
+        implicit = {"filter_items": filter_items, "items": items}
+        implicit |= {"filter_already_liked_items": not filter_already_liked_items or None}
+        implicit |= {"recalculate_user": recalculate_user or None}
+        asked = [name for name, v in implicit.items() if v is not None]
+        if asked:
+            raise InputError(
+                f"{asked[0]}= is an option of implicit's recommend(userid, user_items, N=...), which takes "
+                "matrix rows; with a basket of items use restrict= (the items allowed) and k="
+            )
         if is_sparse(basket):
             basket = self._matrix_baskets(basket, item_keys)
         elif item_keys is not None:
@@ -162,10 +201,10 @@ class BasketQueries:
         indptr, indices, (n_rows, n_cols) = sparse_rows(matrix)
         if item_keys is None:
             trained = (self.meta or {}).get("matrix") or {}
-            if trained.get("item_keys") != "column numbers":
-                how = "with item_keys=" if trained else "not from a matrix"
+            if not trained:
                 raise InputError(
-                    f"this space was trained {how}: name the {n_cols} columns of the matrix with item_keys="
+                    f"this space was not trained from a matrix: name the {n_cols} columns of the matrix "
+                    "with item_keys="
                 )
             if n_cols != trained.get("columns"):
                 raise InputError(
@@ -173,7 +212,7 @@ class BasketQueries:
                     "give the same columns, or name them with item_keys="
                 )
         keys = np.array(
-            [str(j) for j in range(n_cols)]
+            self.column_keys()  # type: ignore[attr-defined]
             if item_keys is None
             else check_keys(item_keys, n_cols, "item_keys", "column"),
             dtype=object,

@@ -132,11 +132,14 @@ class WordQueries:
         self,
         positive: Any = None,
         negative: Any = None,
-        topn: int = 10,
+        topn: int | None = 10,
+        clip_start: int = 0,
+        clip_end: int | None = None,
         *,
         restrict: Restrict = None,
         restrict_vocab: Restrict = None,
-    ) -> list[tuple[str, float]]:
+        indexer: Any = None,
+    ) -> Any:
         """gensim's ``KeyedVectors.most_similar``: the items nearest to ``mean(positive) - mean(negative)``.
 
         The query is the weighted mean of the terms' unit vectors (weight +1 for each positive term and
@@ -152,18 +155,23 @@ class WordQueries:
             +1 or -1, in either list, as in gensim), or a raw 1-D vector of length D (added as given, not
             normalised, and not excluded from the result, as in gensim; a :class:`SpaceVector` of another
             space raises :class:`SpaceMismatchError`). A single key, id or 1-D vector needs no list.
-        topn : int
-            Results wanted, >= 1; fewer when fewer candidates are left. (gensim's ``topn=None``, the raw
-            score array, has no equivalent: use :meth:`similar_to_vector` or :attr:`normed`.)
+        topn : int or None
+            Results wanted, >= 1; fewer when fewer candidates are left. As gensim: ``None`` returns the
+            cosine of every item in ``[clip_start, clip_end)`` to the query, a float32 array in id order
+            (the named items included), and an int < 1 an empty list.
+        clip_start, clip_end : int
+            gensim's id range of the candidates (``restrict_vocab=N`` is ``clip_end=N``); default all.
         restrict : None, int or collection of keys
             As in :meth:`similar`; an int ``N`` is gensim's ``restrict_vocab=N``.
         restrict_vocab : None, int or collection of keys
             gensim's name for ``restrict``, accepted so gensim code runs unchanged; give one of the two.
+        indexer
+            gensim's approximate indexers are not taken: attach a likewise index (``emb.attach_index``).
 
         Returns
         -------
         list of (str, float)
-            ``(key, cosine)`` pairs, best first, ties by lower id.
+            ``(key, cosine)`` pairs, best first, ties by lower id (an array for ``topn=None``).
 
         Raises
         ------
@@ -179,11 +187,30 @@ class WordQueries:
                     "(restrict_vocab is gensim's name for restrict)"
                 )
             restrict = restrict_vocab
+        if indexer is not None:
+            raise InputError(
+                "indexer= is gensim's approximate index: build one with likewise.index and attach it "
+                "with emb.attach_index(index); most_similar then uses it"
+            )
+        if isinstance(topn, int | np.integer) and not isinstance(topn, bool) and topn < 1:
+            return []  # gensim's answer to topn=0
+        clip = clip_start != 0 or clip_end is not None
+        if clip:
+            if restrict is not None:
+                raise InputError("give clip_start/clip_end or restrict/restrict_vocab, not both")
+            start, end = int(clip_start), len(self) if clip_end is None else int(clip_end)
+            if not 0 <= start < end <= len(self):
+                raise InputError(
+                    f"clip_start={clip_start!r}, clip_end={clip_end!r}: need 0 <= clip_start < clip_end <= "
+                    f"{len(self)} (the number of items)"
+                )
+            restrict = np.arange(start, end, dtype=np.int64)
         terms = [(t, 1.0) for t in self._terms(positive, "positive")]
         terms += [(t, -1.0) for t in self._terms(negative, "negative")]
         if not terms:
             raise InputError("most_similar needs at least one positive or negative term")
-        topn = check_k(topn)
+        if topn is not None:
+            topn = check_k(topn)
         query = np.zeros(self.dim, dtype=np.float64)
         total = 0.0
         exclude: list[int] = []
@@ -209,8 +236,23 @@ class WordQueries:
             total += abs(weight)
         if total > 0:
             query /= total
+        if topn is None:  # gensim: the cosine of every candidate, in id order
+            return self._all_cosines(query, restrict)
         found = self.similar_to_vector(query, topn, restrict=restrict, exclude=exclude)
-        return list(found)
+        return found.pairs()
+
+    def _all_cosines(self, query: np.ndarray, restrict: Restrict) -> np.ndarray:
+        """``most_similar(topn=None)``: cosines of the ids ``[0, N)`` (``restrict=N``) or of a range."""
+        if restrict is None:
+            table = self.normed
+        elif isinstance(restrict, int | np.integer) and not isinstance(restrict, bool):
+            table = self.normed[: int(restrict)]
+        elif isinstance(restrict, np.ndarray) and restrict.dtype.kind in "iu":
+            table = self.normed[restrict]
+        else:
+            raise InputError("topn=None answers for every item, or the N most frequent (restrict_vocab=N)")
+        unit, _ = self._query_matrix(query)
+        return np.asarray(table @ unit[0], dtype=np.float32)
 
     @staticmethod
     def _terms(value: Any, name: str) -> list[Any]:

@@ -27,6 +27,7 @@ from ..errors import InputError, ItemIndexError, SpaceMismatchError, UnknownItem
 from .affinity import BasketQueries
 from .analogies import WordQueries
 from .gensim_names import GensimNames
+from .implicit_names import ImplicitNames
 from .itemtable import ItemTable, Types
 from .persist import SpaceFiles
 from .results import Neighbours, SpaceVector, compute_fingerprint
@@ -39,7 +40,7 @@ Item = str | int | np.integer
 Restrict = int | Sequence[Item] | set | frozenset | np.ndarray | None
 
 
-class Embeddings(BasketQueries, WordQueries, GensimNames, ItemTable, SpaceFiles, StoreExports):
+class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTable, SpaceFiles, StoreExports):
     """Item vectors with their vocabulary, and neighbour / recommendation / analogy queries.
 
     Parameters
@@ -316,6 +317,14 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ItemTable, SpaceFiles,
             try:
                 return self._vocab.id(item)
             except UnknownItemError as e:
+                if e.note is None and self._customers is not None and item in self._customers:
+                    raise UnknownItemError(
+                        item,
+                        (),
+                        what=self._vocab.what,
+                        note=f"it is a customer of this space, not a {self._vocab.what}: ask for-customer, "
+                        "similar-customers or lookalike (emb.customers in Python)",
+                    ) from None
                 raise self._visible_suggestions(e) from None
         if is_item(item):
             i = int(item)  # type: ignore[call-overload]

@@ -31,16 +31,98 @@ from .search import normalise_rows, row_norms
 if TYPE_CHECKING:
     from .embeddings import Item, Restrict
 
-__all__ = ["GensimNames"]
+__all__ = ["GENSIM_POINTERS", "GensimNames"]
+
+
+#: gensim names a space does not answer, with the one line that says what to use instead. Reaching for
+#: one raises ``AttributeError`` with that line (``hasattr`` stays False, as for any missing name).
+GENSIM_POINTERS: dict[str, str] = {
+    "evaluate_word_analogies": (
+        "use likewise.evaluate.evaluate_analogies(emb, path) (gensim's counts and accuracy; a dict) or "
+        "`likewise eval MODEL --analogies PATH`"
+    ),
+    "evaluate_word_pairs": (
+        "use likewise.evaluate.evaluate_pairs(emb, path) (gensim's Pearson and Spearman; a dict) or "
+        "`likewise eval MODEL --pairs PATH`"
+    ),
+    "add_vectors": (
+        "a space is immutable (its fingerprint names its vectors): add items by their baskets with "
+        "likewise.training.update.update(model, new_log) (`likewise update`), or build a new "
+        "likewise.Embeddings(vectors, likewise.Vocab(keys))"
+    ),
+    "add_vector": "a space is immutable: see add_vectors (likewise.training.update.update)",
+    "init_sims": "not needed: emb.normed holds the unit vectors (gensim 4 dropped init_sims too)",
+    "vectors_for_all": "use emb.vectors_of(keys) (an unknown key raises, with suggestions)",
+    "get_mean_vector": "use emb.vectors_of(keys, norm=True).mean(axis=0)",
+    "build_vocab": "likewise.train(data, ...) reads the vocabulary and trains in one call",
+    "load_word2vec_format": "use likewise.formats.read_word2vec(path) or `likewise import PATH -o SPACE`",
+}
 
 
 class GensimNames:
     """``key_to_index``, ``index_to_key``, ``vector_size``, ``norms``, ``get_vector``,
     ``get_normed_vectors``, ``similar_by_word`` / ``similar_by_key``, ``similar_by_vector``,
-    ``distance``, ``distances``, ``n_similarity``, ``most_similar_cosmul`` and
-    ``save_word2vec_format`` (mixed into ``Embeddings``)."""
+    ``distance``, ``distances``, ``n_similarity``, ``most_similar_cosmul``, ``rank``,
+    ``closer_than`` / ``words_closer_than``, ``most_similar_to_given``, ``get_index``,
+    ``has_index_for``, ``fill_norms``, ``wv`` and ``save_word2vec_format`` (mixed into
+    ``Embeddings``); the names of :data:`GENSIM_POINTERS` say what to use instead."""
 
     _norms: np.ndarray | None
+
+    def __getattr__(self, name: str) -> Any:
+        """Only called for a missing attribute: gensim's names that have a likewise counterpart say which."""
+        if name in GENSIM_POINTERS:
+            raise AttributeError(f"{name} is gensim's name: {GENSIM_POINTERS[name]}")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def wv(self) -> Any:
+        """gensim's ``model.wv``: the space itself (it is the ``KeyedVectors``), so ``emb.wv.most_similar``
+        runs as written."""
+        return self
+
+    def get_index(self, key: Any, default: int | None = None) -> int:
+        """gensim's ``get_index``: the id of a key, or an int id in range as it is, else ``default``.
+
+        Raises ``KeyError`` (an :class:`~likewise.errors.UnknownItemError`, with suggestions) when the key
+        is missing and no ``default`` is given.
+        """
+        if isinstance(key, str) and key in self.vocab.index:  # type: ignore[attr-defined]
+            return int(self.vocab.index[key])  # type: ignore[attr-defined]
+        if is_item(key) and not isinstance(key, str) and 0 <= int(key) < len(self):  # type: ignore[arg-type]
+            return int(key)
+        if default is not None:
+            return default
+        return self.id_of(key)  # type: ignore[attr-defined]
+
+    def has_index_for(self, key: Any) -> bool:
+        """gensim's ``has_index_for``: True when :meth:`get_index` finds the key (or the id is in range)."""
+        return self.get_index(key, -1) >= 0
+
+    def fill_norms(self, force: bool = False) -> None:
+        """gensim's ``fill_norms``: compute :attr:`norms` now (they are otherwise computed on first use)."""
+        if force:
+            self._norms = None
+        _ = self.norms
+
+    def closer_than(self, key1: Item, key2: Item) -> list[str]:
+        """gensim's ``closer_than``: the keys closer to ``key1`` than ``key2`` is (cosine), in id order."""
+        dist = self.distances(key1)
+        i, j = self.id_of(key1), self.id_of(key2)  # type: ignore[attr-defined]
+        return [self.keys[x] for x in np.flatnonzero(dist < dist[j]).tolist() if x != i]  # type: ignore[attr-defined]
+
+    words_closer_than = closer_than  # gensim 3's name
+
+    def rank(self, key1: Item, key2: Item) -> int:
+        """gensim's ``rank``: the rank of ``key2`` among ``key1``'s neighbours, 1 for the nearest."""
+        return len(self.closer_than(key1, key2)) + 1
+
+    def most_similar_to_given(self, key1: Item, keys_list: Sequence[Item]) -> Item:
+        """gensim's ``most_similar_to_given``: the member of ``keys_list`` most cosine-similar to ``key1``."""
+        if not is_batch(keys_list) or len(keys_list) == 0:
+            raise InputError(f"keys_list must be a non-empty sequence of keys or ids, got {keys_list!r}")
+        sims = [self.similarity(key1, k) for k in keys_list]  # type: ignore[attr-defined]
+        return keys_list[int(np.argmax(sims))]
 
     # ---- the table -------------------------------------------------------------------------------------
 
@@ -119,7 +201,7 @@ class GensimNames:
                 f"similar_by_word takes one str key or int id, got {type(word).__name__}; "
                 "use most_similar(positive=[...]) for several"
             )
-        return list(self.similar(word, topn, restrict=restrict_vocab))
+        return self.similar(word, topn, restrict=restrict_vocab).pairs()
 
     similar_by_key = similar_by_word  # gensim 4's name; similar_by_word is its compatibility alias
 
@@ -149,7 +231,7 @@ class GensimNames:
                 f"similar_by_vector takes one vector of shape [{self.dim}], got shape {v.shape}; "
                 "use similar_to_vector for a batch"
             )
-        return list(self.similar_to_vector(v, topn, restrict=restrict_vocab))
+        return self.similar_to_vector(v, topn, restrict=restrict_vocab).pairs()
 
     def most_similar_cosmul(
         self, positive: Any = None, negative: Any = None, topn: int = 10, restrict_vocab: Restrict = None
@@ -217,7 +299,7 @@ class GensimNames:
             method="cosmul",
             n_negative=len(neg),
         )
-        return list(self._result(*found, single=True))
+        return self._result(*found, single=True).pairs()
 
     # ---- pairs -----------------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ __all__ = [
     "FINGERPRINT_PREFIX",
     "Neighbours",
     "answer_records",
+    "envelope",
     "SpaceVector",
     "compute_fingerprint",
     "items_frame",
@@ -116,10 +117,15 @@ class SpaceVector(np.ndarray):
 class Neighbours:
     """Result of a neighbour query, best first.
 
-    For one query ``ids`` and ``scores`` are 1-D of length k, ``keys`` is ``list[str]``, ``len()`` is k and
-    iterating yields ``(key, score)`` pairs. For a batch they are 2-D ``[n_queries, k]``, ``keys`` is
-    ``list[list[str]]``, ``len()`` is the number of queries and iterating (or indexing) yields one 1-D
-    :class:`Neighbours` per query.
+    For one query ``ids`` and ``scores`` are 1-D of length k, ``keys`` is ``list[str]``, ``len()`` is k,
+    ``res[i]`` is the ``(key, score)`` pair ``i`` and :meth:`pairs` all of them. For a batch they are
+    2-D ``[n_queries, k]``, ``keys`` is ``list[list[str]]``, ``len()`` is the number of queries and
+    ``res[i]`` (or :meth:`rows`) gives one 1-D :class:`Neighbours` per query.
+
+    A Neighbours is not a tuple and is not iterable: ``ids, scores = res`` (implicit's habit) or
+    ``a, b = res`` would otherwise quietly unpack two rows or two pairs, so iterating raises
+    ``TypeError`` pointing here. Take ``res.ids, res.scores`` (implicit's ``(ids, scores)``),
+    ``res.keys``, ``res.pairs()``, ``res.rows()`` or ``res.records()``.
 
     Attributes
     ----------
@@ -148,11 +154,22 @@ class Neighbours:
         return int(self.ids.shape[0])
 
     def __iter__(self) -> Iterator[Any]:
+        raise TypeError(
+            "a Neighbours is not a tuple: take res.ids, res.scores (implicit's (ids, scores)), res.keys, "
+            "res.pairs() for (key, score) pairs or res.rows() for a batch's rows"
+        )
+
+    def pairs(self) -> list[tuple[str, float]]:
+        """One query's ``(key, score)`` pairs, best first (gensim's ``most_similar`` answer)."""
         if self.batched:
-            for i in range(len(self)):
-                yield self[i]
-        else:
-            yield from zip(self.keys, self.scores.tolist(), strict=True)  # type: ignore[arg-type]
+            raise ValueError("pairs() is one query's answer; take res.rows() (or res[i]) of a batch first")
+        return list(zip(self.keys, self.scores.tolist(), strict=True))  # type: ignore[arg-type]
+
+    def rows(self) -> list[Neighbours]:
+        """A batch's answers, one 1-D :class:`Neighbours` per query row."""
+        if not self.batched:
+            raise ValueError("rows() splits a batch; this is one query's answer (take res.pairs())")
+        return [self[i] for i in range(len(self))]
 
     def __getitem__(self, i: int) -> Any:
         """One query's :class:`Neighbours` of a batch, or the ``(key, score)`` pair ``i`` of one query."""
@@ -165,7 +182,7 @@ class Neighbours:
             rows = "; ".join(repr(self[i])[len("Neighbours(") : -1] for i in range(min(len(self), 3)))
             more = "; ..." if len(self) > 3 else ""
             return f"Neighbours({len(self)} queries × {self.ids.shape[1]} neighbours: {rows}{more})"
-        pairs = ", ".join(f"{k!r}: {s:.3f}" for k, s in list(self)[:5])
+        pairs = ", ".join(f"{k!r}: {s:.3f}" for k, s in self.pairs()[:5])
         more = ", ..." if len(self) > 5 else ""
         return f"Neighbours({{{pairs}{more}}})"
 
@@ -242,6 +259,30 @@ def answer_records(keys: Sequence[str], ids: Any, scores: Any) -> list[dict[str,
         {"item": k, "id": int(i), "score": float(s)}
         for k, i, s in zip(keys, np.asarray(ids).tolist(), np.asarray(scores).tolist(), strict=True)
     ]
+
+
+def envelope(answers: Iterable[tuple[Any, Neighbours]], **facts: Any) -> dict[str, Any]:
+    """The one JSON envelope of every query answer: the command line's ``--json`` and the HTTP service.
+
+    ``{"answers": [{"query": Q, "results": [{"item", "id", "score"}, ...]}, ...], **facts}``: one answer
+    per query, in the order asked (a batch that skipped unknown queries leaves them out), ``query`` as
+    the caller gave it (a key, ``"#12"`` or an id, a list for a basket, seeds or an analogy's ``[a, b,
+    c]``, a customer key, a vector's row number), ``results`` its :meth:`Neighbours.records`, best
+    first. ``facts`` are what the request fixed for every answer (``"method"``, ``"scoring"``,
+    ``"responders"``, ...), beside ``answers``.
+
+    Parameters
+    ----------
+    answers : iterable of (query, Neighbours)
+        One query's answer each (1-D :class:`Neighbours`).
+    **facts
+        JSON-serialisable values.
+
+    Returns
+    -------
+    dict
+    """
+    return {"answers": [{"query": q, "results": n.records()} for q, n in answers], **facts}
 
 
 def compute_fingerprint(vectors: np.ndarray, keys: Sequence[str]) -> str:

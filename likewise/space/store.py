@@ -82,6 +82,14 @@ FORMAT_VERSION = 1
 SUPPORTED_VERSIONS = (1,)
 
 
+#: What a word2vec / fastText file is read with, said when one is given where a saved space is expected.
+WORD2VEC_HINT = (
+    "word2vec / fastText vectors: likewise.data.formats.read_word2vec(path), "
+    "or `likewise import PATH -o SPACE` to save them as a space"
+)
+_VECTOR_SUFFIXES = (".vec", ".bin", ".txt", ".w2v", ".gz", ".bz2")
+
+
 def save(emb: Any, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
     """Save ``emb`` as a folder at ``path``.
 
@@ -201,10 +209,12 @@ def read_manifest(path: str | os.PathLike) -> dict[str, Any]:
     folder = Path(path)
     tidy(folder)  # a save killed mid-publish: put the old folder back, drop what dead writers left
     if not folder.exists():
-        raise CorruptModelError(f"no saved likewise space at {str(folder)!r}: the path does not exist")
+        hint = f" ({WORD2VEC_HINT})" if folder.suffix.lower() in _VECTOR_SUFFIXES else ""
+        raise CorruptModelError(f"no saved likewise space at {str(folder)!r}: the path does not exist{hint}")
     if not folder.is_dir():
         raise CorruptModelError(
-            f"{str(folder)!r} is a file; a saved likewise space is a folder containing {MANIFEST}"
+            f"{str(folder)!r} is a file; a saved likewise space is a folder containing {MANIFEST} "
+            f"({WORD2VEC_HINT})"
         )
     mpath = folder / MANIFEST
     if not os.path.lexists(mpath):

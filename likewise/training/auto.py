@@ -265,7 +265,13 @@ def infer_mode(data: Any) -> tuple[str, str]:
         if desc.get("order_col"):
             return "sequence", f"a log ordered by {desc['order_col']!r} inside each basket"
         # one order's lines carry no order worth learning, whatever a time column says
-        return "basket", f"a log grouped by {desc['basket_col']!r} with no ordering column"
+        why = f"a log grouped by {desc['basket_col']!r} with no ordering column"
+        if desc.get("time_col"):  # said, since a time column looks as if it should order something
+            why += (
+                f" ({desc['time_col']!r} dates the orders, for recency and the next basket; it orders "
+                "no lines: --order-col orders an order's lines, --sessions chains a customer's orders)"
+            )
+        return "basket", why
     return "sequence", "text input: one ordered sequence per line"
 
 

@@ -198,7 +198,7 @@ async function select(item, { push = true } = {}) {
   try {
     const data = await api(m(`/similar?item=${encodeURIComponent(item)}&k=10${typeQuery()}`));
     if (!current(g) || seq !== selectSeq) return;
-    const keys = data.neighbours.map((n) => n.item);
+    const keys = data.answers[0].results.map((n) => n.item);
     await ensureKnown([item, ...keys]);
     if (!current(g) || seq !== selectSeq) return;
     state.selected = item;
@@ -206,7 +206,7 @@ async function select(item, { push = true } = {}) {
     search.value = display(item);
     $("neighbours-title").textContent = `Neighbours of ${display(item)}`;
     $("item-details").textContent = detailsText(item);
-    $("neighbours").replaceChildren(...data.neighbours.map((n) => row(n, true)));
+    $("neighbours").replaceChildren(...data.answers[0].results.map((n) => row(n, true)));
   } catch (e) { // an unknown item: say so, offer close keys, keep showing what was shown
     if (!current(g) || seq !== selectSeq) return;
     message(e.message, e.data && e.data.suggestions);
@@ -286,10 +286,10 @@ async function renderBasket() {
   try {
     const data = await api(m("/recommend"), { items: state.basket, k: 10, ...typeBody() });
     if (!current(g) || seq !== basketSeq) return;
-    await ensureKnown(data.neighbours.map((n) => n.item));
+    await ensureKnown(data.answers[0].results.map((n) => n.item));
     if (!current(g) || seq !== basketSeq) return;
-    state.recommendations = data.neighbours.map((n) => n.item);
-    $("recommendations").replaceChildren(...data.neighbours.map((n) => row(n, true)));
+    state.recommendations = data.answers[0].results.map((n) => n.item);
+    $("recommendations").replaceChildren(...data.answers[0].results.map((n) => row(n, true)));
   } catch (e) { if (current(g)) message(e.message, e.data && e.data.suggestions); }
   draw();
 }
@@ -311,9 +311,9 @@ $("analogy-form").addEventListener("submit", async (ev) => {
   try {
     const [a, b, c] = await Promise.all(["a", "b", "c"].map((x) => resolve($(`analogy-${x}`).value)));
     const data = await api(m("/analogy"), { a, b, c, k: 5 });
-    await ensureKnown(data.neighbours.map((n) => n.item));
+    await ensureKnown(data.answers[0].results.map((n) => n.item));
     if (!current(g)) return;
-    $("analogy-results").replaceChildren(...data.neighbours.map((n) => row(n, true)));
+    $("analogy-results").replaceChildren(...data.answers[0].results.map((n) => row(n, true)));
     message("");
   } catch (e) { if (current(g)) { $("analogy-results").replaceChildren(); message(e.message, e.data && e.data.suggestions); } }
 });
@@ -333,7 +333,7 @@ $("similar-customers-form").addEventListener("submit", async (ev) => {
   try {
     const data = await api(m("/similar_customers"), { customer: $("customer").value.trim(), k: 10 });
     if (!current(g)) return;
-    $("similar-customers").replaceChildren(...data.neighbours.map(customerRow));
+    $("similar-customers").replaceChildren(...data.answers[0].results.map(customerRow));
     message("");
   } catch (e) { if (current(g)) { $("similar-customers").replaceChildren(); message(e.message, e.data && e.data.suggestions); } }
 });
@@ -344,7 +344,7 @@ $("lookalike-form").addEventListener("submit", async (ev) => {
   try {
     const data = await api(m("/lookalike"), { seeds, k: 10, method: "centroid" });
     if (!current(g)) return;
-    $("lookalike").replaceChildren(...data.neighbours.map(customerRow));
+    $("lookalike").replaceChildren(...data.answers[0].results.map(customerRow));
     message("");
   } catch (e) { if (current(g)) { $("lookalike").replaceChildren(); message(e.message, e.data && e.data.suggestions); } }
 });
