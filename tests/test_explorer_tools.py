@@ -8,7 +8,6 @@ view in the URL). One server and one browser for the module; the checks that dep
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
 import numpy as np
@@ -250,3 +249,247 @@ def test_b4_a_tap_picks_without_a_stuck_tooltip_and_one_finger_pans(browser, ser
         assert page.evaluate("() => window.scrollY") == scroll
     finally:
         done(page)
+
+
+# ---- search ----------------------------------------------------------------------------------------------
+
+
+def suggestions(page, text: str) -> list[str]:
+    page.fill("#search", text)
+    page.wait_for_function(
+        "(t) => document.querySelector('#search-status').textContent.includes(t)", arg=text, timeout=WAIT
+    )
+    return keys_shown(page, "#suggest li")
+
+
+def test_search_forgives_typos_finds_values_and_says_no_matches(page, served):
+    base, shop, _, products = served
+    open_page(page, base, "?model=shop")
+    # a mistyped word (two letters swapped) still finds the product, said to be a close spelling
+    pid = next(k for k in shop.keys[:50] if len(products[k]["name"].split()[-1]) >= 4)
+    first, last = products[pid]["name"].rsplit(" ", 1)
+    typo = f"{first} {last[0]}{last[2]}{last[1]}{last[3:]}"
+    assert pid in suggestions(page, typo)
+    assert "close spellings" in page.inner_text("#search-status")
+    page.keyboard.press("Enter")  # a close spelling is offered, not opened: "did you mean" names it
+    page.wait_for_selector(f"#message a.suggestion[data-item='{pid}']", timeout=WAIT)
+    assert products[pid]["name"] in page.inner_text("#message")
+    # an attribute value finds its items, marked on the map
+    aisle = products[pid]["aisle"]
+    found = suggestions(page, aisle)
+    assert found and all(products[k]["aisle"] == aisle for k in found)
+    page.wait_for_function(  # every match marked, those outside the map's sample too
+        "(want) => JSON.stringify(state.marks.filter(m => m.shape === 'match').map(m => m.key).sort())"
+        " === JSON.stringify(want)",
+        arg=sorted(found),
+        timeout=WAIT,
+    )
+    # nothing at all: said
+    assert suggestions(page, "qqqxqqq") == []
+    assert page.inner_text("#search-status") == "No items match “qqqxqqq”."
+    # Enter before the debounce's list came: the name is found, not sent raw
+    page.fill("#search", products[shop.keys[7]]["name"])
+    page.keyboard.press("Enter")
+    wait_selected(page, shop.keys[7])
+    assert page.inner_text("#message") == ""
+    # #12 opens id 12, with its details and its ring
+    page.fill("#search", "#12")
+    page.keyboard.press("Enter")
+    wait_selected(page, shop.keys[12])
+    assert f"department: {products[shop.keys[12]]['department']}" in page.inner_text("#item-details")
+    marks = page.evaluate("() => state.marks")
+    assert {"key": shop.keys[12], "shape": "selected"} in [
+        {"key": m["key"], "shape": m["shape"]} for m in marks
+    ]
+    assert page.evaluate("location.search").count("item=") == 1 and f"item={shop.keys[12]}" in page.evaluate(
+        "location.search"
+    )
+
+
+def test_hidden_tokens_are_never_suggested(page, served):
+    base, _, typed, _ = served
+    open_page(page, base, "?model=typed")
+    assert not [k for k in suggestions(page, "cat") if k.startswith("attr:")]
+    page.fill("#search", "attx:categori")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#message').textContent.includes('unknown')")
+    assert not [a for a in keys_shown(page, "#message a.suggestion") if a.startswith("attr:")]
+    found = httpx.get(f"{base}/models/typed/search", params={"prefix": "a", "limit": 50}).json()["items"]
+    assert found and not [it for it in found if it["item"].startswith("attr:")]
+
+
+# ---- errors, said where the user acted -------------------------------------------------------------------
+
+
+def test_bad_links_are_said_not_silently_replaced(browser, served, width):
+    base, shop = served[0], served[1]
+    page = new_page(browser, base, width)
+    try:
+        open_page(page, base, "?model=nosuch")
+        assert (
+            'no model "nosuch"' in page.inner_text("#notice") and page.evaluate("() => state.model") == "shop"
+        )
+        assert page.is_visible("#notice")
+        open_page(page, base, "?model=shop&view=umap&colour=bogus")
+        said = page.inner_text("#map-error")
+        assert "UMAP is not available" in said and 'no column "bogus"' in said and "department" in said
+        assert page.input_value("#projection") == "pca" and page.input_value("#colour") == "department"
+        assert "umap" not in page.evaluate("location.search")  # the URL says what is shown
+        good = shop.keys[3]
+        open_page(page, base, f"?model=shop&basket={good}&basket=no-such-item")
+        page.wait_for_function("() => state.recommendations.length > 0", timeout=WAIT)
+        assert keys_shown(page, "#basket li") == [good]
+        assert "unknown product 'no-such-item'" in page.inner_text("#basket-error")
+        assert "no-such-item" not in page.evaluate("location.search")
+    finally:
+        done(page)
+
+
+def test_an_unreachable_server_is_said_and_retried(page, served):
+    base, shop = served[0], served[1]
+    open_page(page, base, "?model=shop")
+    page.route("**/models/**", lambda route: route.abort())
+    page.route("**/health", lambda route: route.abort())
+    page.select_option("#projection", "tsne")
+    page.wait_for_selector("#connection:not([hidden])", timeout=WAIT)
+    assert "not answering" in page.inner_text("#connection") and "Retrying" in page.inner_text("#connection")
+    assert "could not reach the server" in page.inner_text("#map-error")
+    assert page.input_value("#projection") == "pca" and page.evaluate("() => state.projection") == "pca"
+    page.fill("#search", shop.keys[2])
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#message').textContent.includes('could not reach')")
+    page.unroute("**/models/**")
+    page.unroute("**/health")
+    page.wait_for_selector("#connection", state="hidden", timeout=WAIT)
+    page.keyboard.press("Enter")
+    wait_selected(page, shop.keys[2])
+
+
+# ---- retail on the page ----------------------------------------------------------------------------------
+
+
+def test_also_bought_and_a_customer_with_purchases_next_basket_and_place(browser, served, width):
+    base, shop = served[0], served[1]
+    page = new_page(browser, base, width)
+    try:
+        pid = shop.keys[4]
+        open_page(page, base, f"?model=shop&item={pid}")
+        wait_selected(page, pid)
+        want = retail.also_bought(shop, pid, 10).keys
+        page.wait_for_function(
+            "(n) => document.querySelectorAll('#also-bought li').length === n", arg=len(want), timeout=WAIT
+        )
+        assert keys_shown(page, "#also-bought li") == want and page.is_visible("#also-bought-title")
+
+        customer = shop.customers.keys[0]
+        page.fill("#customer", customer[:3])  # the field completes customer keys
+        page.wait_for_function("() => document.querySelectorAll('#customer-list option').length > 0")
+        page.fill("#customer", customer)
+        page.click("#similar-customers-form button[type=submit]")
+        page.wait_for_selector("#similar-customers li button.customer", timeout=WAIT)
+        other = keys_shown(page, "#similar-customers li")[0]
+        page.click(f"#similar-customers li[data-item='{other}'] button.customer")  # customers are clickable
+        page.wait_for_function(
+            "() => document.querySelectorAll('#next-basket li').length > 0"
+            " && document.querySelectorAll('#something-new li').length > 0",
+            timeout=WAIT,
+        )
+        assert page.inner_text("#customer-title") == f"Customer {other}"
+        assert keys_shown(page, "#next-basket li") == retail.next_basket(shop, other, 10).keys
+        new = keys_shown(page, "#something-new li")
+        assert new == retail.next_basket(shop, other, 10, explore=True).keys
+        bought = keys_shown(page, "#bought li")
+        ever = {shop.keys[i] for i in shop.customers.bought(other).tolist()}
+        assert bought and set(bought) <= ever and not set(new) & ever
+        marks = page.evaluate("() => state.marks")
+        assert any(m["shape"] == "customer" and m["key"] == other for m in marks)
+        assert {m["key"] for m in marks if m["shape"] == "bought"} == set(bought)
+        assert f"customer={other}" in page.evaluate("location.search")
+        assert axe_serious(page) == []
+    finally:
+        done(page)
+
+
+def test_a_skip_link_reaches_the_map_first(page, served):
+    open_page(page, served[0], "?model=shop")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.className") == "skip"
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.activeElement.id === 'map'")
+
+
+# ---- the map as a tool -----------------------------------------------------------------------------------
+
+
+def shown_count(page) -> int:
+    return page.evaluate("() => state.map.shown.reduce((a, b) => a + b, 0)")
+
+
+def test_legend_filters_box_selection_isolate_labels_gradient_in_the_url(browser, served, width):
+    base, shop, _, products = served
+    page = new_page(browser, base, width)
+    try:
+        open_page(page, base, "?model=shop")
+        n = page.evaluate("() => state.map.items.length")
+        # a legend value hides its points, and says so in the URL
+        dept = products[shop.keys[0]]["department"]
+        page.click(f"#legend button.filter[data-value='{dept}']")
+        assert page.get_attribute(f"#legend button.filter[data-value='{dept}']", "aria-pressed") == "false"
+        hidden = sum(products[k]["department"] == dept for k in page.evaluate("() => state.map.items"))
+        assert shown_count(page) == n - hidden and f"hide={dept}" in page.evaluate("location.search")
+        # hovering asks the grid's nearby cells, not every point
+        key = shop.keys[1]
+        page.eval_on_selector("#map", "c => c.scrollIntoView({block: 'center'})")
+        x, y = screen_of(page, key)
+        page.mouse.move(x, y)
+        page.wait_for_selector("#tip:not([hidden])")
+        assert 0 < page.evaluate("() => state.lastScan") < n / 2
+        # a box: drag with the box tool; isolate; zoom to it
+        page.click("#box-mode")
+        box = canvas_box(page)
+        page.mouse.move(box["x"] + box["width"] * 0.3, box["y"] + box["height"] * 0.3)
+        page.mouse.down()
+        page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.5, steps=4)
+        page.mouse.move(box["x"] + box["width"] * 0.7, box["y"] + box["height"] * 0.7, steps=4)
+        page.mouse.up()
+        page.wait_for_function("() => state.box !== null")
+        count = page.evaluate("() => state.selectionCount")
+        assert 0 < count < n and f"{count} selected" in page.inner_text("#selection-count")
+        page.click("#isolate")
+        assert shown_count(page) == count and "iso=1" in page.evaluate("location.search")
+        scale = page.evaluate("() => state.view.scale")
+        page.click("#zoom-selection")
+        assert page.evaluate("() => state.view.scale") > scale
+        # labels by any column; numbers on a gradient
+        page.select_option("#label", "aisle")
+        texts = {b["text"] for b in page.evaluate("() => state.labelBoxes")}
+        assert texts and texts <= {p["aisle"] for p in products.values()}
+        page.select_option("#colour", "popularity")
+        page.wait_for_selector("#legend .swatch.gradient")
+        css = page.evaluate(
+            "() => { const v = state.map.attributes.popularity.map(Number);"
+            " const lo = v.indexOf(Math.min(...v)), hi = v.lastIndexOf(Math.max(...v));"
+            " return [state.map.css[lo], state.map.css[hi]]; }"
+        )
+        assert css == ["#440154", "#fde725"]
+        page.wait_for_function("() => location.search.includes('at=')")  # the zoom, replaced in place
+        url = page.evaluate("location.search")
+        assert all(p in url for p in ("label=aisle", "colour=popularity", "box=", "iso=1"))
+        # the link reopens the same view
+        view = page.evaluate("() => [state.view.cx, state.view.cy, state.view.scale]")
+        open_page(page, base, url)
+        page.wait_for_function("() => state.box !== null && state.isolate")
+        assert page.evaluate("() => [state.view.cx, state.view.cy, state.view.scale]") == pytest.approx(
+            view, rel=1e-3
+        )
+        assert shown_count(page) == page.evaluate("() => state.selectionCount")
+        assert page.input_value("#label") == "aisle" and page.input_value("#colour") == "popularity"
+        assert axe_serious(page) == []
+    finally:
+        done(page)
+
+
+def test_answers_are_compressed(served):
+    r = httpx.get(f"{served[0]}/models/shop/map", headers={"Accept-Encoding": "gzip"})
+    assert r.status_code == 200 and r.headers["content-encoding"] == "gzip"
+    assert int(r.headers["content-length"]) < len(r.content) / 3

@@ -119,8 +119,10 @@ async function ensureKnown(keys) {
       c.items.forEach((k, i) => { if (!mp.index.has(k)) state.extra.set(k, [c.x[i], c.y[i]]); });
       return unknown;
     } catch (e) {
-      const bad = e.data && e.data.item;
-      if (bad === undefined || !missing.includes(bad)) return unknown; // not about a key: the caller says
+      // the 404 names the key under its kind ("item", "product", ...)
+      const named = e.data ? Object.entries(e.data).filter(([f]) => f !== "error").map(([, v]) => v) : [];
+      const bad = missing.find((k) => named.includes(k));
+      if (bad === undefined) return unknown; // not about a key: the caller says
       unknown.push({ key: bad, error: e });
       missing = missing.filter((k) => k !== bad);
     }
@@ -303,6 +305,8 @@ async function suggest() {
     : `${n}${n === 10 ? "+" : ""} matches, marked on the map.`;
   state.highlight = data.items.map((it) => it.item);
   draw();
+  await ensureKnown(state.highlight); // matches outside the map's sample get their places too
+  if (current(g) && suggested === prefix) draw();
 }
 // the part of a suggestion that matches what was typed, in <mark>
 function marked(text, query) {
