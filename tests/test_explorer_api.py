@@ -174,3 +174,64 @@ def test_a_model_trained_with_item_attributes_names_its_items_without_a_file(sho
     (tmp_path / "named" / "item_table.json").write_text('{"item_col": "x", "columns": {}}')
     with pytest.raises(Exception, match="item_table.json"):
         Embeddings.load(tmp_path / "named", verify=False)
+
+
+def test_search_finds_attribute_values_key_substrings_and_typos(shop):
+    d, emb = shop
+    http = Client(create_app(Registry([ModelSpec("shop", d / "shop", d / "products.csv")], map_sample=50)))
+
+    def found(q: str, limit: int = 100) -> list[tuple[str, str]]:
+        items = http.get("/models/shop/search", params={"prefix": q, "limit": limit}).json()["items"]
+        return [(x["item"], x["match"]) for x in items]
+
+    # an attribute value (the aisle), most frequent first
+    value = found("aisle3-1")
+    assert {k for k, _ in value} == {f"g3_i{i}" for i in range(1, 10, 2)} and {h for _, h in value} == {
+        "value"
+    }
+    assert [k for k, _ in value] == sorted((k for k, _ in value), key=emb.keys.index)
+    # a key's middle
+    assert {k for k, h in found("_i7")} == {f"g{g}_i7" for g in range(8)}
+    # two mistyped words: each close to a word of the names ("Brich" ~ "Birch", "mgu" ~ "mug")
+    close = found("Brich mgu")
+    assert close and {h for _, h in close} == {"close"}
+    assert {k for k, _ in close} == {f"g{g}_i{i}" for g in (3, 7) for i in range(10) if i % 4 == 1}
+    assert found("qqqxqqq") == []
+    # an unknown key's suggestions are the close names' keys
+    r = http.get("/models/shop/similar", params={"item": "Brich mgu"})
+    assert r.status_code == 404 and set(r.json()["suggestions"]) <= {k for k, _ in close}
+    # answers of a kilobyte or more are compressed for clients that accept it
+    mp = http.get("/models/shop/map", headers={"Accept-Encoding": "gzip"})
+    assert mp.headers["content-encoding"] == "gzip" and mp.json()["projection"] == "pca"
+
+
+def test_a_customer_answers_their_purchases_and_place(tmp_path):
+    import pyarrow as pa
+
+    import likewise
+    from likewise.data.datasets import retail_orders
+
+    data = retail_orders(120, 120, seed=2)
+    emb = likewise.train(
+        pa.table({"order": data.order_id, "product": data.product_id, "customer": data.customer_id}),
+        basket_col="order",
+        item_col="product",
+        user_col="customer",
+        dim=8,
+        epochs=1,
+        seed=0,
+        progress=False,
+    )
+    emb.save(tmp_path / "shop")
+    http = Client(create_app(Registry([ModelSpec("shop", tmp_path / "shop")], map_sample=50)))
+    who = emb.customers.keys[5]
+    c = http.get("/models/shop/customer", params={"customer": who, "k": 5}).json()
+    bought = {emb.keys[i] for i in emb.customers.bought(who).tolist()}
+    assert c["customer"] == who and c["products"] == len(bought) and len(c["bought"]) == min(5, len(bought))
+    assert {b["item"] for b in c["bought"]} <= bought
+    assert [b["baskets"] for b in c["bought"]] == sorted((b["baskets"] for b in c["bought"]), reverse=True)
+    assert isinstance(c["x"], float) and isinstance(c["y"], float)
+    r = http.get("/models/shop/customer", params={"customer": "nobody"})
+    assert r.status_code == 404 and "unknown customer 'nobody'" in r.json()["error"]
+    keys = http.get("/models/shop/customers", params={"prefix": who[:2], "limit": 3}).json()["customers"]
+    assert len(keys) == 3 and all(k.startswith(who[:2]) for k in keys)
