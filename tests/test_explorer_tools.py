@@ -493,3 +493,23 @@ def test_answers_are_compressed(served):
     r = httpx.get(f"{served[0]}/models/shop/map", headers={"Accept-Encoding": "gzip"})
     assert r.status_code == 200 and r.headers["content-encoding"] == "gzip"
     assert int(r.headers["content-length"]) < len(r.content) / 3
+
+
+def test_neighbour_count_and_map_size_are_chosen_in_the_page(page, served):
+    base, shop = served[0], served[1]
+    pid = shop.keys[6]
+    open_page(page, base, f"?model=shop&item={pid}")
+    wait_selected(page, pid)
+    page.select_option("#k", "20")
+    page.wait_for_function("() => state.neighbours.length === 20", timeout=WAIT)
+    assert keys_shown(page, "#neighbours li") == shop.similar(pid, k=20).keys
+    sizes = page.eval_on_selector_all("#sample option", "els => els.map(e => +e.value)")
+    assert page.input_value("#sample") == "250" and max(sizes) == len(shop)
+    page.select_option("#sample", str(len(shop)))
+    page.wait_for_function("(n) => state.map.items.length === n", arg=len(shop), timeout=WAIT)
+    url = page.evaluate("location.search")
+    assert f"sample={len(shop)}" in url and "k=20" in url
+    open_page(page, base, url)
+    wait_selected(page, pid)
+    assert page.evaluate("() => [state.map.items.length, state.neighbours.length]") == [len(shop), 20]
+    assert page.input_value("#sample") == str(len(shop)) and page.input_value("#k") == "20"

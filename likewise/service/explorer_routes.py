@@ -26,7 +26,7 @@ from .deps import ServedModel, registry_of
 from .projection import PROJECTIONS, check_projection
 from .respond import answer, item_of, json_response
 
-__all__ = ["Limit", "Prefix", "Projection", "router", "sample_for"]
+__all__ = ["Limit", "Prefix", "Projection", "Sample", "router", "sample_for"]
 
 router = APIRouter()
 

@@ -26,7 +26,7 @@ from .. import retail
 from .._check import default_of
 from .bodies import BasketBody, CustomerBody, LookalikeBody, NextBasketBody
 from .deps import KeyParam, KParam, RetailModel, ServedModel, TypesParam
-from .explorer_routes import Limit, Prefix, Projection, sample_for
+from .explorer_routes import Limit, Prefix, Projection, Sample, sample_for
 from .respond import answer, item_of, neighbours
 
 __all__ = ["router"]
@@ -102,9 +102,14 @@ async def lookalike(body: LookalikeBody, s: RetailModel) -> Response:
 
 @router.get("/models/{name}/customer", summary="A customer's purchases and place on the map")
 async def customer(
-    request: Request, s: RetailModel, customer: KeyParam, k: KParam = 20, projection: Projection = "pca"
+    request: Request,
+    s: RetailModel,
+    customer: KeyParam,
+    k: KParam = 20,
+    projection: Projection = "pca",
+    sample: Sample = None,
 ) -> Response:
-    n = sample_for(request, projection, None)
+    n = sample_for(request, projection, sample)
 
     def run() -> dict:
         table = s.emb.customers

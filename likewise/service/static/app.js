@@ -13,7 +13,7 @@ const PROJECTION_NAMES = { pca: "PCA", tsne: "t-SNE", umap: "UMAP" };
 const fresh = (model) => ({
   model, info: null, gen: 0, map: null, view: null, extra: new Map(), details: new Map(),
   selected: null, neighbours: [], basket: [], projection: "pca", colour: null, label: "", types: "",
-  hide: new Set(), box: null, isolate: false, highlight: [], customer: null,
+  hide: new Set(), box: null, isolate: false, highlight: [], customer: null, k: 10, sample: null,
   labelBoxes: [], marks: [], recommendations: [],
 });
 let state = fresh(null);
@@ -70,6 +70,8 @@ async function api(path, body) {
 const m = (path) => `/models/${encodeURIComponent(state.model)}${path}`;
 const typeQuery = () => (state.types ? `&types=${encodeURIComponent(state.types)}` : "");
 const typeBody = () => (state.types ? { types: [state.types] } : {});
+const sampleBody = () => (state.sample ? { sample: state.sample } : {});
+const sampleQuery = () => (state.sample ? `&sample=${state.sample}` : "");
 // a request made for generation g: its answer is dropped if the model changed meanwhile
 const current = (g) => g === state.gen;
 
@@ -113,7 +115,7 @@ async function ensureKnown(keys) {
   let missing = [...new Set(keys)].filter((k) => k && !mp.index.has(k) && !state.extra.has(k));
   while (missing.length) {
     try {
-      const c = await api(m("/coords"), { items: missing, projection: mp.projection });
+      const c = await api(m("/coords"), { items: missing, projection: mp.projection, ...sampleBody() });
       if (!current(g)) return unknown;
       remember(c.items, c);
       c.items.forEach((k, i) => { if (!mp.index.has(k)) state.extra.set(k, [c.x[i], c.y[i]]); });
@@ -139,6 +141,8 @@ function urlOf(s) {
   for (const b of s.basket) q.append("basket", b);
   if (s.types) q.set("type", s.types);
   if (s.projection !== "pca") q.set("view", s.projection);
+  if (s.sample) q.set("sample", String(s.sample));
+  if (s.k !== 10) q.set("k", String(s.k));
   if (s.colour && s.map && s.colour !== defaultColour(s.map)) q.set("colour", s.colour);
   if (s.label) q.set("label", s.label);
   for (const h of s.hide) q.append("hide", h);
@@ -167,7 +171,8 @@ function fromUrl() {
   const nums = (v) => (v ? v.split(",").map(Number) : null);
   return { model: q.get("model"), item: q.get("item"), basket: q.getAll("basket"), types: q.get("type") || "",
     view: q.get("view") || "pca", colour: q.get("colour"), label: q.get("label") || "", hide: q.getAll("hide"),
-    at: nums(q.get("at")), box: nums(q.get("box")), iso: q.get("iso") === "1", customer: q.get("customer") };
+    at: nums(q.get("at")), box: nums(q.get("box")), iso: q.get("iso") === "1", customer: q.get("customer"),
+    sample: q.get("sample") ? Number(q.get("sample")) : null, k: q.get("k") ? Number(q.get("k")) : 10 };
 }
 window.addEventListener("popstate", () => applyUrl().catch((e) => message(e.message)));
 
@@ -198,7 +203,16 @@ async function applyUrl() {
     if (want.types && !state.types) said.push(`There is no item type ${JSON.stringify(want.types)} in ${model}; showing every type.`);
     $("type-filter").value = state.types;
   }
-  if (view !== state.projection) await loadMap(view);
+  const ks = [...$("k").options].map((o) => Number(o.value));
+  state.k = ks.includes(want.k) ? want.k : 10;
+  if (want.k !== state.k) said.push(`Neighbours come in lists of ${ks.join(", ")}; showing ${state.k}.`);
+  $("k").value = String(state.k);
+  const sample = view === "pca" && Number.isInteger(want.sample) && want.sample >= 2 ? want.sample : null;
+  if (want.sample && !sample) mapSaid.push(`A map of ${want.sample} points cannot be drawn here (PCA maps only, 2 points at least); showing the server's.`);
+  if (view !== state.projection || sample !== state.sample) {
+    state.sample = sample;
+    try { await loadMap(view); } catch (e) { if (!sample) throw e; state.sample = null; await loadMap(view); mapSaid.push(e.message); }
+  }
   if (!current(g)) return;
   const colours = [...$("colour").options].map((o) => o.value);
   let colour = want.colour || defaultColour(state.map);
@@ -329,7 +343,7 @@ function clearSelection() {
 // "#12" is id 12: its key, its name and its place come from /coords
 async function canonical(item) {
   if (!/^#\d+$/.test(item) || !state.map) return item;
-  const c = await api(m("/coords"), { items: [item], projection: state.map.projection });
+  const c = await api(m("/coords"), { items: [item], projection: state.map.projection, ...sampleBody() });
   remember(c.items, c);
   if (!state.map.index.has(c.items[0])) state.extra.set(c.items[0], [c.x[0], c.y[0]]);
   return c.items[0];
@@ -344,7 +358,7 @@ async function select(input, { push = true, keepView = false } = {}) {
   let data, item;
   try {
     item = await canonical(input);
-    data = await api(m(`/similar?item=${encodeURIComponent(item)}&k=10${typeQuery()}`));
+    data = await api(m(`/similar?item=${encodeURIComponent(item)}&k=${state.k}${typeQuery()}`));
     if (!current(g) || seq !== selectSeq) return;
     await ensureKnown([item, ...data.neighbours.map((n) => n.item)]);
   } catch (e) { // an unknown item: say so, offer close names, keep showing what was shown
@@ -374,7 +388,7 @@ async function alsoBought(item, g, seq) {
   $("also-bought-explain").textContent = COMPLETION_EXPLAINED[how].replace("the basket's items", "it")
     .replace("the basket", "it").replace("RULE", state.info.basket_rule || "mixture");
   try {
-    const data = await api(m(`/also_bought?item=${encodeURIComponent(item)}&k=10${typeQuery()}`));
+    const data = await api(m(`/also_bought?item=${encodeURIComponent(item)}&k=${state.k}${typeQuery()}`));
     await ensureKnown(data.neighbours.map((n) => n.item));
     if (!current(g) || seq !== selectSeq) return;
     $("also-bought").replaceChildren(...data.neighbours.map((n) => row(n, true)));
@@ -523,6 +537,11 @@ async function start() {
       sel.onchange = async () => {
         const was = state.model;
         try { await openModel(sel.value); record(); } catch (e) { sel.value = was; notice(e.message); }
+      };
+      $("k").onchange = () => {
+        state.k = Number($("k").value);
+        record();
+        if (state.selected) select(state.selected, { push: false, keepView: true });
       };
       $("type-filter").onchange = () => {
         state.types = $("type-filter").value;

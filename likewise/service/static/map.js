@@ -25,7 +25,7 @@ async function loadMap(projection) {
   $("projection").value = projection;
   let mp;
   try {
-    mp = await api(m(`/map?projection=${projection}`));
+    mp = await api(m(`/map?projection=${projection}${sampleQuery()}`));
     while (mp.status === "computing") { // a second projection computing on the server: show its progress
       if (!current(g) || $("projection").value !== projection) return;
       const bar = $("map-progress");
@@ -33,7 +33,7 @@ async function loadMap(projection) {
       $("map-info").textContent = `computing ${PROJECTION_NAMES[projection]} of ${mp.items.toLocaleString()} items: `
         + `${mp.done} of ${mp.total} iterations (${mp.seconds} s)`;
       await new Promise((r) => setTimeout(r, 250));
-      mp = await api(m(`/map?projection=${projection}`));
+      mp = await api(m(`/map?projection=${projection}${sampleQuery()}`));
     }
   } catch (e) { // the select shows the map that is drawn, and the error says why the other one is not
     if (current(g)) {
@@ -55,6 +55,7 @@ async function loadMap(projection) {
   mp.ext = extent(mp.fx, mp.fy);
   mp.grid = buildGrid(mp.fx, mp.fy, mp.ext);
   remember(mp.items, mp);
+  sampleOptions(mp);
   const cols = mp.colourable || [];
   const options = cols.map((c) => new Option(c, c));
   if (mp.types) options.push(new Option("type", "type"));
@@ -569,7 +570,27 @@ $("zoom-selection").onclick = () => {
   draw(); recordView();
 };
 $("projection").onchange = async () => {
-  try { await loadMap($("projection").value); record(); } catch (e) { /* said in #map-error by loadMap */ }
+  const was = { box: state.box, isolate: state.isolate, sample: state.sample };
+  state.box = null; state.isolate = false; // a box is drawn in one projection's coordinates
+  if ($("projection").value !== "pca") state.sample = null; // t-SNE: the server's map size only
+  try { await loadMap($("projection").value); record(); } catch (e) { Object.assign(state, was); refilter(); draw(); }
+};
+// How many points: the server's map, or another PCA map of the most frequent items (t-SNE: the server's only).
+function sampleOptions(mp) {
+  const total = mp.total, shown = mp.items.length - (mp.placed || []).length;
+  // 20 000: the server's default bound on a map a page may ask for (--max-map is not a serve flag)
+  const sizes = [...new Set([500, 1000, 3000, 10000, 20000, Math.min(total, 20000), shown].filter((n) => n <= total))]
+    .sort((a, b) => a - b);
+  $("sample").replaceChildren(...sizes.map((n) => new Option(n === total ? `all ${n.toLocaleString()}` : n.toLocaleString(), String(n))));
+  $("sample").value = String(shown);
+  $("sample").disabled = state.projection !== "pca";
+  $("sample").title = state.projection !== "pca" ? "t-SNE is computed for the server's --map-sample only" : "";
+}
+$("sample").onchange = async () => {
+  const was = state.sample;
+  state.sample = Number($("sample").value);
+  state.box = null; state.isolate = false;
+  try { await loadMap(state.projection); record(); } catch (e) { state.sample = was; $("sample").value = String(was || state.map.items.length); }
 };
 $("colour").onchange = () => { state.colour = $("colour").value; state.hide = new Set(); recolour(); record(); draw(); };
 $("label").onchange = () => { state.label = $("label").value; record(); draw(); };

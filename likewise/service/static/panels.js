@@ -119,7 +119,7 @@ async function openCustomer(key, { push = true, errorIn = null } = {}) {
   if (!state.info.customers) { say(errorIn || $("message"), `Model ${state.model} has no customers.`); return; }
   let c;
   try {
-    c = await api(m(`/customer?customer=${encodeURIComponent(key)}&k=50&projection=${state.projection}`));
+    c = await api(m(`/customer?customer=${encodeURIComponent(key)}&k=50&projection=${state.projection}${sampleQuery()}`));
   } catch (e) {
     if (current(g) && seq === customerSeq) sayError(errorIn || $("customer-error"), e, (s) => openCustomer(s));
     return;
