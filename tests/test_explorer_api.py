@@ -147,7 +147,7 @@ def test_tsne_map_answers_its_progress_then_the_map(shop):
     assert min(xs) - 1e-6 <= c["x"][1] <= max(xs) + 1e-6
     bad = http.get("/models/shop/map", params={"projection": "umap"})
     assert bad.status_code == 422
-    assert "projection == umap, must be 'pca' or 'tsne'" in bad.json()["error"]  # as POST .../coords says
+    assert "projection 'umap' needs umap-learn" in bad.json()["error"]  # as POST .../coords says
     # one t-SNE job per model version: at the server's map size only
     other = http.get("/models/shop/map", params={"projection": "tsne", "sample": 30})
     assert other.status_code == 422 and "--map-sample (60 items) only" in other.json()["error"]
@@ -235,3 +235,50 @@ def test_a_customer_answers_their_purchases_and_place(tmp_path):
     assert r.status_code == 404 and "unknown customer 'nobody'" in r.json()["error"]
     keys = http.get("/models/shop/customers", params={"prefix": who[:2], "limit": 3}).json()["customers"]
     assert len(keys) == 3 and all(k.startswith(who[:2]) for k in keys)
+
+
+def test_umap_is_a_third_projection_when_umap_learn_is_there(shop, monkeypatch):
+    """UMAP runs as the t-SNE job does; umap-learn is stood in for by a module whose UMAP returns the first
+    two coordinates (the real one is the ``umap`` extra, not installed in CI)."""
+    import importlib.machinery
+    import sys
+    import types
+
+    import numpy as np
+
+    from likewise.service import projection
+
+    d, emb = shop
+    http = Client(create_app(Registry([ModelSpec("shop", d / "shop", d / "products.csv")], map_sample=40)))
+    if "umap" not in projection.available():  # as served without the extra: said, with the install line
+        r = http.get("/models/shop/map", params={"projection": "umap"})
+        assert r.status_code == 422 and "pip install 'likewise[umap]'" in r.json()["error"]
+    fake = types.ModuleType("umap")
+    fake.__spec__ = importlib.machinery.ModuleSpec("umap", None)
+    seen: dict = {}
+
+    class UMAP:
+        def __init__(self, **kw):
+            seen.update(kw)
+
+        def fit_transform(self, x):
+            return np.asarray(x)[:, :2] * 3.0 + 1.0
+
+    fake.UMAP = UMAP
+    monkeypatch.setitem(sys.modules, "umap", fake)
+    registry = Registry([ModelSpec("shop", d / "shop", d / "products.csv")], map_sample=40)
+    http = Client(create_app(registry))
+    assert http.get("/models/shop").json()["projections"][-1] == "umap"
+    http.get("/models/shop/map", params={"projection": "umap"})
+    job = registry.get("shop").projection_job(40, "umap")
+    assert job.wait(60) and job.error is None
+    assert registry.get("shop").projection_job(40, "tsne") is not job  # its own job, beside t-SNE's
+    mp = http.get("/models/shop/map", params={"projection": "umap"}).json()
+    assert mp["status"] == "ready" and mp["projection"] == "umap" and len(mp["x"]) == 40
+    x = np.asarray(emb.normed[:40, :2], dtype=np.float64)
+    xy = x - x.mean(axis=0)
+    xy /= xy.std()
+    assert np.allclose(mp["x"], xy[:, 0], atol=1e-4) and np.allclose(mp["y"], xy[:, 1], atol=1e-4)
+    assert seen["metric"] == "cosine" and seen["n_components"] == 2 and seen["random_state"] == 0
+    off = http.post("/models/shop/coords", json={"items": [emb.keys[70]], "projection": "umap"}).json()
+    assert len(off["x"]) == 1  # an item outside the map, near its neighbours there

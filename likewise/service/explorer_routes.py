@@ -38,9 +38,9 @@ Sample = Annotated[
 Projection = Annotated[
     Literal[PROJECTIONS],  # as CoordsBody's: one check for GET and POST
     Query(
-        description="pca (computed at load), or tsne (computed once in the background: until it is "
-        'ready the answer is its progress, {"status": "computing", "done", "total", ...}; the explore '
-        "extra)",
+        description="pca (computed at load), or tsne / umap (computed once in the background: until it "
+        'is ready the answer is its progress, {"status": "computing", "done", "total", ...}; the explore '
+        "/ umap extra)",
     ),
 ]
 

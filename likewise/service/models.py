@@ -96,8 +96,8 @@ class Served:
         default_factory=OrderedDict, repr=False
     )
     _map_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    # second projections (t-SNE) by sample size: computed once, in the background, then kept
-    _jobs: OrderedDict[int, proj.Job] = field(default_factory=OrderedDict, repr=False)
+    # second projections (t-SNE, UMAP) by name and sample size: computed once, in the background, then kept
+    _jobs: OrderedDict[tuple[str, int], proj.Job] = field(default_factory=OrderedDict, repr=False)
 
     def search(self, query: str, limit: int) -> list[tuple[int, str]]:
         """Up to ``limit`` items for the search box: keys that start with ``query`` first (``"key"``), then
@@ -265,20 +265,24 @@ class Served:
         if self.runner is None:
             raise RuntimeError("a Served made without a projection Runner: Registry makes them with one")
         with self._map_lock:
-            job = self._jobs.get(sample)
+            job = self._jobs.get((projection, sample))
             if job is not None:
-                self._jobs.move_to_end(sample)
+                self._jobs.move_to_end((projection, sample))
                 return job
             ids = self.map_ids(sample)
             if len(ids) < 4:
                 raise InputError(f"a {projection} map needs at least 4 items, this map has {len(ids)}")
             x = np.asarray(self.emb.normed[ids], dtype=np.float64)
             seed = int((self.emb.config or {}).get("seed") or 0)
-            job = proj.Job(projection, len(ids), total=proj.TSNE_EARLY + proj.TSNE_MAIN)
+            job = proj.Job(projection, len(ids), total=proj.steps(projection))
+            # one job per model and projection: a UMAP job does not cancel the model's t-SNE one
             self.runner.run(
-                self.spec.name, self.version, job, lambda report: proj.tsne(x, seed=seed, progress=report)
+                f"{self.spec.name}/{projection}",
+                self.version,
+                job,
+                lambda report: proj.compute(projection, x, seed=seed, progress=report),
             )
-            self._jobs[sample] = job
+            self._jobs[(projection, sample)] = job
             while len(self._jobs) > MAP_CACHE:
                 self._jobs.popitem(last=False)
             return job

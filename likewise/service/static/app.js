@@ -193,7 +193,7 @@ async function applyUrl() {
   let view = want.view;
   if (!offered.includes(view)) {
     mapSaid.push(view === "umap"
-      ? "UMAP is not available here: it needs the explore extra with umap-learn (pip install 'likewise[explore]'); showing PCA."
+      ? "UMAP is not available here: it needs umap-learn (pip install 'likewise[umap]'); showing PCA."
       : `There is no projection ${JSON.stringify(view)} (this server offers ${offered.join(", ")}); showing PCA.`);
     view = "pca";
   }

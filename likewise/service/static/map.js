@@ -30,8 +30,8 @@ async function loadMap(projection) {
       if (!current(g) || $("projection").value !== projection) return;
       const bar = $("map-progress");
       bar.hidden = false; bar.max = mp.total; bar.value = mp.done;
-      $("map-info").textContent = `computing ${PROJECTION_NAMES[projection]} of ${mp.items.toLocaleString()} items: `
-        + `${mp.done} of ${mp.total} iterations (${mp.seconds} s)`;
+      $("map-info").textContent = `computing ${PROJECTION_NAMES[projection]} of ${mp.items.toLocaleString()} items`
+        + (mp.total > 1 ? `: ${mp.done} of ${mp.total} iterations` : "") + ` (${mp.seconds} s)`;
       await new Promise((r) => setTimeout(r, 250));
       mp = await api(m(`/map?projection=${projection}${sampleQuery()}`));
     }
@@ -72,7 +72,7 @@ async function loadMap(projection) {
   recolour();
   $("map-info").textContent = `${PROJECTION_NAMES[projection]}: ${mp.items.length.toLocaleString()} of `
     + `${mp.total.toLocaleString()} items` + (mp.sampled ? " (most frequent)" : "")
-    + (projection === "tsne" ? ` · computed in ${mp.seconds} s; items outside it sit near their neighbours` : "");
+    + (projection !== "pca" ? ` · computed in ${mp.seconds} s; items outside it sit near their neighbours` : "");
   await ensureKnown([state.selected, ...state.neighbours, ...state.basket, ...state.recommendations].filter(Boolean));
   resetView();
   if (state.customer) openCustomer(state.customer.key, { push: false }); // its place on this projection
