@@ -410,12 +410,18 @@ def test_also_bought_and_a_customer_with_purchases_next_basket_and_place(browser
         done(page)
 
 
-def test_a_skip_link_reaches_the_map_first(page, served):
-    open_page(page, served[0], "?model=shop")
+def test_a_skip_link_reaches_the_map_first_and_the_analogy_fields_complete_names(page, served):
+    base, shop, _, products = served
+    open_page(page, base, "?model=shop")
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.className") == "skip"
     page.keyboard.press("Enter")
     page.wait_for_function("() => document.activeElement.id === 'map'")
+    name = products[shop.keys[0]]["name"]
+    page.fill("#analogy-a", name[:4])
+    page.wait_for_function(
+        "(n) => [...document.querySelectorAll('#item-names option')].some(o => o.value === n)", arg=name
+    )
 
 
 # ---- the map as a tool -----------------------------------------------------------------------------------

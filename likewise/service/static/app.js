@@ -315,8 +315,8 @@ async function suggest() {
   const byValue = n && data.items.some((it) => it.match === "value");
   $("search-status").textContent = !n ? `No items match “${prefix}”.`
     : close ? `Nothing matches “${prefix}” as typed; close spellings:`
-    : byValue ? `${n} shown, some by an attribute value (${prefix}); all marked on the map.`
-    : `${n}${n === 10 ? "+" : ""} matches, marked on the map.`;
+    : byValue ? `${n} shown, some because an attribute (an aisle, a department, …) holds “${prefix}”; all ringed on the map.`
+    : `${n}${n === 10 ? "+" : ""} matches, ringed on the map.`;
   state.highlight = data.items.map((it) => it.item);
   draw();
   await ensureKnown(state.highlight); // matches outside the map's sample get their places too

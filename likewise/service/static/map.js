@@ -10,7 +10,8 @@ const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b
   "#31a354", "#756bb1", "#636363", "#9c9ede", "#cedb9c", "#e7ba52", "#ce6dbd"];
 // viridis at nine stops: dark purple (low) to yellow (high), readable by colour-blind readers and in grey
 const RAMP = ["#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c", "#28ae80", "#5ec962", "#addc30", "#fde725"];
-const MARK = { selected: "#c0392b", neighbour: "#e67e22", basket: "#1e7d32", match: "#8e24aa", customer: "#4a148c" };
+// marks in colours the viridis gradient does not use (its purples, blues and greens would hide them)
+const MARK = { selected: "#c0392b", neighbour: "#e67e22", basket: "#1e7d32", match: "#d81b60", customer: "#111" };
 const BIG = 5000; // more points than this: drawn as pixels, 2 or 3 px squares
 const canvas = $("map");
 const ctx = canvas.getContext("2d");
@@ -382,7 +383,7 @@ function draw() {
     ctx.beginPath();
     if (shape === "square") { ctx.rect(sx - r - 4, sy - r - 4, 2 * r + 8, 2 * r + 8); ctx.stroke(); }
     else if (shape === "customer") { star(sx, sy, 9); ctx.fill(); ctx.strokeStyle = "#fff"; ctx.lineWidth = 1.5; ctx.stroke(); }
-    else if (shape === "bought") { ctx.arc(sx, sy, r + 1.5, 0, 2 * Math.PI); ctx.fill(); }
+    else if (shape === "bought") { ctx.lineWidth = 1.5; ctx.arc(sx, sy, r + 2, 0, 2 * Math.PI); ctx.stroke(); }
     else {
       if (shape === "match") ctx.setLineDash([3, 2]);
       ctx.arc(sx, sy, r + (shape === "selected" ? 5 : 4), 0, 2 * Math.PI); ctx.stroke(); ctx.setLineDash([]);
