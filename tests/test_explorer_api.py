@@ -252,7 +252,7 @@ def test_umap_is_a_third_projection_when_umap_learn_is_there(shop, monkeypatch):
     http = Client(create_app(Registry([ModelSpec("shop", d / "shop", d / "products.csv")], map_sample=40)))
     if "umap" not in projection.available():  # as served without the extra: said, with the install line
         r = http.get("/models/shop/map", params={"projection": "umap"})
-        assert r.status_code == 422 and "pip install 'likewise[umap]'" in r.json()["error"]
+        assert r.status_code == 422 and "pip install '.[umap]' in the likewise clone" in r.json()["error"]
     fake = types.ModuleType("umap")
     fake.__spec__ = importlib.machinery.ModuleSpec("umap", None)
     seen: dict = {}

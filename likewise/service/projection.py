@@ -81,7 +81,8 @@ def check_projection(name: str) -> str:
         module, extra = NEEDS[name]
         library = {"umap": "umap-learn"}.get(module, module)
         raise InputError(
-            f"projection {name!r} needs {library}, which is not installed: pip install 'likewise[{extra}]'"
+            f"projection {name!r} needs {library}, which is not installed: pip install '.[{extra}]' in the "
+            "likewise clone"
         )
     return name
 

@@ -193,7 +193,7 @@ async function applyUrl() {
   let view = want.view;
   if (!offered.includes(view)) {
     mapSaid.push(view === "umap"
-      ? "UMAP is not available here: it needs umap-learn (pip install 'likewise[umap]'); showing PCA."
+      ? "UMAP is not available here: it needs umap-learn (pip install '.[umap]' in the likewise clone); showing PCA."
       : `There is no projection ${JSON.stringify(view)} (this server offers ${offered.join(", ")}); showing PCA.`);
     view = "pca";
   }
