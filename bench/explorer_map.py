@@ -13,7 +13,8 @@ with each item's cluster, so the map is coloured by 24 values), serves it with `
   nearest point through its grid and places the tooltip), with the points the grid looked at;
 * for comparison, the scan every hover used to make: every point to screen coordinates.
 
-Prints milliseconds (mean, p95, max) per measure::
+Prints milliseconds (mean, p95, max) per measure. The page measured is the one ``likewise`` on
+``PYTHONPATH`` serves, so an older checkout's page can be measured the same way (``git archive REV``)::
 
     .venv/bin/python bench/explorer_map.py                 # 100 000 points
     .venv/bin/python bench/explorer_map.py --items 20000
@@ -67,15 +68,15 @@ async ({draws, frames, hovers}) => {
     const ev = new PointerEvent("pointermove", { clientX: rect.left + rnd() * rect.width,
       clientY: rect.top + rnd() * rect.height, pointerType: "mouse", bubbles: true });
     const t = performance.now(); canvas.dispatchEvent(ev); hover.push(performance.now() - t);
-    scanned.push(state.lastScan);
+    if (state.lastScan !== undefined) scanned.push(state.lastScan);
   }
   out.hover_ms = stats(hover);
-  out.hover_points_looked_at = stats(scanned);
+  out.hover_points_looked_at = scanned.length ? stats(scanned) : null; // pages before the grid: every point
   const scan = [];
   for (let i = 0; i < 50; i++) {
     const t = performance.now(); let best = -1, bestD = 64;
-    for (let j = 0; j < state.map.fx.length; j++) {
-      const [sx, sy] = toScreen(state.map.fx[j], state.map.fy[j]);
+    for (let j = 0; j < state.map.x.length; j++) {
+      const [sx, sy] = toScreen(state.map.x[j], state.map.y[j]);
       const d = (sx - 300) ** 2 + (sy - 300) ** 2; if (d < bestD) { bestD = d; best = j; }
     }
     scan.push(performance.now() - t);
@@ -162,7 +163,8 @@ def main() -> None:
         print(f"  {name:<14} mean {s['mean']:7.2f}   p95 {s['p95']:7.2f}   max {s['max']:7.2f}")
     print(f"  pan            {out['pan_fps']:.1f} frames/s over {args.frames} animation frames")
     s = out["hover_points_looked_at"]
-    print(f"  hover looked at {s['mean']:.1f} points on average (max {s['max']}) of {out['points']:,}")
+    if s is not None:
+        print(f"  hover looked at {s['mean']:.1f} points on average (max {s['max']}) of {out['points']:,}")
     print(json.dumps(out))
 
 
