@@ -472,6 +472,7 @@ const gap = (a, b) => Math.hypot(a.x - b.x, a.y - b.y);
 canvas.addEventListener("pointerdown", (ev) => {
   if (!state.view || ev.button > 0) return;
   canvas.setPointerCapture(ev.pointerId);
+  if (ev.isPrimary) { pointers.clear(); pinch = null; } // a new gesture: no pointer of an old one is still down
   pointers.set(ev.pointerId, { x: ev.clientX, y: ev.clientY });
   if (ev.pointerType !== "mouse") $("tip").hidden = true;
   if (pointers.size === 2) { const [a, b] = [...pointers.values()]; pinch = { d: gap(a, b) }; drag = null; return; }
@@ -522,6 +523,7 @@ function endPointer(ev) {
 }
 canvas.addEventListener("pointerup", endPointer);
 canvas.addEventListener("pointercancel", endPointer);
+canvas.addEventListener("lostpointercapture", (ev) => pointers.delete(ev.pointerId));
 canvas.addEventListener("pointerleave", (ev) => { if (ev.pointerType === "mouse") $("tip").hidden = true; });
 
 function zoomAt(px, py, factor) {
