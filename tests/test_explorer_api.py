@@ -147,7 +147,7 @@ def test_tsne_map_answers_its_progress_then_the_map(shop):
     assert min(xs) - 1e-6 <= c["x"][1] <= max(xs) + 1e-6
     bad = http.get("/models/shop/map", params={"projection": "umap"})
     assert bad.status_code == 422
-    assert "projection == umap, must be 'pca' or 'tsne'" in bad.json()["error"]  # as POST .../coords says
+    assert "projection 'umap' needs umap-learn" in bad.json()["error"]  # as POST .../coords says
     # one t-SNE job per model version: at the server's map size only
     other = http.get("/models/shop/map", params={"projection": "tsne", "sample": 30})
     assert other.status_code == 422 and "--map-sample (60 items) only" in other.json()["error"]
@@ -174,3 +174,111 @@ def test_a_model_trained_with_item_attributes_names_its_items_without_a_file(sho
     (tmp_path / "named" / "item_table.json").write_text('{"item_col": "x", "columns": {}}')
     with pytest.raises(Exception, match="item_table.json"):
         Embeddings.load(tmp_path / "named", verify=False)
+
+
+def test_search_finds_attribute_values_key_substrings_and_typos(shop):
+    d, emb = shop
+    http = Client(create_app(Registry([ModelSpec("shop", d / "shop", d / "products.csv")], map_sample=50)))
+
+    def found(q: str, limit: int = 100) -> list[tuple[str, str]]:
+        items = http.get("/models/shop/search", params={"prefix": q, "limit": limit}).json()["items"]
+        return [(x["item"], x["match"]) for x in items]
+
+    # an attribute value (the aisle), most frequent first
+    value = found("aisle3-1")
+    assert {k for k, _ in value} == {f"g3_i{i}" for i in range(1, 10, 2)} and {h for _, h in value} == {
+        "value"
+    }
+    assert [k for k, _ in value] == sorted((k for k, _ in value), key=emb.keys.index)
+    # a key's middle
+    assert {k for k, h in found("_i7")} == {f"g{g}_i7" for g in range(8)}
+    # two mistyped words: each close to a word of the names ("Brich" ~ "Birch", "mgu" ~ "mug")
+    close = found("Brich mgu")
+    assert close and {h for _, h in close} == {"close"}
+    assert {k for k, _ in close} == {f"g{g}_i{i}" for g in (3, 7) for i in range(10) if i % 4 == 1}
+    assert found("qqqxqqq") == []
+    # an unknown key's suggestions are the close names' keys
+    r = http.get("/models/shop/similar", params={"item": "Brich mgu"})
+    assert r.status_code == 404 and set(r.json()["suggestions"]) <= {k for k, _ in close}
+    # answers of a kilobyte or more are compressed for clients that accept it
+    mp = http.get("/models/shop/map", headers={"Accept-Encoding": "gzip"})
+    assert mp.headers["content-encoding"] == "gzip" and mp.json()["projection"] == "pca"
+
+
+def test_a_customer_answers_their_purchases_and_place(tmp_path):
+    import pyarrow as pa
+
+    import likewise
+    from likewise.data.datasets import retail_orders
+
+    data = retail_orders(120, 120, seed=2)
+    emb = likewise.train(
+        pa.table({"order": data.order_id, "product": data.product_id, "customer": data.customer_id}),
+        basket_col="order",
+        item_col="product",
+        user_col="customer",
+        dim=8,
+        epochs=1,
+        seed=0,
+        progress=False,
+    )
+    emb.save(tmp_path / "shop")
+    http = Client(create_app(Registry([ModelSpec("shop", tmp_path / "shop")], map_sample=50)))
+    who = emb.customers.keys[5]
+    c = http.get("/models/shop/customer", params={"customer": who, "k": 5}).json()
+    bought = {emb.keys[i] for i in emb.customers.bought(who).tolist()}
+    assert c["customer"] == who and c["products"] == len(bought) and len(c["bought"]) == min(5, len(bought))
+    assert {b["item"] for b in c["bought"]} <= bought
+    assert [b["baskets"] for b in c["bought"]] == sorted((b["baskets"] for b in c["bought"]), reverse=True)
+    assert isinstance(c["x"], float) and isinstance(c["y"], float)
+    r = http.get("/models/shop/customer", params={"customer": "nobody"})
+    assert r.status_code == 404 and "unknown customer 'nobody'" in r.json()["error"]
+    keys = http.get("/models/shop/customers", params={"prefix": who[:2], "limit": 3}).json()["customers"]
+    assert len(keys) == 3 and all(k.startswith(who[:2]) for k in keys)
+
+
+def test_umap_is_a_third_projection_when_umap_learn_is_there(shop, monkeypatch):
+    """UMAP runs as the t-SNE job does; umap-learn is stood in for by a module whose UMAP returns the first
+    two coordinates (the real one is the ``umap`` extra, not installed in CI)."""
+    import importlib.machinery
+    import sys
+    import types
+
+    import numpy as np
+
+    from likewise.service import projection
+
+    d, emb = shop
+    http = Client(create_app(Registry([ModelSpec("shop", d / "shop", d / "products.csv")], map_sample=40)))
+    if "umap" not in projection.available():  # as served without the extra: said, with the install line
+        r = http.get("/models/shop/map", params={"projection": "umap"})
+        assert r.status_code == 422 and "pip install '.[umap]' in the likewise clone" in r.json()["error"]
+    fake = types.ModuleType("umap")
+    fake.__spec__ = importlib.machinery.ModuleSpec("umap", None)
+    seen: dict = {}
+
+    class UMAP:
+        def __init__(self, **kw):
+            seen.update(kw)
+
+        def fit_transform(self, x):
+            return np.asarray(x)[:, :2] * 3.0 + 1.0
+
+    fake.UMAP = UMAP
+    monkeypatch.setitem(sys.modules, "umap", fake)
+    registry = Registry([ModelSpec("shop", d / "shop", d / "products.csv")], map_sample=40)
+    http = Client(create_app(registry))
+    assert http.get("/models/shop").json()["projections"][-1] == "umap"
+    http.get("/models/shop/map", params={"projection": "umap"})
+    job = registry.get("shop").projection_job(40, "umap")
+    assert job.wait(60) and job.error is None
+    assert registry.get("shop").projection_job(40, "tsne") is not job  # its own job, beside t-SNE's
+    mp = http.get("/models/shop/map", params={"projection": "umap"}).json()
+    assert mp["status"] == "ready" and mp["projection"] == "umap" and len(mp["x"]) == 40
+    x = np.asarray(emb.normed[:40, :2], dtype=np.float64)
+    xy = x - x.mean(axis=0)
+    xy /= xy.std()
+    assert np.allclose(mp["x"], xy[:, 0], atol=1e-4) and np.allclose(mp["y"], xy[:, 1], atol=1e-4)
+    assert seen["metric"] == "cosine" and seen["n_components"] == 2 and seen["random_state"] == 0
+    off = http.post("/models/shop/coords", json={"items": [emb.keys[70]], "projection": "umap"}).json()
+    assert len(off["x"]) == 1  # an item outside the map, near its neighbours there

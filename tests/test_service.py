@@ -280,7 +280,7 @@ def test_token_guards_the_api_but_not_the_page(models):
 def test_page_and_assets_are_served_from_the_package(client):
     page = client.get("/")
     assert page.status_code == 200 and "likewise explorer" in page.text
-    for asset in ("app.js", "style.css"):
+    for asset in ("app.js", "panels.js", "map.js", "style.css"):
         r = client.get(f"/static/{asset}")
         assert r.status_code == 200 and len(r.text) > 100
     assert "http://" not in page.text and "https://" not in page.text  # no CDN

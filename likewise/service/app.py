@@ -37,6 +37,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.routing import Route
 
 from . import explorer_routes, meta_routes, query_routes, retail_routes, typed_routes
@@ -154,6 +155,10 @@ def create_app(
     app.state.registry = registry
     app.state.limits = lim
     app.add_middleware(UseLimits, limits=lim)  # the request models check this app's limits
+    # answers over 1 KB compressed for clients that accept gzip (a 20 k-point map: 2.5 MB of JSON). Level 5:
+    # a 4.4 MB map of 100 k points compresses in 0.08 s to 0.99 MB; level 9 (starlette's default) took
+    # 0.54 s for 0.95 MB, on every request
+    app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=5)
     app.add_middleware(Guard, token=token, max_body=lim.max_body, allowed_hosts=allowed_hosts)
     app.add_middleware(HeadAsGet)  # outermost: every answer to HEAD, refusals too, has no body
     app.mount("/static", StaticFiles(directory=str(meta_routes.STATIC)), name="static")

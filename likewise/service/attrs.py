@@ -12,7 +12,7 @@ How the columns are found (each decided here, once):
   ``product_id``, ``<item_name>_id`` of the manifest, the item column recorded by ``train --item-attrs``),
   case-insensitive; if none is so named, the column whose values match the most model keys;
 * the **name column**: ``name``, ``title``, ``display_name`` or ``product_name``; shown in
-  place of the key and searched;
+  place of the key and searched (:mod:`~likewise.service.textsearch`);
 * the **colour column** (the default the page offers; any column can be picked): the first text column
   with 2 to :data:`MAX_GROUPS` distinct values, else the first column that is not the name.
 
@@ -23,7 +23,7 @@ A numeric column with more than :data:`MAX_GROUPS` distinct values is coloured b
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +81,6 @@ class ItemAttrs:
     colour_column: str | None
     matched: int
     rows: int
-    _folded_names: list[str] = field(default_factory=list, repr=False)
 
     def name_of(self, item_id: int) -> str | None:
         """The display name of model id ``item_id`` (None without a name column or a row)."""
@@ -94,28 +93,6 @@ class ItemAttrs:
     def groups_of(self, ids: list[int]) -> dict[str, list[str | None]]:
         """Every column's colour groups for model ids ``ids``."""
         return {c: [v[i] for i in ids] for c, v in self.groups.items()}
-
-    def search_names(self, query: str, limit: int) -> list[int]:
-        """Ids of up to ``limit`` items whose name holds ``query`` (case-insensitive): names that start
-        with it first, then names with a word that starts with it, then any other; each group most
-        frequent first (ids are ordered by descending count)."""
-        q = query.casefold().strip()
-        if not q or not self._folded_names:
-            return []
-        starts, words, inside = [], [], []
-        word_q = " " + q
-        for i, name in enumerate(self._folded_names):
-            if q not in name:
-                continue
-            if name.startswith(q):
-                starts.append(i)
-                if len(starts) >= limit:
-                    break
-            elif word_q in name:
-                words.append(i)
-            else:
-                inside.append(i)
-        return (starts + words + inside)[:limit]
 
     def summary(self) -> dict[str, Any]:
         """What ``GET /models/{name}`` says of the table."""
@@ -345,7 +322,6 @@ def read_item_attrs(
         ),
         next((c for c in columns if c != name_col), columns[0]),
     )
-    folded = [(v or "").casefold() for v in values[name_col]] if name_col else []
     return ItemAttrs(
         source=where,
         item_column=item_col,
@@ -357,5 +333,4 @@ def read_item_attrs(
         colour_column=colour,
         matched=matched,
         rows=table.num_rows,
-        _folded_names=folded,
     )

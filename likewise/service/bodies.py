@@ -362,7 +362,7 @@ class AnalogyBody(BaseModel):
 class CoordsBody(BaseModel):
     items: Items
     sample: Sample | None = Field(None, description="the map whose axes to use (default: the server's)")
-    projection: Literal["pca", "tsne"] = Field(
+    projection: Literal["pca", "tsne", "umap"] = Field(
         "pca", description="the map's projection (tsne: that map must be ready; see GET .../map)"
     )
 

@@ -3,8 +3,8 @@
 =========================================  =================================================================
 route                                      answer
 =========================================  =================================================================
-``GET  /models/{name}/search``             keys that start with ``prefix``, then items whose name holds it
-                                           (:meth:`~likewise.service.models.Served.search`)
+``GET  /models/{name}/search``             keys that start with ``prefix``, then names, attribute values,
+                                           key substrings, typos (:mod:`~likewise.service.textsearch`)
 ``GET  /models/{name}/map``                the map of the ``sample`` most frequent items with their
                                            attributes (``"status": "ready"``); ``projection=tsne``: the
                                            job's progress (``"status": "computing"``) until the map is
@@ -26,7 +26,7 @@ from .deps import ServedModel, registry_of
 from .projection import PROJECTIONS, check_projection
 from .respond import answer, item_of, json_response
 
-__all__ = ["router"]
+__all__ = ["Limit", "Prefix", "Projection", "Sample", "router", "sample_for"]
 
 router = APIRouter()
 
@@ -38,9 +38,9 @@ Sample = Annotated[
 Projection = Annotated[
     Literal[PROJECTIONS],  # as CoordsBody's: one check for GET and POST
     Query(
-        description="pca (computed at load), or tsne (computed once in the background: until it is "
-        'ready the answer is its progress, {"status": "computing", "done", "total", ...}; the explore '
-        "extra)",
+        description="pca (computed at load), or tsne / umap (computed once in the background: until it "
+        'is ready the answer is its progress, {"status": "computing", "done", "total", ...}; the explore '
+        "/ umap extra)",
     ),
 ]
 
@@ -61,7 +61,8 @@ async def search(s: ServedModel, prefix: Prefix = "", limit: Limit = 10) -> Resp
                     "item": keys[i],
                     "id": i,
                     "count": int(counts[i]),
-                    **({"name": attrs.name_of(i), "match": how} if attrs is not None else {}),
+                    "match": how,
+                    **({"name": attrs.name_of(i)} if attrs is not None else {}),
                 }
                 for i, how in found
             ],

@@ -32,6 +32,7 @@ import numpy as np
 from ..errors import InputError, UnknownItemError
 from . import projection as proj
 from .attrs import ItemAttrs, read_item_attrs
+from .textsearch import TextIndex
 
 __all__ = ["NAME_PATTERN", "ModelSpec", "Registry", "Served", "parse_model_arg"]
 
@@ -87,6 +88,7 @@ class Served:
     stamp: tuple
     attrs: ItemAttrs | None = None
     runner: proj.Runner | None = None  # where its t-SNE job runs (the registry's, shared by all versions)
+    text: TextIndex | None = None  # names, values, key substrings and typos for the search box
     _sorted_keys: list[str] = field(default_factory=list, repr=False)
     _sorted_ids: np.ndarray | None = field(default=None, repr=False)
     # maps by sample size, least recently used first: a stream of distinct sizes keeps at most MAP_CACHE
@@ -94,16 +96,16 @@ class Served:
         default_factory=OrderedDict, repr=False
     )
     _map_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    # second projections (t-SNE) by sample size: computed once, in the background, then kept
-    _jobs: OrderedDict[int, proj.Job] = field(default_factory=OrderedDict, repr=False)
+    # second projections (t-SNE, UMAP) by name and sample size: computed once, in the background, then kept
+    _jobs: OrderedDict[tuple[str, int], proj.Job] = field(default_factory=OrderedDict, repr=False)
 
     def search(self, query: str, limit: int) -> list[tuple[int, str]]:
-        """Up to ``limit`` items for the search box: keys that start with ``query`` first, then items whose
-        name holds it (:meth:`ItemAttrs.search_names`); each as ``(id, "key" | "name")``."""
+        """Up to ``limit`` items for the search box: keys that start with ``query`` first (``"key"``), then
+        names, attribute values, key substrings and, when nothing matched, close (mistyped) words
+        (:meth:`~likewise.service.textsearch.TextIndex.find`); each as ``(id, how)``."""
         out = [(i, "key") for i in self.search_prefix(query, limit)]
-        if len(out) < limit and self.attrs is not None and query.strip():
-            seen = {i for i, _ in out}
-            out += [(i, "name") for i in self.attrs.search_names(query, limit) if i not in seen]
+        if len(out) < limit and self.text is not None and query.strip():
+            out += self.text.find(query, limit - len(out), exclude={i for i, _ in out})
         return out[:limit]
 
     def describe(self, ids: list[int]) -> dict:
@@ -137,7 +139,12 @@ class Served:
         return np.sort(ids).tolist()
 
     def suggestions(self, key: str, n: int = 3) -> list[str]:
-        """Close keys for an unknown one: the vocabulary's own suggestions, else prefix matches."""
+        """Close keys for an unknown one: what the search box finds for it (names, typos), else the
+        vocabulary's own suggestions, else prefix matches; never an item of a hidden type."""
+        keys = self.emb.keys
+        found = [keys[i] for i, _ in self.search(key, n)] if len(key) <= PREFIX_TRIES else []
+        if found:
+            return found
         try:
             self.emb.vocab.id(key)
         except UnknownItemError as e:
@@ -146,7 +153,6 @@ class Served:
                 return shown[:n]
         except Exception:  # noqa: BLE001 -- a suggestion is a courtesy; never fail the error answer on it
             pass
-        keys = self.emb.keys
         # the longest known prefix, trying at most PREFIX_TRIES cuts: bounded work for any key length
         for cut in range(min(len(key), PREFIX_TRIES), 0, -1):
             found = self.search_prefix(key[:cut], n)
@@ -227,7 +233,21 @@ class Served:
         """Coordinates [n, 2] of items ``ids`` on the map of ``sample`` items: on PCA's axes, or on a
         finished t-SNE map near their nearest items there (:func:`~likewise.service.projection.place_near`).
         """
-        x = np.asarray(self.emb.normed[ids], dtype=np.float64)
+        xy = self.place(np.asarray(self.emb.normed[ids], dtype=np.float64), sample, projection)
+        if projection == "pca":
+            return xy
+        map_ids = self.map_ids(sample)
+        result = self.projection_job(sample, projection).result
+        # an item on the map keeps its own place
+        where = {int(i): r for r, i in enumerate(map_ids.tolist())}
+        for row, i in enumerate(np.asarray(ids).tolist()):
+            if i in where:
+                xy[row] = result[where[i]]
+        return xy
+
+    def place(self, x: np.ndarray, sample: int, projection: str = "pca") -> np.ndarray:
+        """Coordinates [n, 2] of unit vectors ``x`` [n, D] (items' or customers') on the map of ``sample``
+        items: on PCA's axes, or near their nearest items on a finished t-SNE map."""
         if projection == "pca":
             _, mean, axes = self._map(sample)
             return (x - mean) @ axes.T
@@ -236,15 +256,7 @@ class Served:
             raise InputError(
                 f"the {projection} map of {sample} items is not ready yet: ask GET .../map first"
             )
-        map_ids = self.map_ids(sample)
-        xy = job.result.copy()
-        out = proj.place_near(self.emb.normed[map_ids], xy, x)
-        # an item on the map keeps its own place
-        where = {int(i): r for r, i in enumerate(map_ids.tolist())}
-        for row, i in enumerate(np.asarray(ids).tolist()):
-            if i in where:
-                out[row] = xy[where[i]]
-        return out
+        return proj.place_near(self.emb.normed[self.map_ids(sample)], job.result.copy(), x)
 
     def projection_job(self, sample: int, projection: str) -> proj.Job:
         """The background job computing the ``projection`` map of ``sample`` items (started on the first
@@ -253,20 +265,24 @@ class Served:
         if self.runner is None:
             raise RuntimeError("a Served made without a projection Runner: Registry makes them with one")
         with self._map_lock:
-            job = self._jobs.get(sample)
+            job = self._jobs.get((projection, sample))
             if job is not None:
-                self._jobs.move_to_end(sample)
+                self._jobs.move_to_end((projection, sample))
                 return job
             ids = self.map_ids(sample)
             if len(ids) < 4:
                 raise InputError(f"a {projection} map needs at least 4 items, this map has {len(ids)}")
             x = np.asarray(self.emb.normed[ids], dtype=np.float64)
             seed = int((self.emb.config or {}).get("seed") or 0)
-            job = proj.Job(projection, len(ids), total=proj.TSNE_EARLY + proj.TSNE_MAIN)
+            job = proj.Job(projection, len(ids), total=proj.steps(projection))
+            # one job per model and projection: a UMAP job does not cancel the model's t-SNE one
             self.runner.run(
-                self.spec.name, self.version, job, lambda report: proj.tsne(x, seed=seed, progress=report)
+                f"{self.spec.name}/{projection}",
+                self.version,
+                job,
+                lambda report: proj.compute(projection, x, seed=seed, progress=report),
             )
-            self._jobs[sample] = job
+            self._jobs[(projection, sample)] = job
             while len(self._jobs) > MAP_CACHE:
                 self._jobs.popitem(last=False)
             return job
@@ -373,6 +389,12 @@ class Registry:
         folded = [k.casefold() for k in emb.keys]
         listed = range(len(folded)) if emb.types is None else emb.types.ids(None).tolist()
         order = sorted(listed, key=folded.__getitem__)  # hidden tokens (attr:) are never found by prefix
+        text = TextIndex(
+            emb.keys,
+            np.asarray(listed, dtype=np.int64),
+            None if attrs is None or attrs.name_column is None else attrs.values[attrs.name_column],
+            None if attrs is None else {c: v for c, v in attrs.values.items() if c != attrs.name_column},
+        )
         served = Served(
             spec=spec,
             emb=emb,
@@ -381,6 +403,7 @@ class Registry:
             stamp=stamp,
             attrs=attrs,
             runner=self.projections,
+            text=text,
             _sorted_keys=[folded[i] for i in order],
             _sorted_ids=np.asarray(order, dtype=np.int64),
         )

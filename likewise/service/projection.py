@@ -1,4 +1,5 @@
-"""2-D projections of a model's unit vectors for the explorer's map: PCA, and t-SNE when openTSNE is there.
+"""2-D projections of a model's unit vectors for the explorer's map: PCA, t-SNE (openTSNE) and UMAP
+(umap-learn), the last two when their library is installed.
 
 PCA is exact and cheap (one SVD of the sampled items), fitted when a model is loaded; any other item is
 placed on its axes. t-SNE (openTSNE, the ``explore`` extra) shows clusters that PCA's two axes fold onto
@@ -14,7 +15,9 @@ An item outside a t-SNE map has no exact place on it; it is put at the similarit
 
 openTSNE was measured against scikit-learn's ``TSNE`` and umap-learn on the generated shop (600 × 100,
 ``bench/explorer_projection.py``, docs/serve.md): the fastest of the three in each run, and the only one
-that reports progress while it runs (``callbacks``).
+that reports progress while it runs (``callbacks``). UMAP (umap-learn, the ``umap`` extra) is offered
+beside it for those who read UMAP maps: it runs as a t-SNE job does, in the background, once per model
+version, but reports no progress until it is done (umap-learn has no callbacks).
 """
 
 from __future__ import annotations
@@ -31,10 +34,25 @@ import numpy as np
 
 from ..errors import InputError, shown
 
-__all__ = ["PLACE_NEIGHBOURS", "PROJECTIONS", "Job", "Runner", "available", "pca", "place_near", "tsne"]
+__all__ = [
+    "NEEDS",
+    "PLACE_NEIGHBOURS",
+    "PROJECTIONS",
+    "Job",
+    "Runner",
+    "available",
+    "compute",
+    "pca",
+    "place_near",
+    "steps",
+    "tsne",
+    "umap",
+]
 
 #: Every projection the API knows; :func:`available` says which can run here.
-PROJECTIONS = ("pca", "tsne")
+PROJECTIONS = ("pca", "tsne", "umap")
+#: The module each computed projection imports, and the extra that installs it.
+NEEDS = {"tsne": ("openTSNE", "explore"), "umap": ("umap", "umap")}
 #: Items on the map whose mean places an item outside a t-SNE map.
 PLACE_NEIGHBOURS = 10
 #: t-SNE's iterations: openTSNE's defaults (early exaggeration, then the main phase).
@@ -43,11 +61,16 @@ _REPORT_EVERY = 25
 
 
 def available() -> list[str]:
-    """The projections this installation can compute (``tsne`` needs the ``explore`` extra)."""
-    out = ["pca"]
-    if importlib.util.find_spec("openTSNE") is not None:
-        out.append("tsne")
-    return out
+    """The projections this installation can compute (``tsne`` needs the ``explore`` extra, ``umap`` the
+    ``umap`` extra)."""
+    return ["pca", *(p for p, (module, _) in NEEDS.items() if _installed(module))]
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ValueError:  # a module in sys.modules without a spec (a test's stand-in): there
+        return True
 
 
 def check_projection(name: str) -> str:
@@ -55,10 +78,18 @@ def check_projection(name: str) -> str:
     if name not in PROJECTIONS:
         raise InputError(f"projection == {shown(name)}, must be one of {', '.join(map(repr, PROJECTIONS))}")
     if name not in available():
+        module, extra = NEEDS[name]
+        library = {"umap": "umap-learn"}.get(module, module)
         raise InputError(
-            f"projection {name!r} needs openTSNE, which is not installed: pip install 'likewise[explore]'"
+            f"projection {name!r} needs {library}, which is not installed: pip install '.[{extra}]' in the "
+            "likewise clone"
         )
     return name
+
+
+def steps(name: str) -> int:
+    """The progress reports' total of projection ``name``'s job (UMAP reports only its end)."""
+    return TSNE_EARLY + TSNE_MAIN if name == "tsne" else 1
 
 
 def pca(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -132,6 +163,39 @@ def tsne(
     xy -= xy.mean(axis=0)
     xy /= xy.std() or 1.0
     return xy
+
+
+def umap(
+    x: np.ndarray, *, seed: int = 0, progress: Callable[[int, int], bool | None] | None = None
+) -> np.ndarray:
+    """UMAP of the unit vectors ``x`` [n, D] (umap-learn, cosine distances, one thread, ``seed``).
+
+    ``progress`` is called once, ``(1, 1)``, when the map is done (umap-learn reports nothing before).
+    Returns ndarray [n, 2], centred, scaled to unit standard deviation, as :func:`tsne`'s.
+    """
+    import umap as umap_learn
+
+    n = len(x)
+    if n < 4:
+        raise InputError(f"UMAP needs at least 4 items on the map, got {n}")
+    model = umap_learn.UMAP(
+        n_components=2, metric="cosine", n_neighbors=min(15, n - 1), random_state=seed, n_jobs=1
+    )
+    xy = np.asarray(model.fit_transform(np.asarray(x, dtype=np.float64)), dtype=np.float64)
+    if progress is not None:
+        progress(1, 1)
+    xy -= xy.mean(axis=0)
+    xy /= xy.std() or 1.0
+    return xy
+
+
+def compute(
+    name: str, x: np.ndarray, *, seed: int = 0, progress: Callable[[int, int], bool | None] | None = None
+) -> np.ndarray:
+    """Projection ``name`` (``"tsne"`` or ``"umap"``) of ``x``: what a background job runs (looked up
+    when called, so a test can stand in for either)."""
+    fn = {"tsne": tsne, "umap": umap}[name]
+    return fn(x, seed=seed, progress=progress)
 
 
 def place_near(on_map: np.ndarray, xy: np.ndarray, x: np.ndarray, k: int = PLACE_NEIGHBOURS) -> np.ndarray:

@@ -9,18 +9,24 @@ route                                      answer (the function of :mod:`likewis
 ``POST /models/{name}/next_basket``        what a customer buys next, repeats included (``next_basket``)
 ``POST /models/{name}/similar_customers``  customers like a customer (``similar_customers``)
 ``POST /models/{name}/lookalike``          customers like a seed set of customers (``lookalike``)
+``GET  /models/{name}/customer``           a customer's purchases, most often bought first, and place on
+                                           the map (the explorer's customer view)
+``GET  /models/{name}/customers``          customer keys that start with ``prefix`` (the explorer's
+                                           autocomplete)
 =========================================  =================================================================
 
 The customer routes answer 422 on a space without customers (:data:`~likewise.service.deps.RetailModel`).
 """
 
-from fastapi import APIRouter
+import numpy as np
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from .. import retail
 from .._check import default_of
 from .bodies import ANSWERS, BasketBody, CustomerBody, LookalikeBody, NextBasketBody
 from .deps import KeyParam, KParam, RetailModel, ServedModel, TypesParam
+from .explorer_routes import Limit, Prefix, Projection, Sample, sample_for
 from .respond import answer, envelope, item_of
 
 __all__ = ["router"]
@@ -86,5 +92,58 @@ async def lookalike(body: LookalikeBody, s: RetailModel) -> Response:
     def run() -> dict:
         res = retail.lookalike(s.emb, body.seeds, body.k, method=body.method)
         return envelope([(body.seeds, res)], method=body.method)
+
+    return await answer(run)
+
+
+@router.get("/models/{name}/customer", summary="A customer's purchases and place on the map")
+async def customer(
+    request: Request,
+    s: RetailModel,
+    customer: KeyParam,
+    k: KParam = 20,
+    projection: Projection = "pca",
+    sample: Sample = None,
+) -> Response:
+    n = sample_for(request, projection, sample)
+
+    def run() -> dict:
+        table = s.emb.customers
+        r = table.row(item_of(customer))
+        lo, hi = int(table.bought_indptr[r]), int(table.bought_indptr[r + 1])
+        ids = np.asarray(table.bought_ids[lo:hi], dtype=np.int64)
+        history = table.history
+        baskets = (
+            np.ones(len(ids), dtype=np.int64) if history is None else np.asarray(history["baskets"][lo:hi])
+        )
+        order = np.lexsort((ids, -baskets))[:k]  # most often bought first, then the more frequent item
+        v = np.asarray(table.vectors[r], dtype=np.float64)
+        xy = s.place((v / (np.linalg.norm(v) or 1.0))[None, :], n, projection)[0]
+        keys = s.emb.keys
+        top, counts = ids[order].tolist(), baskets[order].tolist()
+        return {
+            "customer": table.keys[r],
+            "baskets": None if history is None else int(history["n_baskets"][r]),
+            "products": len(ids),
+            "bought": [{"item": keys[i], "baskets": int(b)} for i, b in zip(top, counts, strict=True)],
+            "x": round(float(xy[0]), 5),
+            "y": round(float(xy[1]), 5),
+            **s.describe(top),
+        }
+
+    return await answer(run)
+
+
+@router.get("/models/{name}/customers", summary="Customer keys that start with a prefix")
+async def customers(s: RetailModel, prefix: Prefix = "", limit: Limit = 10) -> Response:
+    def run() -> dict:
+        p = prefix.casefold()
+        found = []
+        for key in s.emb.customers.keys:
+            if key.casefold().startswith(p):
+                found.append(key)
+                if len(found) >= limit:
+                    break
+        return {"prefix": prefix, "customers": found}
 
     return await answer(run)

@@ -1,27 +1,44 @@
-// likewise explorer: search by name or id, neighbours, a basket, analogies, customers and a pan/zoom map in
-// two projections. The page's state lives in the URL (?model=&item=&basket=&view=&colour=), so a link
-// opens the same view and Back / Forward step through it. No dependencies, no CDN.
+// likewise explorer: search by name, id, attribute value or a mistyped word, neighbours, what is bought with
+// an item, a basket, analogies, customers and a map to work in (map.js). The page's state lives in the URL
+// (?model=&item=&basket=&view=&colour=&label=&hide=&at=&box=&iso=&type=&customer=), so a link opens the
+// same view and Back / Forward step through it. Every error is said in words beside what the user did.
+// No dependencies, no CDN. Three classic scripts share these globals: app.js, panels.js, map.js.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-  "#bcbd22", "#17becf", "#393b79", "#ad494a", "#637939", "#843c39", "#7b4173", "#3182bd", "#e6550d",
-  "#31a354", "#756bb1", "#636363", "#9c9ede", "#cedb9c", "#e7ba52", "#ce6dbd"];
-const MARK = { selected: "#c0392b", neighbour: "#e67e22", basket: "#1e7d32" };
-const PROJECTION_NAMES = { pca: "PCA", tsne: "t-SNE" };
+const PROJECTION_NAMES = { pca: "PCA", tsne: "t-SNE", umap: "UMAP" };
 
 // Everything the page shows of one model; a model switch replaces it whole (fresh()), and every answer
 // that comes back checks it still belongs to the current generation before it touches the page.
 const fresh = (model) => ({
   model, info: null, gen: 0, map: null, view: null, extra: new Map(), details: new Map(),
-  selected: null, neighbours: [], basket: [], projection: "pca", colour: null, types: "",
+  selected: null, neighbours: [], basket: [], projection: "pca", colour: null, label: "", types: "",
+  hide: new Set(), box: null, isolate: false, highlight: [], customer: null, k: 10, sample: null,
   labelBoxes: [], marks: [], recommendations: [],
 });
 let state = fresh(null);
 let models = null;
 let generation = 0;
 
-// ---- API ---------------------------------------------------------------------------------------------
+// ---- API, and the connection: a server that stops answering is said so, and asked again until it does ----
+
+let offlineTimer = null;
+function offline() {
+  const p = $("connection");
+  p.hidden = false;
+  p.textContent = `The server at ${location.host} is not answering (is likewise serve still running?). `
+    + "Retrying every 2 s…";
+  if (offlineTimer) return;
+  offlineTimer = setInterval(async () => {
+    try {
+      const r = await fetch("/health", { headers: { Accept: "application/json" } });
+      if (!r.ok) return;
+    } catch (e) { return; }
+    clearInterval(offlineTimer); offlineTimer = null;
+    p.hidden = true; p.textContent = "";
+    if (!document.body.dataset.ready) start(); // it never opened: open it now
+  }, 2000);
+}
 
 async function api(path, body) {
   const headers = { "Accept": "application/json" };
@@ -33,31 +50,44 @@ async function api(path, body) {
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  const r = await fetch(path, init);
+  let r;
+  try {
+    r = await fetch(path, init);
+  } catch (e) { // no answer at all (fetch's "Failed to fetch"): say it in words and keep trying
+    offline();
+    const err = new Error(`could not reach the server at ${location.host}: it did not answer; retrying`);
+    err.offline = true;
+    throw err;
+  }
   if (r.status === 401) {
     const t = window.prompt("This server needs an API token:");
     if (t) { sessionStorage.setItem("likewise-token", t); return api(path, body); }
   }
-  const data = await r.json().catch(() => ({ error: r.statusText }));
+  const data = await r.json().catch(() => ({ error: `the server answered ${r.status} ${r.statusText}` }));
   if (!r.ok) { const e = new Error(data.error || r.statusText); e.data = data; throw e; }
   return data;
 }
 const m = (path) => `/models/${encodeURIComponent(state.model)}${path}`;
 const typeQuery = () => (state.types ? `&types=${encodeURIComponent(state.types)}` : "");
 const typeBody = () => (state.types ? { types: [state.types] } : {});
+const sampleBody = () => (state.sample ? { sample: state.sample } : {});
+const sampleQuery = () => (state.sample ? `&sample=${state.sample}` : "");
 // a request made for generation g: its answer is dropped if the model changed meanwhile
 const current = (g) => g === state.gen;
 
-function message(text, suggestions) {
-  const p = $("message");
-  p.textContent = text || "";
+// An error or a notice, written into the element beside what the user did, with close keys as links.
+function say(el, text, suggestions, onPick) {
+  el.textContent = text || "";
   for (const s of suggestions || []) {
     const a = document.createElement("a");
     a.href = "#"; a.textContent = display(s); a.className = "suggestion"; a.dataset.item = s;
-    a.onclick = (ev) => { ev.preventDefault(); select(s); };
-    p.appendChild(a);
+    a.onclick = (ev) => { ev.preventDefault(); (onPick || select)(s); };
+    el.appendChild(a);
   }
 }
+const message = (text, suggestions) => say($("message"), text, suggestions);
+const sayError = (el, e, onPick) => say(el, e.message, e.data && e.data.suggestions, onPick);
+function notice(text) { $("notice").hidden = !text; $("notice").textContent = text || ""; }
 
 // ---- names and attributes ------------------------------------------------------------------------------
 
@@ -76,18 +106,30 @@ function nameOf(key) {
 }
 const display = (key) => nameOf(key) || key;
 
-// Names, attributes and map places for items not yet known (outside the map's sample): one /coords call.
+// Names, attributes and map places for items not yet known (outside the map's sample): /coords calls.
+// Returns the keys the server does not know, each with its error (an unknown key fails the whole call,
+// so it is taken out and the rest asked again).
 async function ensureKnown(keys) {
-  const mp = state.map, g = state.gen;
-  if (!mp) return;
-  const missing = [...new Set(keys)].filter((k) => k && !mp.index.has(k) && !state.extra.has(k));
-  if (!missing.length) return;
-  try {
-    const c = await api(m("/coords"), { items: missing, projection: mp.projection });
-    if (!current(g)) return;
-    remember(c.items, c);
-    c.items.forEach((k, i) => { if (!mp.index.has(k)) state.extra.set(k, [c.x[i], c.y[i]]); });
-  } catch (e) { /* an unknown key: the caller reports it */ }
+  const mp = state.map, g = state.gen, unknown = [];
+  if (!mp) return unknown;
+  let missing = [...new Set(keys)].filter((k) => k && !mp.index.has(k) && !state.extra.has(k));
+  while (missing.length) {
+    try {
+      const c = await api(m("/coords"), { items: missing, projection: mp.projection, ...sampleBody() });
+      if (!current(g)) return unknown;
+      remember(c.items, c);
+      c.items.forEach((k, i) => { if (!mp.index.has(k)) state.extra.set(k, [c.x[i], c.y[i]]); });
+      return unknown;
+    } catch (e) {
+      // the 404 names the key under its kind ("item", "product", ...)
+      const named = e.data ? Object.entries(e.data).filter(([f]) => f !== "error").map(([, v]) => v) : [];
+      const bad = missing.find((k) => named.includes(k));
+      if (bad === undefined) return unknown; // not about a key: the caller says
+      unknown.push({ key: bad, error: e });
+      missing = missing.filter((k) => k !== bad);
+    }
+  }
+  return unknown;
 }
 
 // ---- the URL: every view is a link; Back and Forward step through them --------------------------------
@@ -97,49 +139,126 @@ function urlOf(s) {
   if (s.model) q.set("model", s.model);
   if (s.selected) q.set("item", s.selected);
   for (const b of s.basket) q.append("basket", b);
+  if (s.types) q.set("type", s.types);
   if (s.projection !== "pca") q.set("view", s.projection);
-  if (s.colour && s.map && s.colour !== s.map.colour_column) q.set("colour", s.colour);
+  if (s.sample) q.set("sample", String(s.sample));
+  if (s.k !== 10) q.set("k", String(s.k));
+  if (s.colour && s.map && s.colour !== defaultColour(s.map)) q.set("colour", s.colour);
+  if (s.label) q.set("label", s.label);
+  for (const h of s.hide) q.append("hide", h);
+  const at = viewParam(s);
+  if (at) q.set("at", at);
+  if (s.box) q.set("box", s.box.map((v) => +v.toPrecision(5)).join(","));
+  if (s.isolate && s.box) q.set("iso", "1");
+  if (s.customer) q.set("customer", s.customer.key);
   return "?" + q.toString();
 }
 function record() {
   const url = urlOf(state);
   if (url !== location.search) history.pushState(null, "", url);
 }
+// pans and zooms replace the entry (a drag is one view, not a hundred)
+let viewTimer = null;
+function recordView() {
+  clearTimeout(viewTimer);
+  viewTimer = setTimeout(() => {
+    const url = urlOf(state);
+    if (url !== location.search) history.replaceState(null, "", url);
+  }, 250);
+}
 function fromUrl() {
   const q = new URLSearchParams(location.search);
-  return { model: q.get("model"), item: q.get("item"), basket: q.getAll("basket"),
-    view: q.get("view") || "pca", colour: q.get("colour") };
+  const nums = (v) => (v ? v.split(",").map(Number) : null);
+  return { model: q.get("model"), item: q.get("item"), basket: q.getAll("basket"), types: q.get("type") || "",
+    view: q.get("view") || "pca", colour: q.get("colour"), label: q.get("label") || "", hide: q.getAll("hide"),
+    at: nums(q.get("at")), box: nums(q.get("box")), iso: q.get("iso") === "1", customer: q.get("customer"),
+    sample: q.get("sample") ? Number(q.get("sample")) : null, k: q.get("k") ? Number(q.get("k")) : 10 };
 }
-window.addEventListener("popstate", () => applyUrl());
+window.addEventListener("popstate", () => applyUrl().catch((e) => message(e.message)));
 
 async function applyUrl() {
-  const want = fromUrl();
-  const model = models.models.some((x) => x.name === want.model) ? want.model : models.default;
+  const want = fromUrl(), said = [];
+  const known = models.models.map((x) => x.name);
+  let model = want.model || models.default;
+  if (!known.includes(model)) {
+    said.push(`There is no model ${JSON.stringify(want.model)} on this server (it serves ${known.join(", ")}); `
+      + `showing ${models.default}.`);
+    model = models.default;
+  }
   if (model !== state.model) await openModel(model);
   const g = state.gen;
-  const view = (state.info.projections || ["pca"]).includes(want.view) ? want.view : "pca";
-  if (want.colour && $("colour").querySelector(`option[value="${CSS.escape(want.colour)}"]`)) {
-    state.colour = want.colour; $("colour").value = want.colour; recolour();
-  }
-  if (view !== state.projection) await loadMap(view);
   if (!current(g)) return;
+  const mapSaid = [];
+  const offered = state.info.projections || ["pca"];
+  let view = want.view;
+  if (!offered.includes(view)) {
+    mapSaid.push(view === "umap"
+      ? "UMAP is not available here: it needs umap-learn (pip install '.[umap]' in the likewise clone); showing PCA."
+      : `There is no projection ${JSON.stringify(view)} (this server offers ${offered.join(", ")}); showing PCA.`);
+    view = "pca";
+  }
+  if (want.types !== state.types) {
+    const types = state.info.types ? Object.keys(state.info.types.counts) : [];
+    state.types = types.includes(want.types) ? want.types : "";
+    if (want.types && !state.types) said.push(`There is no item type ${JSON.stringify(want.types)} in ${model}; showing every type.`);
+    $("type-filter").value = state.types;
+  }
+  const ks = [...$("k").options].map((o) => Number(o.value));
+  state.k = ks.includes(want.k) ? want.k : 10;
+  if (want.k !== state.k) said.push(`Neighbours come in lists of ${ks.join(", ")}; showing ${state.k}.`);
+  $("k").value = String(state.k);
+  const sample = view === "pca" && Number.isInteger(want.sample) && want.sample >= 2 ? want.sample : null;
+  if (want.sample && !sample) mapSaid.push(`A map of ${want.sample} points cannot be drawn here (PCA maps only, 2 points at least); showing the server's.`);
+  if (view !== state.projection || sample !== state.sample) {
+    state.sample = sample;
+    try { await loadMap(view); } catch (e) { if (!sample) throw e; state.sample = null; await loadMap(view); mapSaid.push(e.message); }
+  }
+  if (!current(g)) return;
+  const colours = [...$("colour").options].map((o) => o.value);
+  let colour = want.colour || defaultColour(state.map);
+  if (!colours.includes(colour)) {
+    mapSaid.push(`There is no column ${JSON.stringify(want.colour)} to colour by (${colours.join(", ")}); `
+      + `colouring by ${defaultColour(state.map)}.`);
+    colour = defaultColour(state.map);
+  }
+  const labels = [...$("label").options].map((o) => o.value);
+  const label = labels.includes(want.label) ? want.label : "";
+  if (want.label && !label) mapSaid.push(`There is no column ${JSON.stringify(want.label)} to label by; labelling by name.`);
+  state.colour = colour; $("colour").value = colour;
+  state.label = label; $("label").value = label;
+  state.hide = new Set(want.hide);
+  state.box = want.box && want.box.length === 4 && want.box.every(Number.isFinite) ? want.box : null;
+  state.isolate = want.iso && !!state.box;
+  recolour();
+  if (want.at && want.at.length === 3 && want.at.every(Number.isFinite) && want.at[2] > 0) setView(want.at);
+  else resetView();
   state.basket = want.basket;
-  renderBasket();
-  if (want.item) await select(want.item, { push: false });
+  await renderBasket();
+  if (!current(g)) return;
+  if (want.item) await select(want.item, { push: false, keepView: !!want.at });
   else { clearSelection(); draw(); }
+  if (want.customer) await openCustomer(want.customer, { push: false });
+  else closeCustomer();
+  notice(said.join(" "));
+  say($("map-error"), mapSaid.join(" "));
+  history.replaceState(null, "", urlOf(state)); // the URL says what is shown, never what was refused
 }
 
 // ---- search with autocomplete (a combobox) ---------------------------------------------------------------
 
-let searchTimer = null, active = -1;
+let searchTimer = null, active = -1, suggested = null, pending = null;
 const search = $("search"), suggestBox = $("suggest");
 function closeSuggest() {
-  suggestBox.replaceChildren(); suggestBox.hidden = true; active = -1;
+  suggestBox.replaceChildren(); suggestBox.hidden = true; active = -1; suggested = null;
   search.setAttribute("aria-expanded", "false"); search.removeAttribute("aria-activedescendant");
+  if (state.highlight.length) { state.highlight = []; draw(); }
 }
-search.addEventListener("input", () => { clearTimeout(searchTimer); searchTimer = setTimeout(suggest, 120); });
+search.addEventListener("input", () => {
+  clearTimeout(searchTimer); suggested = null;
+  searchTimer = setTimeout(() => { pending = suggest(); }, 120);
+});
 search.addEventListener("blur", () => { clearTimeout(searchTimer); closeSuggest(); });
-search.addEventListener("keydown", (ev) => {
+search.addEventListener("keydown", async (ev) => {
   const items = [...suggestBox.children];
   if (ev.key === "ArrowDown" || ev.key === "ArrowUp") {
     ev.preventDefault();
@@ -149,8 +268,18 @@ search.addEventListener("keydown", (ev) => {
     search.setAttribute("aria-activedescendant", items[active].id);
   } else if (ev.key === "Enter") {
     ev.preventDefault();
-    const pick = items[active >= 0 ? active : 0];
-    select(pick ? pick.dataset.item : search.value.trim());
+    const text = search.value.trim();
+    if (!text) return;
+    if (suggested !== text && !/^#\d+$/.test(text)) { // Enter before the list came: ask for it now
+      clearTimeout(searchTimer);
+      pending = suggest();
+      await pending;
+      if (search.value.trim() !== text) return;
+    }
+    // the first suggestion, unless it is only a close spelling: then the answer says "unknown, did you mean"
+    const now = [...suggestBox.children];
+    const pick = active >= 0 ? now[active] : now.find((li) => li.dataset.match !== "close");
+    select(pick ? pick.dataset.item : text);
   } else if (ev.key === "Escape") {
     closeSuggest();
   }
@@ -159,71 +288,128 @@ search.addEventListener("keydown", (ev) => {
 async function suggest() {
   const prefix = search.value.trim(), g = state.gen;
   active = -1;
-  if (!prefix) { closeSuggest(); return; }
+  if (!prefix) { closeSuggest(); $("search-status").textContent = ""; return; }
+  let data;
   try {
-    const data = await api(m(`/search?prefix=${encodeURIComponent(prefix)}&limit=10`));
-    if (!current(g) || search.value.trim() !== prefix) return;
-    suggestBox.replaceChildren(...data.items.map((it, i) => {
-      if (it.name) state.details.set(it.item, { ...(state.details.get(it.item) || {}), [state.info.attributes.name_column]: it.name });
-      const li = document.createElement("li");
-      li.id = `option-${i}`; li.dataset.item = it.item;
-      li.setAttribute("role", "option"); li.setAttribute("aria-selected", "false");
-      const a = document.createElement("span"); a.textContent = it.name || it.item;
-      const b = document.createElement("span"); b.className = it.name ? "key" : "count";
-      b.textContent = it.name ? it.item : String(it.count);
-      li.append(a, b);
-      li.onmousedown = (ev) => { ev.preventDefault(); select(it.item); };
-      return li;
-    }));
-    suggestBox.hidden = !data.items.length;
-    search.setAttribute("aria-expanded", String(!!data.items.length));
-  } catch (e) { message(e.message); }
+    data = await api(m(`/search?prefix=${encodeURIComponent(prefix)}&limit=10`));
+  } catch (e) { if (current(g)) message(e.message); return; }
+  if (!current(g) || search.value.trim() !== prefix) return;
+  const col = state.info.attributes && state.info.attributes.name_column;
+  suggestBox.replaceChildren(...data.items.map((it, i) => {
+    if (it.name && col) state.details.set(it.item, { ...(state.details.get(it.item) || {}), [col]: it.name });
+    const li = document.createElement("li");
+    li.id = `option-${i}`; li.dataset.item = it.item; li.dataset.match = it.match;
+    li.setAttribute("role", "option"); li.setAttribute("aria-selected", "false");
+    const a = document.createElement("span"); a.append(...marked(it.name || it.item, prefix));
+    const b = document.createElement("span"); b.className = it.name ? "key" : "count";
+    b.textContent = it.name ? it.item : String(it.count);
+    li.append(a, b);
+    li.onmousedown = (ev) => { ev.preventDefault(); select(it.item); };
+    return li;
+  }));
+  suggested = prefix;
+  const n = data.items.length;
+  suggestBox.hidden = !n;
+  search.setAttribute("aria-expanded", String(!!n));
+  const close = n && data.items.every((it) => it.match === "close");
+  const byValue = n && data.items.some((it) => it.match === "value");
+  $("search-status").textContent = !n ? `No items match “${prefix}”.`
+    : close ? `Nothing matches “${prefix}” as typed; close spellings:`
+    : byValue ? `${n} shown, some because an attribute (an aisle, a department, …) holds “${prefix}”; all ringed on the map.`
+    : `${n}${n === 10 ? "+" : ""} matches, ringed on the map.`;
+  state.highlight = data.items.map((it) => it.item);
+  draw();
+  await ensureKnown(state.highlight); // matches outside the map's sample get their places too
+  if (current(g) && suggested === prefix) draw();
+}
+// the part of a suggestion that matches what was typed, in <mark>
+function marked(text, query) {
+  const i = text.toLowerCase().indexOf(query.toLowerCase());
+  if (i < 0 || !query) return [text];
+  const b = document.createElement("mark"); b.textContent = text.slice(i, i + query.length);
+  return [text.slice(0, i), b, text.slice(i + query.length)];
 }
 
-// ---- neighbours ----------------------------------------------------------------------------------------
+// ---- neighbours, and what is bought with the item ----------------------------------------------------
 
 let selectSeq = 0;
 function clearSelection() {
   state.selected = null; state.neighbours = [];
   $("neighbours").replaceChildren(); $("item-details").textContent = "";
   $("neighbours-title").textContent = "Neighbours";
+  $("also-bought-box").hidden = true; $("also-bought").replaceChildren();
 }
 
-async function select(item, { push = true } = {}) {
-  if (!item) return;
+// "#12" is id 12: its key, its name and its place come from /coords
+async function canonical(item) {
+  if (!/^#\d+$/.test(item) || !state.map) return item;
+  const c = await api(m("/coords"), { items: [item], projection: state.map.projection, ...sampleBody() });
+  remember(c.items, c);
+  if (!state.map.index.has(c.items[0])) state.extra.set(c.items[0], [c.x[0], c.y[0]]);
+  return c.items[0];
+}
+
+async function select(input, { push = true, keepView = false } = {}) {
+  if (!input) return;
   const g = state.gen, seq = ++selectSeq;
   clearTimeout(searchTimer); // a pending autocomplete must not reopen the list over the answer
   closeSuggest();
-  message("");
+  message(""); $("search-status").textContent = "";
+  let data, item;
   try {
-    const data = await api(m(`/similar?item=${encodeURIComponent(item)}&k=10${typeQuery()}`));
+    item = await canonical(input);
+    data = await api(m(`/similar?item=${encodeURIComponent(item)}&k=${state.k}${typeQuery()}`));
     if (!current(g) || seq !== selectSeq) return;
-    const keys = data.answers[0].results.map((n) => n.item);
-    await ensureKnown([item, ...keys]);
+    await ensureKnown([item, ...data.answers[0].results.map((n) => n.item)]);
+  } catch (e) { // an unknown item: say so, offer close names, keep showing what was shown
     if (!current(g) || seq !== selectSeq) return;
-    state.selected = item;
-    state.neighbours = keys;
-    search.value = display(item);
-    $("neighbours-title").textContent = `Neighbours of ${display(item)}`;
-    $("item-details").textContent = detailsText(item);
-    $("neighbours").replaceChildren(...data.answers[0].results.map((n) => row(n, true)));
-  } catch (e) { // an unknown item: say so, offer close keys, keep showing what was shown
-    if (!current(g) || seq !== selectSeq) return;
-    message(e.message, e.data && e.data.suggestions);
+    sayError($("message"), e);
     return;
   }
+  if (!current(g) || seq !== selectSeq) return;
+  const keys = data.answers[0].results.map((n) => n.item);
+  state.selected = item;
+  state.neighbours = keys;
+  search.value = display(item);
+  $("neighbours-title").textContent = `Neighbours of ${display(item)}`;
+  $("item-details").textContent = detailsText(item);
+  $("neighbours").replaceChildren(...data.answers[0].results.map((n) => row(n, true)));
   if (push) record();
+  if (!keepView) showOnMap([item, ...keys]);
   draw();
+  alsoBought(item, g, seq);
+}
+
+async function alsoBought(item, g, seq) {
+  const box = $("also-bought-box");
+  const how = state.info.completion || "cosine";
+  if (how === "cosine") { box.hidden = true; return; } // no context vectors: it would repeat the neighbours
+  $("also-bought-title").textContent = `Bought with ${display(item)}`;
+  $("also-bought-explain").textContent = COMPLETION_EXPLAINED[how].replace("the basket's items", "it")
+    .replace("the basket", "it").replace("RULE", state.info.basket_rule || "mixture");
+  try {
+    const data = await api(m(`/also_bought?item=${encodeURIComponent(item)}&k=${state.k}${typeQuery()}`));
+    await ensureKnown(data.answers[0].results.map((n) => n.item));
+    if (!current(g) || seq !== selectSeq) return;
+    $("also-bought").replaceChildren(...data.answers[0].results.map((n) => row(n, true)));
+    box.hidden = false;
+  } catch (e) {
+    if (!current(g) || seq !== selectSeq) return;
+    box.hidden = false; $("also-bought").replaceChildren();
+    $("also-bought-explain").textContent = e.message;
+  }
 }
 
 function detailsText(key) {
   const d = state.details.get(key);
   const parts = [nameOf(key) ? key : null];
-  if (d) for (const [c, v] of Object.entries(d)) if (v != null && c !== state.info.attributes.name_column) parts.push(`${c}: ${v}`);
+  const col = state.info.attributes && state.info.attributes.name_column;
+  if (d) for (const [c, v] of Object.entries(d)) if (v != null && c !== col) parts.push(`${c}: ${v}`);
   return parts.filter(Boolean).join(" · ");
 }
 
-function row(n, addable, onPick) {
+// One answer's line: the item by name (its key beside), its score, and "+" to add it to the basket.
+function row(n, addable, { onPick, score } = {}) {
   const li = document.createElement("li");
   li.dataset.item = n.item;
   const wrap = document.createElement("div"); wrap.className = "row";
@@ -232,7 +418,7 @@ function row(n, addable, onPick) {
   a.textContent = display(n.item);
   if (nameOf(n.item)) { const k = document.createElement("span"); k.className = "key"; k.textContent = " " + n.item; a.append(k); }
   const s = document.createElement("span");
-  s.className = "score"; s.textContent = n.score.toFixed(3);
+  s.className = "score"; s.textContent = score !== undefined ? score : n.score.toFixed(3);
   wrap.append(a, s);
   if (addable) {
     const b = document.createElement("button");
@@ -265,8 +451,16 @@ const COMPLETION_EXPLAINED = {
 let basketSeq = 0;
 async function renderBasket() {
   const g = state.gen, seq = ++basketSeq;
-  await ensureKnown(state.basket);
+  const unknown = await ensureKnown(state.basket);
   if (!current(g) || seq !== basketSeq) return;
+  if (unknown.length) { // an unknown item never stays as a chip: it is taken out, and the page says so
+    const bad = new Set(unknown.map((u) => u.key));
+    state.basket = state.basket.filter((k) => !bad.has(k));
+    history.replaceState(null, "", urlOf(state));
+    const sugg = unknown.flatMap((u) => (u.error.data && u.error.data.suggestions) || []);
+    say($("basket-error"), unknown.map((u) => u.error.message).join("; ")
+      + ` — left out of the basket.${sugg.length ? " Add instead:" : ""}`, sugg, addToBasket);
+  } else say($("basket-error"), "");
   $("basket").replaceChildren(...state.basket.map((item) => {
     const li = document.createElement("li");
     li.dataset.item = item;
@@ -290,318 +484,9 @@ async function renderBasket() {
     if (!current(g) || seq !== basketSeq) return;
     state.recommendations = data.answers[0].results.map((n) => n.item);
     $("recommendations").replaceChildren(...data.answers[0].results.map((n) => row(n, true)));
-  } catch (e) { if (current(g)) message(e.message, e.data && e.data.suggestions); }
+  } catch (e) { if (current(g)) sayError($("basket-error"), e, addToBasket); }
   draw();
 }
-
-// ---- analogies and customers ---------------------------------------------------------------------------
-
-// A name typed in a form field is looked up (the first search hit) unless it is a key or #id already.
-async function resolve(text) {
-  const t = text.trim();
-  if (!t || t.startsWith("#")) return t;
-  const data = await api(m(`/search?prefix=${encodeURIComponent(t)}&limit=1`));
-  const hit = data.items[0];
-  return hit && (hit.item === t || (hit.name && hit.name.toLowerCase() === t.toLowerCase())) ? hit.item : t;
-}
-
-$("analogy-form").addEventListener("submit", async (ev) => {
-  ev.preventDefault();
-  const g = state.gen;
-  try {
-    const [a, b, c] = await Promise.all(["a", "b", "c"].map((x) => resolve($(`analogy-${x}`).value)));
-    const data = await api(m("/analogy"), { a, b, c, k: 5 });
-    await ensureKnown(data.answers[0].results.map((n) => n.item));
-    if (!current(g)) return;
-    $("analogy-results").replaceChildren(...data.answers[0].results.map((n) => row(n, true)));
-    message("");
-  } catch (e) { if (current(g)) { $("analogy-results").replaceChildren(); message(e.message, e.data && e.data.suggestions); } }
-});
-
-function customerRow(n) {
-  const li = document.createElement("li");
-  li.dataset.item = n.item;
-  const wrap = document.createElement("div"); wrap.className = "row";
-  const a = document.createElement("span"); a.className = "customer"; a.textContent = n.item; a.style.flex = "1";
-  const s = document.createElement("span"); s.className = "score"; s.textContent = n.score.toFixed(3);
-  wrap.append(a, s); li.append(wrap);
-  return li;
-}
-$("similar-customers-form").addEventListener("submit", async (ev) => {
-  ev.preventDefault();
-  const g = state.gen;
-  try {
-    const data = await api(m("/similar_customers"), { customer: $("customer").value.trim(), k: 10 });
-    if (!current(g)) return;
-    $("similar-customers").replaceChildren(...data.answers[0].results.map(customerRow));
-    message("");
-  } catch (e) { if (current(g)) { $("similar-customers").replaceChildren(); message(e.message, e.data && e.data.suggestions); } }
-});
-$("lookalike-form").addEventListener("submit", async (ev) => {
-  ev.preventDefault();
-  const g = state.gen;
-  const seeds = $("seeds").value.split(/[\s,]+/).filter(Boolean);
-  try {
-    const data = await api(m("/lookalike"), { seeds, k: 10, method: "centroid" });
-    if (!current(g)) return;
-    $("lookalike").replaceChildren(...data.answers[0].results.map(customerRow));
-    message("");
-  } catch (e) { if (current(g)) { $("lookalike").replaceChildren(); message(e.message, e.data && e.data.suggestions); } }
-});
-
-// ---- map -----------------------------------------------------------------------------------------------
-
-const canvas = $("map");
-const ctx = canvas.getContext("2d");
-
-async function loadMap(projection) {
-  const g = state.gen;
-  $("projection").value = projection;
-  let mp = await api(m(`/map?projection=${projection}`));
-  while (mp.status === "computing") { // a second projection computing on the server: show its progress, ask again
-    if (!current(g) || $("projection").value !== projection) return;
-    const bar = $("map-progress");
-    bar.hidden = false; bar.max = mp.total; bar.value = mp.done;
-    $("map-info").textContent = `computing ${PROJECTION_NAMES[projection]} of ${mp.items.toLocaleString()} items: `
-      + `${mp.done} of ${mp.total} iterations (${mp.seconds} s)`;
-    await new Promise((r) => setTimeout(r, 250));
-    mp = await api(m(`/map?projection=${projection}`));
-  }
-  if (!current(g) || $("projection").value !== projection) return;
-  $("map-progress").hidden = true;
-  state.projection = projection;
-  state.map = mp;
-  state.extra = new Map(); // off-map places belong to one projection
-  mp.index = new Map(mp.items.map((k, i) => [k, i]));
-  mp.placedSet = new Set(mp.placed || []);
-  remember(mp.items, mp);
-  const cols = mp.colourable || [];
-  const options = cols.map((c) => new Option(c, c));
-  if (mp.types) options.push(new Option("type", "type"));
-  $("colour").replaceChildren(...(options.length ? options : [new Option("nothing", "")]));
-  $("colour").disabled = !options.length;
-  if (!state.colour || ![...$("colour").options].some((o) => o.value === state.colour)) {
-    state.colour = mp.colour_column || (mp.types ? "type" : "");
-  }
-  $("colour").value = state.colour;
-  recolour();
-  $("map-info").textContent = `${PROJECTION_NAMES[projection]}: ${mp.items.length.toLocaleString()} of `
-    + `${mp.total.toLocaleString()} items` + (mp.sampled ? " (most frequent)" : "")
-    + (projection === "tsne" ? ` · computed in ${mp.seconds} s; items outside it sit near their neighbours` : "");
-  await ensureKnown([state.selected, ...state.neighbours, ...state.basket, ...state.recommendations].filter(Boolean));
-  resetView();
-}
-
-function groupsOf(col) {
-  const mp = state.map;
-  if (!col) return null;
-  if (col === "type") return mp.types;
-  return (mp.groups && mp.groups[col]) || (mp.attributes && mp.attributes[col]) || null;
-}
-
-function recolour() {
-  const mp = state.map;
-  if (!mp) return;
-  const groups = groupsOf(state.colour);
-  const values = groups ? [...new Set(groups.filter((l) => l != null))].sort(
-    (a, b) => String(a).localeCompare(String(b), undefined, { numeric: true })) : [];
-  const colourOf = new Map(values.map((v, i) => [v, PALETTE[i % PALETTE.length]]));
-  mp.colour = groups ? groups.map((l) => (l == null ? "#999" : colourOf.get(l))) : null;
-  const legend = values.slice(0, PALETTE.length).map((v) => legendItem(colourOf.get(v), v));
-  if (values.length > PALETTE.length) legend.push(legendItem("#999", `… ${values.length - PALETTE.length} more`));
-  if (mp.placedSet.size) legend.push(legendItem(null, "placed, not trained", "placed"));
-  legend.push(legendItem(MARK.selected, "selected", "ring"), legendItem(MARK.neighbour, "neighbours", "ring"),
-    legendItem(MARK.basket, "basket", "square"));
-  $("legend").replaceChildren(...legend);
-  draw();
-}
-function legendItem(colour, text, shape) {
-  const li = document.createElement("li");
-  const s = document.createElement("span");
-  s.className = "swatch" + (shape ? " " + shape : "");
-  if (colour) { if (shape) s.style.borderColor = colour; else s.style.background = colour; }
-  li.append(s, String(text));
-  return li;
-}
-
-function position(key) {
-  const mp = state.map, i = mp.index.get(key);
-  if (i !== undefined) return [mp.x[i], mp.y[i]];
-  return state.extra.get(key);
-}
-
-function resetView() {
-  const mp = state.map;
-  if (!mp) return;
-  const xs = mp.x, ys = mp.y;
-  const minx = Math.min(...xs), maxx = Math.max(...xs), miny = Math.min(...ys), maxy = Math.max(...ys);
-  const w = canvas.clientWidth, h = canvas.clientHeight;
-  const scale = 0.85 * Math.min(w / (maxx - minx || 1), h / (maxy - miny || 1));
-  state.view = { scale, cx: (minx + maxx) / 2, cy: (miny + maxy) / 2 };
-  draw();
-}
-$("reset").onclick = resetView;
-
-const toScreen = (x, y) => {
-  const v = state.view;
-  return [canvas.clientWidth / 2 + (x - v.cx) * v.scale, canvas.clientHeight / 2 - (y - v.cy) * v.scale];
-};
-
-// Labels that never overlap: candidates in priority order (the selected item, its neighbours, the basket,
-// the recommendations, then the map's items most frequent first), each tried right, left, above and
-// below its point, kept only where its box is free. A small map (the demo's 15) is labelled whole.
-const FONT = "12px system-ui, sans-serif";
-function placeLabels(w, h) {
-  const mp = state.map, boxes = [];
-  const wanted = [state.selected, ...state.neighbours, ...state.basket, ...state.recommendations];
-  const limit = mp.items.length <= 60 ? mp.items.length : 120;
-  for (let i = 0; i < mp.items.length && wanted.length < limit + 30; i++) wanted.push(mp.items[i]);
-  ctx.font = FONT;
-  const seen = new Set();
-  for (const key of wanted) {
-    if (!key || seen.has(key)) continue;
-    seen.add(key);
-    const xy = position(key);
-    if (!xy) continue;
-    const [sx, sy] = toScreen(xy[0], xy[1]);
-    if (sx < 0 || sy < 0 || sx > w || sy > h) continue;
-    const text = display(key), tw = ctx.measureText(text).width + 4, th = 14;
-    const spots = [[sx + 7, sy - th / 2], [sx - 7 - tw, sy - th / 2], [sx - tw / 2, sy - 8 - th], [sx - tw / 2, sy + 8]];
-    for (const [x, y] of spots) {
-      if (x < 0 || y < 0 || x + tw > w || y + th > h) continue;
-      if (boxes.some((b) => x < b.x + b.w && b.x < x + tw && y < b.y + b.h && b.y < y + th)) continue;
-      boxes.push({ key, text, x, y, w: tw, h: th });
-      break;
-    }
-  }
-  return boxes;
-}
-
-function draw() {
-  const dpr = window.devicePixelRatio || 1;
-  const w = canvas.clientWidth, h = canvas.clientHeight;
-  if (canvas.width !== w * dpr || canvas.height !== h * dpr) { canvas.width = w * dpr; canvas.height = h * dpr; }
-  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  ctx.clearRect(0, 0, w, h);
-  const mp = state.map;
-  if (!mp || !state.view) return;
-  const r = mp.items.length > 5000 ? 1.5 : 3;
-  const busy = state.selected || state.basket.length;
-  for (let i = 0; i < mp.items.length; i++) {
-    const [sx, sy] = toScreen(mp.x[i], mp.y[i]);
-    if (sx < -5 || sy < -5 || sx > w + 5 || sy > h + 5) continue;
-    ctx.fillStyle = mp.colour ? mp.colour[i] : "#1f77b4";
-    ctx.globalAlpha = busy ? 0.45 : 0.85;
-    if (mp.placedSet.has(mp.items[i])) { // placed from attributes, not trained: an outlined diamond
-      const q = r + 3;
-      ctx.globalAlpha = 1; ctx.strokeStyle = "#222"; ctx.lineWidth = 1.5;
-      ctx.beginPath(); ctx.moveTo(sx, sy - q); ctx.lineTo(sx + q, sy); ctx.lineTo(sx, sy + q); ctx.lineTo(sx - q, sy);
-      ctx.closePath(); ctx.fill(); ctx.stroke();
-      continue;
-    }
-    ctx.beginPath(); ctx.arc(sx, sy, r, 0, 2 * Math.PI); ctx.fill();
-  }
-  ctx.globalAlpha = 1;
-  state.marks = []; // what is marked where (the browser tests read it)
-  const mark = (key, colour, shape) => {
-    const xy = position(key);
-    if (xy === undefined) return;
-    const [sx, sy] = toScreen(xy[0], xy[1]);
-    state.marks.push({ key, shape, x: sx, y: sy });
-    if (!mp.index.has(key)) { ctx.fillStyle = "#222"; ctx.beginPath(); ctx.arc(sx, sy, r, 0, 2 * Math.PI); ctx.fill(); }
-    ctx.strokeStyle = colour; ctx.lineWidth = shape === "selected" ? 3 : 2;
-    ctx.beginPath();
-    if (shape === "square") ctx.rect(sx - r - 4, sy - r - 4, 2 * r + 8, 2 * r + 8);
-    else ctx.arc(sx, sy, r + (shape === "selected" ? 5 : 4), 0, 2 * Math.PI);
-    ctx.stroke();
-  };
-  state.neighbours.forEach((k) => mark(k, MARK.neighbour, "neighbour"));
-  state.basket.forEach((k) => mark(k, MARK.basket, "square"));
-  if (state.selected) mark(state.selected, MARK.selected, "selected");
-  state.labelBoxes = placeLabels(w, h);
-  ctx.font = FONT; ctx.textBaseline = "top";
-  for (const b of state.labelBoxes) {
-    ctx.fillStyle = "rgba(255,255,255,.8)"; ctx.fillRect(b.x, b.y, b.w, b.h);
-    ctx.fillStyle = b.key === state.selected ? MARK.selected : "#222";
-    ctx.fillText(b.text, b.x + 2, b.y + 1);
-  }
-}
-
-function nearest(ev) {
-  const mp = state.map;
-  if (!mp || !state.view) return -1;
-  const rect = canvas.getBoundingClientRect();
-  const px = ev.clientX - rect.left, py = ev.clientY - rect.top;
-  let best = -1, bestD = 64; // within 8 px
-  for (let i = 0; i < mp.items.length; i++) {
-    const [sx, sy] = toScreen(mp.x[i], mp.y[i]);
-    const d = (sx - px) ** 2 + (sy - py) ** 2;
-    if (d < bestD) { bestD = d; best = i; }
-  }
-  return best;
-}
-
-let drag = null;
-canvas.addEventListener("mousedown", (ev) => { drag = { x: ev.clientX, y: ev.clientY, moved: false }; });
-window.addEventListener("mouseup", (ev) => {
-  if (drag && !drag.moved) {
-    const i = nearest(ev);
-    if (i >= 0) select(state.map.items[i]);
-  }
-  drag = null; canvas.style.cursor = "grab";
-});
-canvas.addEventListener("mousemove", (ev) => {
-  if (drag) {
-    const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
-    if (Math.abs(dx) + Math.abs(dy) > 2) drag.moved = true;
-    if (drag.moved) {
-      state.view.cx -= dx / state.view.scale; state.view.cy += dy / state.view.scale;
-      drag.x = ev.clientX; drag.y = ev.clientY; canvas.style.cursor = "grabbing"; draw();
-    }
-    return;
-  }
-  const i = nearest(ev), tip = $("tip");
-  if (i < 0) { tip.hidden = true; return; }
-  const mp = state.map, key = mp.items[i], g = groupsOf(state.colour);
-  tip.textContent = display(key) + (nameOf(key) ? ` (${key})` : "")
-    + (g && g[i] != null && state.colour !== "type" ? ` · ${g[i]}` : "")
-    + (mp.types ? ` · ${mp.types[i]}` : "") + (mp.placedSet.has(key) ? " · placed" : "");
-  const rect = canvas.getBoundingClientRect();
-  tip.style.left = Math.min(ev.clientX - rect.left + 12, Math.max(0, rect.width - tip.offsetWidth - 4)) + "px";
-  tip.style.top = ev.clientY - rect.top + 12 + "px";
-  tip.hidden = false;
-});
-canvas.addEventListener("mouseleave", () => { $("tip").hidden = true; });
-function zoomAt(px, py, factor) {
-  const v = state.view;
-  const wx = v.cx + (px - canvas.clientWidth / 2) / v.scale, wy = v.cy - (py - canvas.clientHeight / 2) / v.scale;
-  v.scale *= factor;
-  v.cx = wx - (px - canvas.clientWidth / 2) / v.scale; v.cy = wy + (py - canvas.clientHeight / 2) / v.scale;
-  draw();
-}
-canvas.addEventListener("wheel", (ev) => {
-  ev.preventDefault();
-  if (!state.view) return;
-  const rect = canvas.getBoundingClientRect();
-  zoomAt(ev.clientX - rect.left, ev.clientY - rect.top, Math.exp(-ev.deltaY * 0.0015));
-}, { passive: false });
-// the map by keyboard: arrows pan, + / - zoom about the centre, 0 resets
-canvas.addEventListener("keydown", (ev) => {
-  if (!state.view) return;
-  const step = 40 / state.view.scale, pan = { ArrowLeft: [-step, 0], ArrowRight: [step, 0], ArrowUp: [0, step], ArrowDown: [0, -step] };
-  if (pan[ev.key]) { state.view.cx += pan[ev.key][0]; state.view.cy += pan[ev.key][1]; draw(); }
-  else if (ev.key === "+" || ev.key === "=") zoomAt(canvas.clientWidth / 2, canvas.clientHeight / 2, 1.25);
-  else if (ev.key === "-") zoomAt(canvas.clientWidth / 2, canvas.clientHeight / 2, 0.8);
-  else if (ev.key === "0") resetView();
-  else return;
-  ev.preventDefault();
-});
-window.addEventListener("resize", draw);
-
-$("projection").onchange = async () => {
-  try { await loadMap($("projection").value); record(); } catch (e) { message(e.message); }
-};
-$("colour").onchange = () => { state.colour = $("colour").value; recolour(); record(); };
 
 // ---- models --------------------------------------------------------------------------------------------
 
@@ -612,11 +497,13 @@ async function openModel(name) {
   const g = state.gen;
   $("model").value = name;
   delete document.body.dataset.ready;
-  message("");
+  message(""); notice("");
   clearSelection();
-  search.value = "";
+  search.value = ""; $("search-status").textContent = "";
   closeSuggest();
   for (const id of ["basket", "recommendations", "analogy-results", "similar-customers", "lookalike", "legend"]) $(id).replaceChildren();
+  for (const el of document.querySelectorAll(".panel-error")) el.textContent = "";
+  closeCustomer();
   $("recommendations-title").hidden = true; $("recommendations-explain").hidden = true;
   $("map-info").textContent = ""; $("map-progress").hidden = true;
   draw();
@@ -639,22 +526,33 @@ async function openModel(name) {
   if (current(g)) document.body.dataset.ready = "1";
 }
 
+let started = false;
 async function start() {
   try {
     models = await api("/models");
     const sel = $("model");
     sel.replaceChildren(...models.models.map((x) => new Option(x.name, x.name)));
-    sel.onchange = async () => {
-      try { await openModel(sel.value); record(); } catch (e) { message(e.message); }
-    };
-    $("type-filter").onchange = () => {
-      state.types = $("type-filter").value;
-      if (state.selected) select(state.selected, { push: false });
-      renderBasket();
-    };
+    if (!started) {
+      started = true;
+      sel.onchange = async () => {
+        const was = state.model;
+        try { await openModel(sel.value); record(); } catch (e) { sel.value = was; notice(e.message); }
+      };
+      $("k").onchange = () => {
+        state.k = Number($("k").value);
+        record();
+        if (state.selected) select(state.selected, { push: false, keepView: true });
+      };
+      $("type-filter").onchange = () => {
+        state.types = $("type-filter").value;
+        record();
+        if (state.selected) select(state.selected, { push: false, keepView: true });
+        renderBasket();
+      };
+    }
     await applyUrl();
     history.replaceState(null, "", urlOf(state));
-  } catch (e) { message(e.message); }
+  } catch (e) { if (!e.offline) notice(e.message); }
 }
 
-start();
+document.addEventListener("DOMContentLoaded", start);
