@@ -17,11 +17,15 @@ $(BIN)/.installed-demo: pyproject.toml | $(BIN)/python
 	touch $@
 
 # torch from the CPU index first (the dev extra pins the version): PyPI's Linux wheel pulls the CUDA
-# stack, several GB no test needs. A CUDA machine sets TORCH_INDEX= (empty) to take PyPI's wheel.
+# stack, several GB no test needs. A CUDA machine sets TORCH_INDEX= (empty) to take PyPI's wheel. Where
+# that index cannot be reached (a mirror of PyPI only, a wheelhouse), the pinned torch comes from pip's
+# configured indexes instead: no retries, so an unreachable host costs seconds, not minutes.
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+TORCH_PIN = torch==$$(sed -n 's/.*"torch==\([0-9.]*\)".*/\1/p' pyproject.toml)
 
 $(BIN)/.installed: pyproject.toml | $(BIN)/python
-	$(if $(TORCH_INDEX),$(BIN)/python -m pip install -q "torch==$$(sed -n 's/.*"torch==\([0-9.]*\)".*/\1/p' pyproject.toml)" --index-url $(TORCH_INDEX))
+	$(if $(TORCH_INDEX),$(BIN)/python -m pip install -q --retries 0 --timeout 15 "$(TORCH_PIN)" --index-url $(TORCH_INDEX) \
+	  || $(BIN)/python -m pip install -q "$(TORCH_PIN)")
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $@ $(BIN)/.installed-demo
 
