@@ -245,8 +245,9 @@ def _scores(model: dict[str, Any], x: np.ndarray) -> np.ndarray:
     mean, scale, w = (np.asarray(model[k], dtype=np.float64) for k in ("mean", "scale", "weights"))
     out = np.empty(len(x), dtype=np.float64)
     for a in range(0, len(x), _LINE_BLOCK):  # a block of rows at a time: three copies of x were 0.9 GiB
-        z = np.hstack([x[a : a + _LINE_BLOCK], np.ones((len(x[a : a + _LINE_BLOCK]), 1))])  # the bias
-        out[a : a + _LINE_BLOCK] = ((z - mean) / scale) @ w
+        blk = x[a : a + _LINE_BLOCK]
+        z = np.hstack([blk, np.ones((len(blk), 1))])  # the bias's column (its mean 0 and scale 1)
+        out[a : a + len(blk)] = ((z - mean) / scale) @ w
     return out
 
 

@@ -144,8 +144,7 @@ def choose_passes(
         if progress:
             shown = ", ".join(f"{r} {m:.4f}" for r, m in trials[str(n)].items())
             print(f"  held-out MRR@10 after {n} passes: {shown}", file=sys.stderr)
-        # the better rule of this trial (equal: the mixture); more passes only if clearly better
-        n_rule = max(rr, key=lambda r: rr[r].mean())
+        n_rule = _best_rule(rr)  # more passes only if clearly better
         if best is not None and not clearly_better(rr[n_rule], best):
             break
         best, passes, rule = rr[n_rule], n, n_rule
@@ -153,17 +152,35 @@ def choose_passes(
     notes["epochs_reason"] += (
         f": {tried} passes (more passes must win by two standard errors); {passes} passes on all the data"
     )
-    others = ", ".join(f"{r} {m:.4f}" for r, m in trials[str(passes)].items() if r != rule)
-    notes["basket_scoring"] = rule
     # the affinity's per-case reciprocal ranks: the completion model is chosen against them
     # (likewise.space.completion); in the notes, so a resumed run (which skips the trials) has them too
-    notes["validation_rr"] = best.tolist() if best is not None else None
+    _record_rule(notes, trials, passes, rule, best.tolist() if best is not None else None)
+    return passes
+
+
+def _best_rule(rr: dict[str, np.ndarray]) -> str:
+    """The basket rule with the higher held-out MRR (equal: the mixture)."""
+    return max(rr, key=lambda r: (rr[r].mean(), r == "mixture"))
+
+
+def _record_rule(
+    notes: dict[str, Any],
+    trials: dict[str, dict[str, float]],
+    passes: int,
+    rule: str,
+    rr: list[float] | None,
+    why: str = "",
+) -> None:
+    """The chosen rule, its held-out figures (``trials``: MRR@10 per rule after each number of passes
+    scored) and the affinity's reciprocal ranks, in the run's notes."""
+    others = ", ".join(f"{r} {m:.4f}" for r, m in trials[str(passes)].items() if r != rule)
+    notes["basket_scoring"] = rule
+    notes["validation_rr"] = rr
     notes["scoring_reason"] = (
         f"held-out MRR@10 after {passes} passes {trials[str(passes)][rule]:.4f} with the {rule}, "
-        f"against {others}"
+        f"against {others}{why}"
     )
     notes["validation_mrr"] = trials
-    return passes
 
 
 def rule_of_one_run(notes: dict[str, Any], rr: dict[str, np.ndarray], passes: int) -> None:
@@ -176,14 +193,7 @@ def rule_of_one_run(notes: dict[str, Any], rr: dict[str, np.ndarray], passes: in
     not passed on as ``validation_rr``: :func:`likewise.space.completion.fit_completion` measures the
     affinity again and says that it was trained on the held-out baskets.
     """
-    rule = max(rr, key=lambda r: (rr[r].mean(), r == "mixture"))
-    mrr = {r: float(v.mean()) for r, v in rr.items()}
-    others = ", ".join(f"{r} {m:.4f}" for r, m in mrr.items() if r != rule)
     notes["epochs_reason"] += f": {passes} passes on all the data, no trial (one would choose only the rule)"
-    notes["basket_scoring"] = rule
-    notes["validation_rr"] = None
-    notes["validation_mrr"] = {str(passes): mrr}
-    notes["scoring_reason"] = (
-        f"held-out MRR@10 after {passes} passes {mrr[rule]:.4f} with the {rule}, against {others} "
-        "(tables trained on the held-out baskets too: one run at this size)"
-    )
+    trials = {str(passes): {r: float(v.mean()) for r, v in rr.items()}}
+    why = " (tables trained on the held-out baskets too: one run at this size)"
+    _record_rule(notes, trials, passes, _best_rule(rr), None, why)

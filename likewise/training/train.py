@@ -467,13 +467,14 @@ def _train_tables(
     loop = EpochLoop(backend.make, config, run.backend, len(counts), notes, callback, progress)
 
     # epochs="auto": plan the passes from the data's size; trials on a held-out slice choose them.
-    val = None
+    val, one_run = None, False
     if config.epochs == "auto":
         epochs = plan_epochs(int(offsets[-1]))
+        # one trial would choose only the basket rule: at that size the run trains once and chooses the
+        # rule on the held-out slice at its end (a resumed run too; one with trials has their outcome)
+        one_run = trial_passes(epochs) == [epochs]
         split = None
-        # a resumed run skips the trials (its checkpoint holds what they chose), but a run without trials
-        # (one planned) still scores its held-out slice at the end
-        if epochs > EPOCHS_AT_SCALE and (saved is None or trial_passes(epochs) == [epochs]):
+        if epochs > EPOCHS_AT_SCALE and (saved is None or one_run):
             split = split_validation(ids, offsets, config.seed)
         if split is not None:
             keep = np.asarray(keep_prob, dtype=np.float64)
@@ -494,8 +495,7 @@ def _train_tables(
         notes.setdefault(
             "scoring_reason", "the mixture: no held-out slice to choose on (epochs set, or little data)"
         )
-    # one trial would choose only the basket rule: train once, choose it on the final tables (at scale)
-    one_run = val is not None and trial_passes(epochs) == [epochs]
+    one_run = one_run and val is not None
     if val is not None and not one_run:
         epochs = choose_passes(loop, split, W, C, epochs, val, progress)
     W, C, history, rr = loop.passes(
