@@ -52,12 +52,21 @@ def test_gram_matrix_is_xtx_over_the_covered_rows():
     np.testing.assert_array_equal(ii.gram_matrix(ids, off, some, 25), (x.T @ x)[np.ix_(some, some)])
 
 
-def test_gram_matrix_in_small_pair_blocks(monkeypatch):
-    baskets = random_baskets(1, n=200)
-    ids, off = packed(baskets)
-    x = dense_x(baskets, 25)
-    monkeypatch.setattr(ii, "_PAIR_BLOCK", 7)  # many blocks, one basket can straddle none
-    np.testing.assert_array_equal(ii.gram_matrix(ids, off, np.arange(25), 25), x.T @ x)
+def test_pair_counts_kernel_equals_its_numpy_reference():
+    from likewise.kernels.rowsum import add_pair_counts, add_pair_counts_reference
+
+    rng = np.random.default_rng(4)
+    rows = np.concatenate([rng.choice(30, size=n, replace=False) for n in (1, 5, 2, 12, 30, 3)])
+    lens = np.array([1, 5, 2, 12, 30, 3])
+    starts = np.r_[0, np.cumsum(lens)[:-1]]
+    for dtype in (np.float32, np.float64):
+        got, want = np.ones((30, 30), dtype), np.ones((30, 30), dtype)  # both add to what is there
+        add_pair_counts(got, rows, starts, lens)
+        add_pair_counts_reference(want, rows, starts, lens)
+        np.testing.assert_array_equal(got, want)
+        assert got.sum() == 900 + sum(int(n) * (int(n) - 1) for n in lens)
+    with pytest.raises(InputError, match="rows run from"):
+        add_pair_counts(np.zeros((5, 5), np.float32), np.array([0, 5]), np.array([0]), np.array([2]))
 
 
 def test_gram_matrices_of_two_parts_add_up_to_the_whole():

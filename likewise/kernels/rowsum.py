@@ -1,4 +1,4 @@
-"""Weighted sums of table rows into groups: the customer vectors' one pass over an order log.
+"""Sums over an order log's lines and baskets: the customer vectors' weighted rows, the item-item pair counts.
 
 ``add_weighted_rows(sums, wsum, groups, ids, weights, table)`` adds ``weights[t] * table[ids[t]]`` to
 ``sums[groups[t]]`` and ``weights[t]`` to ``wsum[groups[t]]`` for every ``t``, in order of ``t`` (so
@@ -14,7 +14,7 @@ from numba import njit
 
 from ..errors import InputError
 
-__all__ = ["add_weighted_rows", "add_weighted_rows_reference"]
+__all__ = ["add_pair_counts", "add_pair_counts_reference", "add_weighted_rows", "add_weighted_rows_reference"]
 
 
 @njit(nogil=True, cache=True)
@@ -99,3 +99,69 @@ def add_weighted_rows_reference(
     w = np.asarray(weights, dtype=np.float64)
     np.add.at(sums, groups, np.asarray(table, dtype=np.float32)[ids].astype(np.float64) * w[:, None])
     np.add.at(wsum, groups, w)
+
+
+@njit(nogil=True, cache=True)
+def _pairs(flat, m, rows, starts, lens):
+    for s in range(starts.shape[0]):
+        a = starts[s]
+        n = lens[s]
+        for x in range(a, a + n):
+            base = rows[x] * m
+            for y in range(a, a + n):
+                if y != x:
+                    flat[base + rows[y]] += 1
+
+
+def add_pair_counts(gram: np.ndarray, rows: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> None:
+    """Add 1 to ``gram[x, y]`` for every ordered pair of distinct positions of each segment of ``rows``.
+
+    The co-occurrence counts of the item-item model's Gram matrix
+    (:func:`likewise.space.itemitem.gram_matrix`): segment ``s`` is ``rows[starts[s]:starts[s] +
+    lens[s]]``, one basket's distinct rows. Counts are whole numbers, so the sum is exact in any
+    order (float32 up to 2**24). :func:`add_pair_counts_reference` counts the same pairs with NumPy
+    (every pair materialised, then ``np.unique``).
+
+    Parameters
+    ----------
+    gram : ndarray of float32 or float64, shape [m, m], C-contiguous
+        Accumulated in place.
+    rows : ndarray of int
+        Row numbers in ``[0, m)``; distinct within a segment.
+    starts, lens : ndarray of int
+        The segments.
+    """
+    _check_pairs(gram, rows, starts, lens)
+    _pairs(
+        gram.reshape(-1),
+        gram.shape[0],
+        np.ascontiguousarray(rows, dtype=np.int64),
+        np.ascontiguousarray(starts, dtype=np.int64),
+        np.ascontiguousarray(lens, dtype=np.int64),
+    )
+
+
+def _check_pairs(gram, rows, starts, lens) -> None:
+    if gram.ndim != 2 or gram.shape[0] != gram.shape[1] or not gram.flags.c_contiguous:
+        raise InputError(f"gram must be a C-contiguous square matrix, got shape {gram.shape}")
+    if len(starts) != len(lens):
+        raise InputError(f"starts and lens differ in length: {len(starts)}, {len(lens)}")
+    if len(rows) and (rows.min() < 0 or rows.max() >= gram.shape[0]):
+        raise InputError(f"rows run from {rows.min()} to {rows.max()}, expected 0 .. {gram.shape[0] - 1}")
+    if len(lens) and (np.min(starts) < 0 or np.max(np.asarray(starts) + np.asarray(lens)) > len(rows)):
+        raise InputError(f"segments run past the {len(rows)} rows")
+
+
+def add_pair_counts_reference(
+    gram: np.ndarray, rows: np.ndarray, starts: np.ndarray, lens: np.ndarray
+) -> None:
+    """:func:`add_pair_counts` with NumPy (the reference the tests compare against)."""
+    _check_pairs(gram, rows, starts, lens)
+    rows, starts, lens = (np.asarray(a, dtype=np.int64) for a in (rows, starts, lens))
+    m = gram.shape[0]
+    for s, n in zip(starts.tolist(), lens.tolist(), strict=True):
+        seg = rows[s : s + n]
+        left, right = np.repeat(seg, n), np.tile(seg, n)
+        keep = left != right
+        k, c = np.unique(left[keep] * m + right[keep], return_counts=True)
+        gram.reshape(-1)[k] += c

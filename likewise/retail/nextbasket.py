@@ -36,6 +36,7 @@ import numpy as np
 
 from .._check import check_k
 from ..errors import InputError, NotFittedError
+from ..kernels.rowsum import add_weighted_rows
 from ..space.customers import CustomerTable
 from ..space.embeddings import Embeddings
 from ..space.history import basket_ages, history_of_lines
@@ -90,6 +91,7 @@ FIT_BASKETS = 1
 TRAIN_TOP = 60
 _L2 = 1e-3
 _LINE_BLOCK = 1 << 16  # lines (or candidates) at a time while fitting: bounded temporaries
+_AFFINITY_BLOCK = 128  # customers whose affinities are one matrix product while fitting (128 x V floats)
 
 
 @dataclass(frozen=True)
@@ -138,18 +140,25 @@ def _table_profile(table: CustomerTable, r: int) -> _Profile:
 
 def _affinity(emb: Embeddings, vector: np.ndarray) -> np.ndarray:
     """The customer's affinity for every product (cosine without a context table)."""
+    return _affinities(emb, np.asarray(vector)[None, :])[0]
+
+
+def _affinities(emb: Embeddings, vectors: np.ndarray) -> np.ndarray:
+    """:func:`_affinity` of each row of ``vectors`` at once: float32 [len(vectors), V] (a matrix product
+    over a block of customers reads the products' table once, where one per customer read it each time)."""
     if emb.context is not None:
-        q = np.append(np.asarray(vector, dtype=np.float32), np.float32(1.0))
-        return emb.affinity_table @ q
-    q = vector / max(float(np.linalg.norm(vector)), 1e-12)
-    return emb.normed @ q.astype(np.float32)
+        q = np.hstack([np.asarray(vectors, dtype=np.float32), np.ones((len(vectors), 1), np.float32)])
+        return q @ emb.affinity_table.T
+    norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    return (vectors / norms).astype(np.float32) @ emb.normed.T
 
 
 def _candidates(profile: _Profile, evidence: list[np.ndarray], explore: bool, allowed: np.ndarray):
     """Candidate product ids: the bought ones (unless exploring), each kind of evidence's best new ones."""
     new = []
+    every = bool(allowed.all())
     for score in evidence:
-        s = np.where(allowed, score, -np.inf)
+        s = np.array(score) if every else np.where(allowed, score, -np.inf)
         s[profile.items] = -np.inf
         m = min(CANDIDATES, int(np.count_nonzero(np.isfinite(s))))
         if m > 0:
@@ -307,12 +316,14 @@ def _ranked(
     explore: bool,
     allowed: np.ndarray,
     log_pop: np.ndarray,
+    aff: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """A customer's candidates and their features, as a query and the fit both compute them (``row``:
-    the customer's own row of ``table``, never its own neighbour)."""
+    the customer's own row of ``table``, never its own neighbour; ``aff``: its :func:`_affinity`, when
+    already computed)."""
     neigh = vector_neighbour_share(table, vector, row, k_neigh, len(emb))
     hneigh = history_neighbour_share(table, profile.items, profile.decay, profile.n, row, k_neigh, len(emb))
-    aff = _affinity(emb, vector)
+    aff = _affinity(emb, vector) if aff is None else aff
     cand = _candidates(profile, [neigh, hneigh, aff], explore, allowed)
     return cand, _features(profile, cand, neigh, hneigh, aff, log_pop)
 
@@ -384,9 +395,8 @@ def _cases(
     h_start = np.searchsorted(hist.pair // len(emb), np.arange(n + 1))
     # their customer vectors from those baskets alone: the mean of the vectors of their lines
     vecs = np.zeros((n, emb.dim), dtype=np.float64)
-    w64, rest_items = np.asarray(emb.vectors, dtype=np.float64), item[rest]
-    for a in range(0, len(sub_users), _LINE_BLOCK):  # lines x dim at once was 1.1 GiB on 1.4 M lines
-        np.add.at(vecs, sub_users[a : a + _LINE_BLOCK], w64[rest_items[a : a + _LINE_BLOCK]])
+    # line by line in order, as np.add.at summed them (lines x dim at once was 1.1 GiB on 1.4 M lines)
+    add_weighted_rows(vecs, np.zeros(n), sub_users, item[rest], np.ones(len(sub_users)), emb.vectors)
     vecs /= np.maximum(np.bincount(sub_users, minlength=n), 1)[:, None]
     t_user, t_item = code_of[user[held]], item[held]
     order = np.argsort(t_user, kind="stable")
@@ -396,7 +406,10 @@ def _cases(
     codes = np.flatnonzero(is_chosen)
     xs, ys, owner = [], [], []
     sizes = np.zeros(n, dtype=np.int64)
+    aff = np.zeros((0, len(emb)), np.float32)
     for j, code in enumerate(codes.tolist()):
+        if j % _AFFINITY_BLOCK == 0:  # the next block of customers' affinities, one matrix product
+            aff = _affinities(emb, vecs[j : j + _AFFINITY_BLOCK])
         s, e = int(h_start[j]), int(h_start[j + 1])
         truth = np.unique(t_item[t_start[j] : t_start[j + 1]])
         if e == s or len(truth) == 0:
@@ -410,7 +423,9 @@ def _cases(
             hist.decay[s:e],
             hist.n_baskets[j],
         )
-        cand, x = _ranked(emb, table, profile, vecs[j], int(rows[code]), NEIGHBOURS, False, allowed, log_pop)
+        own = int(rows[code])
+        a = aff[j % _AFFINITY_BLOCK]
+        cand, x = _ranked(emb, table, profile, vecs[j], own, NEIGHBOURS, False, allowed, log_pop, a)
         xs.append(x)
         ys.append(np.isin(cand, truth).astype(np.float64))
         owner.append(np.full(len(cand), j))

@@ -45,6 +45,8 @@ def fit_completion(
     affinity_rr: list[float] | None,
     progress: bool = False,
     affinity: Callable[[list[np.ndarray], np.ndarray], np.ndarray] | None = None,
+    *,
+    leaked: bool = False,
 ) -> tuple[ItemItem | None, dict[str, Any]]:
     """The item-item model to complete baskets with (None: the affinity) and what the manifest says of it.
 
@@ -63,6 +65,9 @@ def fit_completion(
     affinity : callable, optional
         ``affinity(queries, hidden) -> rr``: the final tables' reciprocal ranks on held-out cases, used
         when there are no trial ranks (``affinity_rr`` is None).
+    leaked : bool
+        ``affinity_rr`` was scored with tables trained on the held-out baskets too (one run at scale:
+        :func:`likewise.training.loop.rule_of_one_run`); the reason says so.
 
     Returns
     -------
@@ -102,7 +107,7 @@ def fit_completion(
             few = "too few baskets with two different items to compare"
     if split is None and choice == "auto":
         return None, {"completion": "affinity", "completion_reason": f"the affinity: {few}"}
-    leaked = ""
+    leaked_note = " (trained on them too)" if leaked and affinity_rr is not None else ""
     gram = None
     if split is not None:
         tr_ids, tr_off = split[0], split[1]
@@ -116,7 +121,7 @@ def fit_completion(
         how = f"penalty {lam:g} chosen on {len(hidden):,} held-out baskets"
         if affinity_rr is None and affinity is not None and choice == "auto":
             affinity_rr = affinity(queries, hidden).tolist()
-            leaked = " (trained on them too)"
+            leaked_note = " (trained on them too)"
     else:
         gram = gram_matrix(ids, offsets, covered_rows(counts, max_items), len(counts))
         grid = lambda_grid(gram)
@@ -136,13 +141,14 @@ def fit_completion(
             return None, {
                 "completion": "affinity",
                 "completion_reason": (
-                    f"the affinity: held-out MRR@10 {aff:.4f}{leaked} against item-item (EASE) {ease_mrr:.4f}"
+                    f"the affinity: held-out MRR@10 {aff:.4f}{leaked_note} against item-item (EASE) "
+                    f"{ease_mrr:.4f}"
                 ),
                 "itemitem_tried": info,
             }
         why = (
             f"item-item (EASE) on {cover}: held-out MRR@10 {ease_mrr:.4f} against the affinity's "
-            f"{aff:.4f}{leaked}; {how}"
+            f"{aff:.4f}{leaked_note}; {how}"
         )
     else:
         why = f"item-item (EASE) on {cover}, {how}; the space has no affinity to compare with"
@@ -161,6 +167,7 @@ def attach_completion(emb: Any, ids: np.ndarray, offsets: np.ndarray, config: An
 
     t0 = time.perf_counter()
     rr = emb.meta.pop("validation_rr", None)
+    leaked = bool(emb.meta.pop("validation_leaked", False))  # one run: its tables saw the held-out baskets
     types = getattr(emb, "types", None)
 
     def affinity(queries: list[np.ndarray], hidden: np.ndarray) -> np.ndarray:
@@ -182,7 +189,7 @@ def attach_completion(emb: Any, ids: np.ndarray, offsets: np.ndarray, config: An
         ids = np.asarray(ids)[kept]
         rr = None  # the trials' ranks were taken over baskets with tokens: compare on these instead
     counts = np.where(types.mask(), emb.counts, 0) if types is not None and types.hidden else emb.counts
-    model, notes = fit_completion(ids, offsets, counts, config, rr, progress, scorer)
+    model, notes = fit_completion(ids, offsets, counts, config, rr, progress, scorer, leaked=leaked)
     if model is not None and types is not None and emb.context is not None and config.completion == "auto":
         notes["completion_by_type"] = _choose_by_type(emb, model, ids, offsets, types, int(config.seed))
     emb.meta.update(notes)

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptModelError, InputError, ItemIndexError
+from ..kernels.rowsum import add_pair_counts
 from .search import select_top_k
 
 __all__ = [
@@ -60,7 +61,6 @@ __all__ = [
 
 MAX_ITEMS = 8_192  # rows of the exact fit: 16 * m**2 bytes = 1.0 GiB, ~25 s per inversion (2 cores)
 KEEP = 256  # weights kept per row of B
-_PAIR_BLOCK = 1 << 23  # (row, col) pairs generated at a time while counting G
 _BLOCK_ELEMS = 1 << 22  # dense scores per block when ranking many baskets
 
 
@@ -122,18 +122,8 @@ def gram_matrix(
     lens = np.diff(np.r_[starts, len(seq)])
     flat = g.reshape(-1)
     flat[:: m + 1] += np.bincount(rows, minlength=m)  # the diagonal: baskets holding each item
-    pairs = lens * (lens - 1)
-    cum = np.cumsum(pairs)
-    cuts = np.searchsorted(cum, np.arange(_PAIR_BLOCK, int(cum[-1]) + 1, _PAIR_BLOCK), side="right")
-    bounds = np.unique(np.r_[0, cuts, len(lens)].clip(0, len(lens)))
-    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-        two = lens[a:b] >= 2
-        st, ln = starts[a:b][two], lens[a:b][two]
-        if len(ln) == 0:
-            continue
-        left, right = segment_pairs(rows, st, ln)
-        k, c = np.unique(left * m + right, return_counts=True)
-        flat[k] += c
+    two = lens >= 2
+    add_pair_counts(g, rows, starts[two], lens[two])  # compiled: no pair is materialised
     return g
 
 

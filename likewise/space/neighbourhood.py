@@ -103,8 +103,8 @@ def _aggregate(table: CustomerTable, hood: Neighbourhood, top: np.ndarray, w: np
     starts, ends = table.bought_indptr[top], table.bought_indptr[top + 1]
     idx = _ranges(starts, ends)
     weights = hood.shares[idx] * np.repeat(w, ends - starts)
-    np.add.at(out, np.asarray(table.bought_ids[idx], dtype=np.int64), weights)
-    return out
+    # bincount adds in the order of the lines, as np.add.at did, in a fraction of its time
+    return np.bincount(np.asarray(table.bought_ids[idx], dtype=np.int64), weights=weights, minlength=n_items)
 
 
 def vector_neighbour_share(

@@ -55,7 +55,14 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 #: The counters a pass carries between checkpoints (``partial``), besides its seconds.
 COUNTERS = ("seen", "kept", "pairs", "loss")
 #: The notes a run records in its checkpoint (``state.notes``), each optional.
-_NOTES = ("epochs_reason", "basket_scoring", "scoring_reason", "validation_rr", "validation_mrr")
+_NOTES = (
+    "epochs_reason",
+    "basket_scoring",
+    "scoring_reason",
+    "validation_rr",
+    "validation_mrr",
+    "validation_leaked",
+)
 
 
 def shard_name(name: str, rank: int, world: int) -> str:
@@ -305,6 +312,14 @@ def _check_notes(r: _Reader, notes: dict) -> None:
             lambda v: v is None or (isinstance(v, list) and all(_is_number(x) for x in v)),
             "null or an array of finite numbers",
         )  # fmt: skip
+    if "validation_leaked" in notes:
+        r.get(
+            notes,
+            "validation_leaked",
+            "state.notes.validation_leaked",
+            lambda v: isinstance(v, bool),
+            "true or false",
+        )
     if "validation_mrr" in notes:
         r.get(
             notes, "validation_mrr", "state.notes.validation_mrr",

@@ -189,11 +189,14 @@ def rule_of_one_run(notes: dict[str, Any], rr: dict[str, np.ndarray], passes: in
     When the plan is one trial (``trial_passes(planned) == [planned]``: 10 passes or fewer, a corpus of
     about 1.25 M tokens or more), a trial would choose no number of passes, only the rule, and would
     double the training time; the run trains once on all the data instead and the rule is chosen on
-    the held-out cases with its tables, which saw those baskets too (both rules alike). Its ranks are
-    not passed on as ``validation_rr``: :func:`likewise.space.completion.fit_completion` measures the
-    affinity again and says that it was trained on the held-out baskets.
+    the held-out cases with its tables, which saw those baskets too (both rules alike). The chosen
+    rule's ranks are passed on as ``validation_rr`` with ``validation_leaked``: the completion model is
+    compared with them (:func:`likewise.space.completion.fit_completion`, which says that the affinity
+    was trained on those baskets) instead of scoring the same tables on the same cases again.
     """
     notes["epochs_reason"] += f": {passes} passes on all the data, no trial (one would choose only the rule)"
     trials = {str(passes): {r: float(v.mean()) for r, v in rr.items()}}
     why = " (tables trained on the held-out baskets too: one run at this size)"
-    _record_rule(notes, trials, passes, _best_rule(rr), None, why)
+    rule = _best_rule(rr)
+    _record_rule(notes, trials, passes, rule, rr[rule].tolist(), why)
+    notes["validation_leaked"] = True
