@@ -153,11 +153,25 @@ def _affinities(emb: Embeddings, vectors: np.ndarray) -> np.ndarray:
     return (vectors / norms).astype(np.float32) @ emb.normed.T
 
 
-def _candidates(profile: _Profile, evidence: list[np.ndarray], explore: bool, allowed: np.ndarray):
-    """Candidate product ids: the bought ones (unless exploring), each kind of evidence's best new ones."""
+def _candidates(
+    profile: _Profile, evidence: list[np.ndarray], explore: bool, allowed: np.ndarray, shares: int = 0
+):
+    """Candidate product ids: the bought ones (unless exploring), each kind of evidence's best new ones.
+
+    The first ``shares`` kinds of evidence are shares of baskets (>= 0, mostly 0): their best come from
+    the products with a share above 0 alone (a product no neighbour bought has no such evidence), which
+    spares a selection over the whole catalogue per customer.
+    """
     new = []
     every = bool(allowed.all())
-    for score in evidence:
+    for n, score in enumerate(evidence):
+        if n < shares:
+            idx = np.flatnonzero(score > 0)
+            idx = idx[allowed[idx] & ~np.isin(idx, profile.items)]
+            if len(idx) > CANDIDATES:
+                idx = idx[np.argpartition(-score[idx], CANDIDATES - 1)[:CANDIDATES]]
+            new.append(idx)
+            continue
         s = np.array(score) if every else np.where(allowed, score, -np.inf)
         s[profile.items] = -np.inf
         m = min(CANDIDATES, int(np.count_nonzero(np.isfinite(s))))
@@ -324,7 +338,7 @@ def _ranked(
     neigh = vector_neighbour_share(table, vector, row, k_neigh, len(emb))
     hneigh = history_neighbour_share(table, profile.items, profile.decay, profile.n, row, k_neigh, len(emb))
     aff = _affinity(emb, vector) if aff is None else aff
-    cand = _candidates(profile, [neigh, hneigh, aff], explore, allowed)
+    cand = _candidates(profile, [neigh, hneigh, aff], explore, allowed, shares=2)
     return cand, _features(profile, cand, neigh, hneigh, aff, log_pop)
 
 

@@ -503,8 +503,12 @@ def choose_lambda(
     keep: int = KEEP,
     grid: Sequence[float] | None = None,
     gram: np.ndarray | None = None,
+    models: dict[float, ItemItem] | None = None,
 ) -> tuple[float, np.ndarray, dict[str, float]]:
     """The penalty chosen on held-out MRR@10, its reciprocal ranks, and MRR@10 per penalty tried.
+
+    ``models``, when given, receives every model fitted (penalty -> :class:`ItemItem`), so a caller
+    can keep the chosen one instead of fitting it again.
 
     Fits EASE on ``train`` (packed baskets) for each penalty of ``grid`` (default :func:`lambda_grid`,
     then the midpoints on a log scale either side of the best) and scores leave-one-out completion of
@@ -524,6 +528,8 @@ def choose_lambda(
         if lam not in tried:
             model = fit_itemitem(ids, offsets, counts, lam, max_items=max_items, keep=keep, gram=g)
             tried[lam] = reciprocal_ranks(model, queries, hidden)
+            if models is not None:
+                models[lam] = model
 
     def best() -> float:
         return max(tried, key=lambda lam: (tried[lam].mean(), lam))
