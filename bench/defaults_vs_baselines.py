@@ -455,6 +455,31 @@ def run_once(
     }
 
 
+def compare_once(
+    name: str, seed: int, sizes: dict[str, dict[str, int]], options: dict[str, Any]
+) -> list[str]:
+    """The likewise row alone, with the defaults and with ``options``, on one draw: a line each."""
+    data = make_data(name, seed, sizes)
+    split = split_sequences(data.baskets, mode="basket", test_fraction=TEST_FRACTION, seed=seed)
+    keys = sorted({x for b in split.train for x in b})
+    index = {key: i for i, key in enumerate(keys)}
+    contexts, targets, _ = holdout_cases(index, split)
+    lines = []
+    for label, over in (("defaults", {}), (json.dumps(options), options)):
+        with tempfile.TemporaryDirectory(prefix="likewise-bench-") as tmp:
+            t0 = time.perf_counter()
+            emb = train_default(split.train, seed, Path(tmp), over)
+            secs = time.perf_counter() - t0
+        m = ranking_metrics(DefaultModelRecommender(emb, keys), contexts, targets, K, n_items=len(keys))
+        knn = knn_accuracy(emb, list(emb.keys), data.labels)
+        shown = "  ".join(f"{k.replace('knn:', 'kNN-10 ')} {v:.4f}" for k, v in knn.items())
+        lines.append(
+            f"{name} seed {seed} {label:<22} HR@10 {m['hr']:.4f}  NDCG@10 {m['ndcg']:.4f}  {shown}  "
+            f"(completion {emb.completion}, {emb.config['epochs']} passes, {secs:.0f} s)"
+        )
+    return lines
+
+
 # --------------------------------------------------------------------------------------------------------
 # Summary and table
 # --------------------------------------------------------------------------------------------------------
@@ -604,6 +629,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="a probe, not the defaults: train the likewise row with this min_count",
     )
+    p.add_argument(
+        "--compare",
+        default=None,
+        metavar="JSON",
+        help="likewise rows only: the defaults beside likewise trained with these options, per seed "
+        "(e.g. '{\"max_context\": 50}': what a change of default did)",
+    )
     args = p.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     names = [n.strip() for n in args.datasets.split(",") if n.strip()]
@@ -631,6 +663,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             except FileNotFoundError as e:
                 print(f"== {name}: skipped: {e}\n", flush=True)
                 continue
+        if args.compare is not None:
+            for seed in seeds:
+                for line in compare_once(name, seed, SIZES[args.sizes], json.loads(args.compare)):
+                    print(line, flush=True)
+            continue
         over = {} if args.min_count is None else {"min_count": args.min_count}
         runs = [run_once(name, s, SIZES[args.sizes], over) for s in seeds]
         summary = summarise(runs)

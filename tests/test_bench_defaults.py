@@ -71,3 +71,17 @@ def test_defaults_vs_baselines_smoke(tmp_path):
     assert sum(ln.startswith("likewise - best other: ") for ln in lines) == len(sets)
     assert sum(ln.startswith("likewise - best peer (ease, als): ") for ln in lines) == len(sets)
     assert sum(ln.strip().startswith("peers (chosen on a held-out slice") for ln in lines) == len(sets)
+
+
+def test_defaults_vs_baselines_compare_prints_the_likewise_row_twice(tmp_path):
+    env = dict(os.environ, LIKEWISE_CACHE=str(tmp_path / "cache"))
+    cmd = [sys.executable, str(SCRIPT), "--sizes", "small", "--seeds", "1", "--datasets", "zipf-groups"]
+    cmd += ["--compare", '{"max_context": 50}']
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = [ln for ln in proc.stdout.splitlines() if ln.startswith("zipf-groups seed 1 ")]
+    assert len(rows) == 2 and "defaults" in rows[0] and '{"max_context": 50}' in rows[1]
+    for row in rows:
+        hr = float(re.search(r"HR@10 (\d\.\d+)", row).group(1))
+        knn = float(re.search(r"kNN-10 group (\d\.\d+)", row).group(1))
+        assert 0.0 < hr <= 1.0 and 0.0 < knn <= 1.0
