@@ -36,7 +36,6 @@ import numpy as np
 
 from .._check import check_k
 from ..errors import InputError, NotFittedError
-from ..kernels.rowsum import add_weighted_rows
 from ..space.customers import CustomerTable
 from ..space.embeddings import Embeddings
 from ..space.history import basket_ages, history_of_lines
@@ -409,6 +408,8 @@ def _cases(
     h_start = np.searchsorted(hist.pair // len(emb), np.arange(n + 1))
     # their customer vectors from those baskets alone: the mean of the vectors of their lines
     vecs = np.zeros((n, emb.dim), dtype=np.float64)
+    from ..kernels.rowsum import add_weighted_rows  # numba: loaded by the fit, not by a query
+
     # line by line in order, as np.add.at summed them (lines x dim at once was 1.1 GiB on 1.4 M lines)
     add_weighted_rows(vecs, np.zeros(n), sub_users, item[rest], np.ones(len(sub_users)), emb.vectors)
     vecs /= np.maximum(np.bincount(sub_users, minlength=n), 1)[:, None]

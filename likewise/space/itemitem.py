@@ -40,7 +40,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptModelError, InputError, ItemIndexError
-from ..kernels.rowsum import add_pair_counts
 from .search import select_top_k
 
 __all__ = [
@@ -122,6 +121,8 @@ def gram_matrix(
     lens = np.diff(np.r_[starts, len(seq)])
     flat = g.reshape(-1)
     flat[:: m + 1] += np.bincount(rows, minlength=m)  # the diagonal: baskets holding each item
+    from ..kernels.rowsum import add_pair_counts  # numba: loaded when a model is fitted, not on import
+
     two = lens >= 2
     add_pair_counts(g, rows, starts[two], lens[two])  # compiled: no pair is materialised
     return g
