@@ -116,7 +116,12 @@ class EpochLoop:
                 save(epoch + 1, 0, {})  # before the callback: a callback that kills the run loses nothing
             if self.callback is not None and not trial:
                 self.callback(stats)
-        scores = passes.evaluate(lambda W, C: validation_completion(W, C, *val)) if val else None
+        threads = config.threads  # None: every core, as the passes
+
+        def score(W: np.ndarray, C: np.ndarray) -> dict[str, np.ndarray]:
+            return validation_completion(W, C, *val, threads=threads)
+
+        scores = passes.evaluate(score) if val else None
         W, C = passes.tables() or (None, None)
         return W, C, history, scores
 
