@@ -286,3 +286,18 @@ def test_release_compiler_pages_keeps_compiled_code_running():
         return 3 * x
 
     assert thrice(3) == 9
+
+
+def test_a_config_checks_itself_when_made_and_cannot_be_changed_in_place():
+    import dataclasses
+
+    with pytest.raises(InputError, match="dim"):
+        TrainConfig(dim=-1)
+    with pytest.raises(InputError, match="max_context"):
+        TrainConfig(max_context=0)
+    cfg = TrainConfig(dim=8)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.dim = 16  # type: ignore[misc]
+    with pytest.raises(InputError, match="lr"):
+        dataclasses.replace(cfg, lr=0.0)  # a changed copy is checked as well
+    assert dataclasses.replace(cfg, dim=16).dim == 16 and cfg.dim == 8

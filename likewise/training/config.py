@@ -81,9 +81,13 @@ GENSIM_NAMES: dict[str, tuple[str | None, str]] = {
 }
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainConfig:
     """Hyper-parameters of skip-gram with negative sampling.
+
+    Frozen and checked on construction (:meth:`validate`): ``TrainConfig(dim=-1)`` raises
+    :class:`InputError` naming ``dim``; a changed copy is ``dataclasses.replace(config, dim=32)``, checked
+    the same way.
 
     Parameters
     ----------
@@ -218,6 +222,9 @@ class TrainConfig:
     completion: Completion = "auto"
     completion_max_items: int = 8_192
     typed_negatives: bool = False
+
+    def __post_init__(self) -> None:
+        self.validate()
 
     def validate(self) -> TrainConfig:
         """Raise :class:`InputError` naming the first bad parameter; return ``self``."""
