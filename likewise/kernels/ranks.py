@@ -44,12 +44,10 @@ def _count(scores, row_off, exclude, ex_off, hidden, bias, out, c0, c1):
     for c in range(c0, c1):
         a, b = row_off[c], row_off[c + 1]
         # the rows' sum and max per column, row by row (contiguous reads; each column's sum runs over the
-        # rows in order, as NumPy's axis-0 sum does)
-        for j in range(n_cols):
-            v = np.float64(scores[a, j])
-            total[j] = v
-            top[j] = v
-        for i in range(a + 1, b):
+        # rows in order, as NumPy's axis-0 sum does: 0.0 + the first row is the first row)
+        total[:] = 0.0
+        top[:] = -np.inf
+        for i in range(a, b):
             for j in range(n_cols):
                 v = np.float64(scores[i, j])
                 total[j] += v
@@ -78,7 +76,13 @@ def _count(scores, row_off, exclude, ex_off, hidden, bias, out, c0, c1):
         out[c, 1] = above_m
 
 
-def _check(scores, row_off, exclude, ex_off, hidden, bias) -> None:
+def _prepared(scores, row_off, exclude, ex_off, hidden, bias) -> tuple[np.ndarray, ...]:
+    """The arguments as the kernel takes them (contiguous, int64 / float64), checked."""
+    scores = np.ascontiguousarray(scores)
+    row_off, exclude, ex_off, hidden = (
+        np.ascontiguousarray(a, dtype=np.int64) for a in (row_off, exclude, ex_off, hidden)
+    )
+    bias = np.ascontiguousarray(bias, dtype=np.float64)
     if scores.ndim != 2 or scores.dtype != np.float32:
         raise InputError(f"scores must be float32 [rows, V], got {scores.dtype} {scores.shape}")
     n = len(hidden)
@@ -93,6 +97,7 @@ def _check(scores, row_off, exclude, ex_off, hidden, bias) -> None:
             raise InputError(
                 f"{name} runs from {ids.min()} to {ids.max()}, expected 0 .. {scores.shape[1] - 1}"
             )
+    return scores, row_off, exclude, ex_off, hidden, bias
 
 
 def count_above(
@@ -128,19 +133,9 @@ def count_above(
     """
     from ._claim import claim_chunks
 
-    row_off = np.ascontiguousarray(row_off, dtype=np.int64)
-    ex_off = np.ascontiguousarray(ex_off, dtype=np.int64)
-    exclude = np.ascontiguousarray(exclude, dtype=np.int64)
-    hidden = np.ascontiguousarray(hidden, dtype=np.int64)
-    bias = np.ascontiguousarray(bias, dtype=np.float64)
-    scores = np.ascontiguousarray(scores)
-    _check(scores, row_off, exclude, ex_off, hidden, bias)
-    out = np.zeros((len(hidden), 2), dtype=np.int64)
-    claim_chunks(
-        lambda c0, c1: _count(scores, row_off, exclude, ex_off, hidden, bias, out, c0, c1),
-        len(hidden),
-        threads,
-    )
+    args = _prepared(scores, row_off, exclude, ex_off, hidden, bias)
+    out = np.zeros((len(args[4]), 2), dtype=np.int64)
+    claim_chunks(lambda c0, c1: _count(*args, out, c0, c1), len(out), threads)
     return out
 
 
@@ -154,14 +149,9 @@ def count_above_reference(
     threads: int = 1,
 ) -> np.ndarray:
     """:func:`count_above` in NumPy passes (the reference the tests compare against); ``threads`` unused."""
-    row_off = np.asarray(row_off, dtype=np.int64)
-    ex_off = np.asarray(ex_off, dtype=np.int64)
-    bias = np.asarray(bias, dtype=np.float64)
-    _check(
-        scores, row_off, np.asarray(exclude, dtype=np.int64), ex_off, np.asarray(hidden, dtype=np.int64), bias
-    )
+    scores, row_off, exclude, ex_off, hidden, bias = _prepared(scores, row_off, exclude, ex_off, hidden, bias)
     out = np.zeros((len(hidden), 2), dtype=np.int64)
-    for c, h in enumerate(np.asarray(hidden).tolist()):
+    for c, h in enumerate(hidden.tolist()):
         s = np.asarray(scores[row_off[c] : row_off[c + 1]], dtype=np.float64)
         top = s.max(axis=0)
         rules = (s.sum(axis=0) + bias, top + np.log(np.exp(s - top).mean(axis=0)) + bias)
