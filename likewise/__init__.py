@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._check import is_matrix
 from ._threads import query_threads
 from .data.vocab import Vocab, parse_item
 from .errors import (
@@ -30,7 +29,6 @@ from .errors import (
 )
 from .space.embeddings import Embeddings, Neighbours, SpaceVector
 from .training.train import EpochStats, TrainConfig
-from .training.train import train as _train_items
 
 if TYPE_CHECKING:
     from .data.corpus import Corpus, build_corpus, corpus_from_sequences
@@ -83,41 +81,27 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'likewise' has no attribute {name!r}")
 
 
-_TYPED_OPTIONS = ("type_col", "type_map", "type_cols", "item_attrs", "attrs_item_col", "typed_negatives")
-
-
 def load(path: str, *, mmap: bool = False, verify: bool = True) -> Embeddings:
     """Load a saved space (see :meth:`Embeddings.load`)."""
     return Embeddings.load(path, mmap=mmap, verify=verify)
 
 
-def train(
-    data: Any = None,
-    config: TrainConfig | None = None,
-    *,
-    basket_col: str | None = None,
-    item_col: str | None = None,
-    order_col: str | None = None,
-    user_col: str | None = None,
-    time_col: str | None = None,
-    quantity_col: str | None = None,
-    sessions: str | int | None = None,
-    item_keys: Any = None,
-    user_keys: Any = None,
-    **kwargs: Any,
-) -> Embeddings:
-    """Train item vectors; with ``user_col`` / ``time_col`` / ``quantity_col`` / ``sessions`` also customers.
+def train(data: Any = None, config: TrainConfig | None = None, **options: Any) -> Embeddings:
+    """Train item vectors; with ``user_col`` (or a matrix's ``user_keys``) also customers.
 
     ``data`` is what :func:`likewise.training.train.train` takes (sequences, a path, an
-    :class:`InputSpec`, a corpus, or a pyarrow Table / pandas / polars DataFrame with ``basket_col``
-    and ``item_col``). The order-log columns route to :func:`likewise.retail.train_from_log`, as
-    ``likewise train --user-col`` does, and the space gets customer vectors (``emb.customers``); so do
-    the options of a typed space (``type_col``, ``type_map``, ``type_cols``, ``item_attrs``,
-    ``attrs_item_col``, ``typed_negatives``). ``tokenize="simple"`` reads a text file lower-cased and
-    split at punctuation (:class:`InputSpec`; the default ``"none"`` keeps words as written). Other
-    keywords (``dim=``, ``epochs=``, ``callback=``, ``progress=``, ...) pass through. gensim's
-    ``sentences=``, ``corpus_iterable=`` and ``corpus_file=`` (a path, read as a text file: a sentence
-    per line, words split at whitespace) are accepted as ``data``.
+    :class:`InputSpec`, a corpus, or a pyarrow Table / pandas / polars DataFrame with ``basket_col`` and
+    ``item_col``); :func:`likewise.readers.resolve_input` decides which, for every front end. The
+    order-log columns (``user_col``, ``time_col``, ``quantity_col``, ``sessions``; ``half_life_days`` and
+    ``popularity_power`` weigh the customer vectors) are read beside the items, as ``likewise train
+    --user-col`` does, and the space gets customer vectors (``emb.customers``,
+    :func:`likewise.retail.fit.after_training`); so do the options of a typed space (``type_col``,
+    ``type_map``, ``type_cols``, ``item_attrs``, ``attrs_item_col``, ``typed_negatives``).
+    ``tokenize="simple"`` reads a text file lower-cased and split at punctuation (:class:`InputSpec`; the
+    default ``"none"`` keeps words as written). Other keywords (``dim=``, ``epochs=``, ``callback=``,
+    ``progress=``, ...) pass through. gensim's ``sentences=``, ``corpus_iterable=`` and ``corpus_file=``
+    (a path, read as a text file: a sentence per line, words split at whitespace) are accepted as
+    ``data``.
 
     A user × item matrix (what ``implicit`` trains on: scipy.sparse in any format, or a dense 2-D
     NumPy array of numbers) trains as baskets, ``mode="basket"`` unless asked otherwise: each row is one
@@ -138,79 +122,6 @@ def train(
     ``recommend(basket, k)``) take keys (the column number as a str, ``"3"``, when no ``item_keys``
     were given) or likewise ids, the rows of ``emb.vectors``, and return :class:`Neighbours`.
     """
-    data = _gensim_data(data, kwargs)
-    typed = {k: kwargs.pop(k) for k in _TYPED_OPTIONS if k in kwargs}
-    tokenize = kwargs.pop("tokenize", "none")
-    if is_matrix(data) or item_keys is not None or user_keys is not None:
-        options = {"basket_col": basket_col, "item_col": item_col, "order_col": order_col}
-        options |= {"user_col": user_col, "time_col": time_col, "quantity_col": quantity_col}
-        options |= {"sessions": sessions, **typed, "tokenize": None if tokenize == "none" else tokenize}
-        return _train_matrix(data, config, item_keys, user_keys, [k for k, v in options.items() if v], kwargs)
-    if tokenize != "none":
-        import dataclasses
-        import os
+    from .retail.fit import train as _train  # the one way into training (likewise.readers.resolve_input)
 
-        from .readers import InputSpec
-
-        if not isinstance(data, str | os.PathLike | InputSpec):
-            got = type(data).__name__
-            raise InputError(f"tokenize={tokenize!r} reads text files: give a path, got {got}")
-        spec = data if isinstance(data, InputSpec) else InputSpec(paths=(os.fspath(data),))
-        data = dataclasses.replace(spec, tokenize=tokenize)
-    if user_col is None and time_col is None and quantity_col is None and sessions is None and not typed:
-        return _train_items(
-            data, config, basket_col=basket_col, item_col=item_col, order_col=order_col, **kwargs
-        )
-    from . import retail
-
-    if not (basket_col and (item_col or typed.get("type_cols"))):
-        raise InputError("an order log needs basket_col= and item_col= (e.g. 'order_id' and 'product_id')")
-    if order_col is not None:
-        raise InputError("with an order log, name the order time with time_col=, not order_col=")
-    if "callback" in kwargs:
-        raise InputError("callback= is not supported when training from an order log with customers")
-    cols = {"basket_col": basket_col, "item_col": item_col, "user_col": user_col}
-    cols |= {"time_col": time_col, "quantity_col": quantity_col}
-    return retail.train_from_log(data, config, sessions=sessions, **cols, **typed, **kwargs)  # tables too
-
-
-_GENSIM_DATA = ("sentences", "corpus_iterable", "corpus_file")
-
-
-def _gensim_data(data: Any, kwargs: dict) -> Any:
-    """``data``, or what gensim's ``sentences=`` / ``corpus_iterable=`` / ``corpus_file=`` gave (popped)."""
-    given = {k: kwargs.pop(k) for k in _GENSIM_DATA if k in kwargs}
-    if len(given) + (data is not None) > 1:
-        names = (["data"] if data is not None else []) + [f"{k}=" for k in given]
-        raise InputError(f"the training data is given twice ({' and '.join(names)}): give it once")
-    if given:
-        data = next(iter(given.values()))
-    if data is None:
-        raise InputError(
-            "train needs data: sequences, a path, a table or a user × item matrix, likewise.train(data, ...)"
-        )
-    return data
-
-
-def _train_matrix(
-    data: Any, config: TrainConfig | None, item_keys: Any, user_keys: Any, unused: list[str], kwargs: dict
-) -> Embeddings:
-    """:func:`train` on a scipy.sparse matrix: the rows as baskets, and customers with ``user_keys``."""
-    from .readers import sparse_baskets
-    from .space.customers import customer_table
-
-    if not is_matrix(data):
-        raise InputError(
-            "item_keys= and user_keys= name the columns and rows of a user × item matrix (scipy.sparse "
-            f"or a 2-D NumPy array of numbers); got {type(data).__name__}"
-        )
-    if unused:
-        raise InputError(f"{unused[0]}= does not apply to a sparse matrix (each row is a basket)")
-    baskets = sparse_baskets(data, item_keys, user_keys)
-    emb = _train_items(baskets, config, **kwargs)
-    if emb is not None and baskets.user_keys is not None:
-        users, ids = baskets.lines(emb.vocab.index)
-        emb.attach_customers(
-            customer_table(emb.vectors, emb.counts, emb.fingerprint, baskets.user_keys, users, ids)
-        )
-    return emb
+    return _train(data, config, **options)

@@ -187,7 +187,7 @@ def test_epochs_auto_plans_from_size_and_stops_on_held_out_completion():
 def test_one_planned_trial_trains_once_and_chooses_the_rule_on_its_tables(monkeypatch):
     # At scale (10 passes or fewer planned) a trial would choose only the basket rule: one run on all
     # the data, the same tables as a run with the passes set, the rule chosen on its held-out slice.
-    import likewise.training.train as train_module
+    import likewise.training.tables as train_module
 
     rows = seed_shop(2)
     table = pa.table({"order_id": [o for o, _ in rows], "product": [p for _, p in rows]})

@@ -104,7 +104,10 @@ LAYERS: list[tuple[str, list[str]]] = [
             # item-item or affinity: which completes baskets, chosen on held-out data
             "likewise.space.completion",
             "likewise.training.loop",  # the epoch loop over any backend's passes; the epochs="auto" trials
-            "likewise.training.train",  # a run set up: corpus, tables, the backend factory, checkpoints
+            # a run on packed ids: Run, the tables, the backend factory, checkpoints, the epochs
+            "likewise.training.tables",
+            # the one way into training: input resolved and compiled, trained, the steps after training
+            "likewise.training.train",
             "likewise.training.train_numba",  # the numba backend's passes (blocks -> compiled kernels)
             "likewise.training.train_torch",  # the torch backend's passes: steps, dealing, sharded tables
             # EASE and implicit's ALS, tuned on a held-out slice (re-exported by baselines.counts)

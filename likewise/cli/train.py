@@ -12,7 +12,7 @@ from typing import Any
 
 from likewise.errors import LikewiseError
 
-from ._common import Commands, add_cache_dir, emit, fields_table, input_group, input_spec, positive_int
+from ._common import Commands, add_cache_dir, emit, fields_table, input_group, positive_int
 
 # TrainConfig fields that are options of the same name.
 _CONFIG_FIELDS = (
@@ -41,20 +41,26 @@ _NOTES = (
 
 def cmd_train(args: argparse.Namespace) -> None:
     """Train a space from ``args.input`` and save it to ``args.output``."""
+    from likewise.readers import InputSpec
+    from likewise.retail.fit import train
     from likewise.space.store import check_target
     from likewise.training.checkpoint import check_apart
-    from likewise.training.train import TrainConfig, train
+    from likewise.training.train import TrainConfig
 
     check_target(args.output, overwrite=args.overwrite)  # fail before training, not after
     check_apart(args.checkpoint_dir, args.output)
-
-    typed = args.type_col or args.type_cols or args.item_attrs or args.typed_negatives
-    if args.user_col or args.time_col or args.sessions or args.quantity_col or typed:
-        return _train_retail(args)
+    order_log = args.user_col or args.time_col or args.sessions or args.quantity_col
+    order_log = order_log or args.type_col or args.type_cols or args.item_attrs or args.typed_negatives
+    if order_log and not (args.basket_col and (args.item_col or args.type_cols)):
+        raise LikewiseError(
+            "an order or event log needs --basket-col and --item-col (e.g. order_id and product_id), "
+            "or --type-cols for one item column per type"
+        )
     config = TrainConfig(**{f: getattr(args, f) for f in _CONFIG_FIELDS})
     emb = train(
-        input_spec(args),
+        args.input[0] if args.query is not None else InputSpec(paths=tuple(args.input)),
         config,
+        **_read_options(args, order_log),
         progress=False if args.quiet else None,
         cache_dir=args.cache_dir,
         checkpoint_dir=args.checkpoint_dir,
@@ -64,11 +70,40 @@ def cmd_train(args: argparse.Namespace) -> None:
     if emb is None:  # a rank other than 0 under torchrun: rank 0 saves the space and reports
         return None
     emb.save(args.output, overwrite=args.overwrite)
+    _emit_train_summary(
+        args, emb, _retail_summary(args, emb) if "retail" in emb.meta else _summary(args, emb)
+    )
+
+
+def _read_options(args: argparse.Namespace, order_log: bool) -> dict[str, Any]:
+    """The reading options of ``likewise train`` (:class:`likewise.readers.ReadOptions`), by name."""
+    if args.query is not None and len(args.input) != 1:
+        raise LikewiseError(f"--query runs on one database: give its URI as INPUT, got {len(args.input)}")
+    read = {"format": args.format, "delimiter": args.delimiter, "tokenize": getattr(args, "tokenize", "none")}
+    read |= {"basket_col": args.basket_col, "item_col": args.item_col, "sql": args.query}
+    if not order_log:
+        return read | {"order_col": args.order_col}
+    # an order log's time orders its orders: --order-col names it too
+    read |= {"user_col": args.user_col, "time_col": args.time_col or args.order_col}
+    read |= {"quantity_col": args.quantity_col, "sessions": args.sessions, "type_col": args.type_col}
+    read |= {
+        "type_map": args.type_map,
+        "type_cols": _type_cols(args.type_cols),
+        "item_attrs": args.item_attrs,
+    }
+    read |= {"attrs_item_col": args.attrs_item_col}
+    if args.user_col:  # customer vectors' weights
+        read |= {"half_life_days": args.half_life_days, "popularity_power": args.popularity_power}
+    return read
+
+
+def _summary(args: argparse.Namespace, emb: Any) -> dict[str, Any]:
+    """The summary of a space trained on text or a log of baskets and items."""
     hist = emb.meta["history"]
     secs = sum(h["seconds"] for h in hist)
     items = sum(h["items"] for h in hist)
     pairs = sum(h["pairs"] for h in hist)
-    summary = {
+    return {
         "model": args.output,
         "items": len(emb),
         "dim": emb.dim,
@@ -81,7 +116,6 @@ def cmd_train(args: argparse.Namespace) -> None:
         "final_loss": hist[-1]["loss"],
         "fingerprint": emb.fingerprint,
     }
-    _emit_train_summary(args, emb, summary)
 
 
 def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, Any]) -> None:
@@ -135,54 +169,11 @@ def _cut_note(corpus: dict[str, Any]) -> list[str]:
     return [f"{n:,} {orders} longer than {cap:,} lines cut into consecutive orders of at most {cap:,}"]
 
 
-def _train_retail(args: argparse.Namespace) -> None:
-    """``train`` with --user-col / --time-col / --sessions: an order log -> products and customers."""
-    from likewise.retail import train_from_log
-    from likewise.training.train import TrainConfig
-
-    if not (args.basket_col and (args.item_col or args.type_cols)):
-        raise LikewiseError(
-            "an order or event log needs --basket-col and --item-col (e.g. order_id and product_id), "
-            "or --type-cols for one item column per type"
-        )
-    if (args.checkpoint_dir or args.resume) and args.item_attrs:
-        raise LikewiseError(
-            "--checkpoint-dir / --resume work for every log but one with --item-attrs: that one is read "
-            "in memory and not checkpointed"
-        )
-    config = TrainConfig(**{f: getattr(args, f) for f in _CONFIG_FIELDS})
-    emb = train_from_log(
-        args.input,
-        config,
-        basket_col=args.basket_col,
-        item_col=args.item_col,
-        user_col=args.user_col,
-        time_col=args.time_col or args.order_col,
-        quantity_col=args.quantity_col,
-        sessions=args.sessions,
-        half_life_days=args.half_life_days,
-        popularity_power=args.popularity_power,
-        format=args.format,
-        delimiter=args.delimiter,
-        progress=False if args.quiet else None,
-        type_col=args.type_col,
-        type_map=args.type_map,
-        type_cols=_type_cols(args.type_cols),
-        item_attrs=args.item_attrs,
-        attrs_item_col=args.attrs_item_col,
-        typed_negatives=args.typed_negatives,
-        cache_dir=args.cache_dir,
-        checkpoint_dir=args.checkpoint_dir,
-        checkpoint_every=args.checkpoint_every,
-        resume=args.resume,
-        sql=args.query,
-    )
-    if emb is None:  # a rank other than 0 under torchrun: rank 0 saves the space and reports
-        return None
-    emb.save(args.output, overwrite=args.overwrite)
+def _retail_summary(args: argparse.Namespace, emb: Any) -> dict[str, Any]:
+    """The summary of a space trained on an order log: products (or typed items) and customers."""
     hist = emb.meta["history"]
     types = emb.types.counts() if emb.types is not None else None
-    summary = {
+    return {
         "model": args.output,
         "products" if types is None else "items": len(emb),
         **({"types": ", ".join(f"{t} {n:,}" for t, n in types.items())} if types else {}),
@@ -196,7 +187,6 @@ def _train_retail(args: argparse.Namespace) -> None:
         "final_loss": hist[-1]["loss"],
         "fingerprint": emb.fingerprint,
     }
-    _emit_train_summary(args, emb, summary)
 
 
 _SECONDS = ("read_seconds", "train_seconds", "completion_seconds", "customer_seconds", "next_basket_seconds")

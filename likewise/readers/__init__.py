@@ -12,6 +12,9 @@ Five kinds of input, a module each:
 * **queries and datasets** (:mod:`~likewise.readers.sources`) -- a SQL query (PostgreSQL, SQLite
   through ADBC; DuckDB), a folder of hive partitions or an ``s3://`` / ``gs://`` URL, streamed once as
   Arrow record batches into a Parquet file that the log reader reads.
+* **one resolver** (:mod:`~likewise.readers.resolve`) -- :func:`resolve_input` decides what a training
+  input is (paths, a spec, a table, a matrix, a corpus, sequences) and gives it one of the shapes the
+  corpus compiler reads, with the reading options checked once (:class:`ReadOptions`).
 * **sparse matrices** (:mod:`~likewise.readers.matrix`) -- a scipy.sparse user × item matrix, each row
   a basket of the columns it holds a value > 0 in (already packed ids: no Python object per row).
 
@@ -81,6 +84,10 @@ _LAZY = {
     "describe_source": "sources",
     "named_as": "sources",
     "stage": "sources",
+    "ReadOptions": "resolve",
+    "Resolved": "resolve",
+    "parse_duration": "resolve",
+    "resolve_input": "resolve",
 }
 
 
@@ -106,6 +113,8 @@ __all__ = [
     "InputSpec",
     "CheckedBatch",
     "LogScan",
+    "ReadOptions",
+    "Resolved",
     "SparseBaskets",
     "as_arrow_table",
     "check_log_batch",
@@ -128,10 +137,12 @@ __all__ = [
     "label_of",
     "log_progress",
     "n_partitions",
+    "parse_duration",
     "named_as",
     "named_files",
     "read_table_file",
     "resolve_files",
+    "resolve_input",
     "scan_log",
     "simple_tokens",
     "sparse_baskets",

@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import InputError
 from ..space.itemtypes import SIDE_TYPE, TYPE_SEP, check_type_name
 
-__all__ = ["ItemTyping"]
+__all__ = ["ItemTyping", "parse_type_map"]
 
 
 class ItemTyping:
@@ -155,3 +155,29 @@ class ItemTyping:
 def _bad_row(path: Path, first_row: int, mask: Any, what: str) -> None:
     at = first_row + int(np.flatnonzero(np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool))[0])
     raise InputError(f"{what} in {path} at data row {at + 1} (rows count from 1, header not counted)")
+
+
+def parse_type_map(text: str | Mapping[str, str] | None) -> dict[str, str] | None:
+    """``"view=product,purchase=product"`` (or a mapping) as a dict ``{value: type}``; None stays None.
+
+    Raises
+    ------
+    InputError
+        A pair without ``=``, an empty side, or a type name that is not allowed.
+    """
+    if text is None:
+        return None
+    if isinstance(text, Mapping):
+        pairs = list(text.items())
+    else:
+        pairs = []
+        for part in str(text).split(","):
+            if not part.strip():
+                continue
+            key, sep, value = part.partition("=")
+            if not sep or not key.strip() or not value.strip():
+                raise InputError(f"type map entry {part!r} must read VALUE=TYPE, e.g. 'view=product'")
+            pairs.append((key.strip(), value.strip()))
+    if not pairs:
+        raise InputError(f"type map {text!r} is empty; write VALUE=TYPE pairs, e.g. 'view=product'")
+    return {str(k): check_type_name(v) for k, v in pairs}

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,29 +13,8 @@ import numpy as np
 from ..errors import InputError
 from ..space.customers import CustomerTable, customer_table
 from ..space.embeddings import Embeddings
-from ..training.config import config_with, min_count_for
-from .log import OrderLog, parse_duration
-from .typed import parse_type_map
-
-
-def _attrs_key(source: Any, item_col: str | None) -> str | None:
-    """The attribute table's item column: one named like the log's item column, else its first column."""
-    if item_col is None:
-        return None
-    try:
-        if isinstance(source, str | os.PathLike) and str(source).endswith(".parquet"):
-            import pyarrow.parquet as pq
-
-            names = pq.ParquetFile(os.fspath(source)).schema_arrow.names
-        elif isinstance(source, str | os.PathLike):
-            with open(source, encoding="utf-8", errors="replace") as f:
-                names = [n.strip().strip('"') for n in f.readline().replace("\t", ",").split(",")]
-        else:
-            names = list(getattr(source, "column_names", getattr(source, "columns", [])))
-    except OSError:
-        return None  # read_item_attributes names the problem
-    return item_col if item_col in names else None
-
+from ..training.config import config_with
+from .log import OrderLog
 
 # ------------------------------------------------------------------------------------- customers
 
@@ -112,6 +89,112 @@ def build_customer_vectors(
     )
 
 
+def train(
+    data: Any = None,
+    config: Any = None,
+    *,
+    half_life_days: float | None = None,
+    popularity_power: float = 0.0,
+    **options: Any,
+) -> Embeddings:
+    """:func:`likewise.train`: :func:`likewise.training.train.train` and the steps after it
+    (:func:`after_training`: customer vectors and their next-basket weights, item attributes, the log's
+    record), for every input."""
+    from ..training.train import train as train_items
+
+    wants_customers = options.get("user_col") is not None or options.get("user_keys") is not None
+    if (half_life_days is not None or popularity_power) and not wants_customers:
+        raise InputError(
+            "half_life_days= and popularity_power= weigh customer vectors: give user_col= (the log's "
+            "customer column)"
+        )
+    steps = after_training(half_life_days=half_life_days, popularity_power=popularity_power)
+    return train_items(data, config, steps=steps, **options)
+
+
+def after_training(*, half_life_days: float | None = None, popularity_power: float = 0.0) -> list[Any]:
+    """The steps after training (:func:`likewise.training.train.train`'s ``steps``) that the input asks for.
+
+    A matrix with ``user_keys`` gets a customer vector per row (the mean of its items' vectors). A log
+    read with customers, times, quantities, sessions, types or attributes
+    (:attr:`~likewise.readers.ReadOptions.order_log`) gets, in order: its attribute tokens recorded
+    (``meta["attributes"]``) and the attribute table kept for the explorer (``emb.item_table``); with
+    a customer column, customer vectors weighted by ``half_life_days`` and ``popularity_power``
+    (:func:`build_customer_vectors`) and their next-basket weights fitted on held-out baskets; and
+    ``meta["retail"]``, the columns and lines read.
+    """
+
+    def step(emb: Embeddings, corpus: Any, source: Any) -> None:
+        if source.matrix is not None:
+            _matrix_customers(emb, source.matrix)
+        elif source.options.order_log:
+            _log_steps(emb, corpus, source, half_life_days, popularity_power)
+
+    return [step]
+
+
+def _matrix_customers(emb: Embeddings, baskets: Any) -> None:
+    """A customer vector per row of a matrix given ``user_keys`` (the mean of the row's item vectors)."""
+    if baskets.user_keys is None:
+        return
+    users, ids = baskets.lines(emb.vocab.index)
+    emb.attach_customers(
+        customer_table(emb.vectors, emb.counts, emb.fingerprint, baskets.user_keys, users, ids)
+    )
+
+
+def _log_steps(
+    emb: Embeddings, corpus: Any, source: Any, half_life_days: float | None, popularity_power: float
+) -> None:
+    """:func:`after_training` for a log (see there)."""
+    from ..readers.attrs import item_table
+    from .nextbasket import fit_next_basket
+
+    read, spec = source.options, source.data
+    if read.item_attrs is not None:  # how the table became tokens: a new product is tokenised the same way
+        emb.meta["attributes"] = corpus.manifest["input"]["attributes"]
+        emb.item_table = item_table(read.item_attrs, read.attrs_item_col, emb.keys)  # names for the explorer
+    if read.user_col is not None:
+        t1 = time.perf_counter()
+        table = customer_table(
+            emb.vectors,
+            emb.counts,
+            emb.fingerprint,
+            corpus.user_keys or [],
+            corpus.side["user"],
+            corpus.ids,
+            times=corpus.side.get("time"),
+            half_life_days=half_life_days,
+            popularity_power=popularity_power,
+            offsets=corpus.offsets,
+        )
+        emb.meta["customer_seconds"] = time.perf_counter() - t1
+        t2 = time.perf_counter()
+        fitted = fit_next_basket(
+            emb,
+            table,
+            corpus.side["user"],
+            corpus.ids,
+            corpus.offsets,
+            corpus.side.get("time"),
+            seed=int(emb.config["seed"]),
+        )
+        table.config["next_basket"] = fitted
+        emb.attach_customers(table)
+        emb.meta["next_basket_seconds"] = time.perf_counter() - t2
+    manifest = corpus.manifest
+    lines = int(manifest.get("input", {}).get("log_rows", manifest.get("input_tokens", 0)))  # rows read
+    cols = {k: getattr(read, k) for k in ("basket_col", "item_col", "user_col", "time_col", "quantity_col")}
+    described = spec.typing().describe() if read.typed else {}
+    emb.meta["retail"] = {
+        **cols,
+        "item_col": spec.item_col,
+        **described,
+        "sessions": read.sessions,
+        "lines": lines,
+    }
+
+
 def train_from_log(
     paths: str | os.PathLike | Sequence[str | os.PathLike],
     config: Any = None,
@@ -119,26 +202,8 @@ def train_from_log(
     basket_col: str = "order_id",
     item_col: str = "product_id",
     user_col: str | None = "customer_id",
-    time_col: str | None = None,
-    quantity_col: str | None = None,
-    sessions: str | int | None = None,
-    half_life_days: float | None = None,
-    popularity_power: float = 0.0,
-    format: str = "auto",
-    delimiter: str | None = None,
-    progress: bool | None = None,
-    type_col: str | None = None,
-    type_map: Any = None,
-    type_cols: Any = None,
-    item_attrs: Any = None,
-    attrs_item_col: str | None = None,
     typed_negatives: bool = False,
-    cache_dir: str | os.PathLike | None = None,
-    checkpoint_dir: str | os.PathLike | None = None,
-    checkpoint_every: float | None = None,
-    resume: bool = False,
-    sql: str | None = None,
-    **overrides: Any,
+    **options: Any,
 ) -> Embeddings:
     """Train product vectors from an order log and attach customer vectors built from the same log.
 
@@ -146,210 +211,40 @@ def train_from_log(
     the corpus cache by the one log reader (the customer and time of each line beside its product, customer
     sessions cut, a typed log's keys typed and item attributes added as tokens as it is read), trained
     with checkpoints if asked, and the customer vectors built in one bounded pass over the compiled
-    corpus. A table in memory is written to a temporary Parquet file and read the same way.
+    corpus (:func:`after_training`). A table in memory is written to a temporary Parquet file and read
+    the same way. This is :func:`likewise.train` with an order log's default columns.
 
     Parameters
     ----------
-    paths, basket_col, item_col, user_col, time_col, quantity_col, format, delimiter
-        As in :func:`read_order_log`.
-    type_col, type_map, type_cols
-        A typed event log (products, campaigns, articles in one space): see :func:`read_order_log`;
-        ``type_map`` may be a mapping or ``"view=product,purchase=product"``.
-    item_attrs : path or table, optional
-        Item attributes (CSV/Parquet keyed by item: its first column, or ``attrs_item_col``, or a column
-        named like ``item_col``) trained as side information (:mod:`likewise.retail.side`).
+    paths : path, paths, table or InputSpec
+        The log; with ``sql``, the database's URI (``postgresql://...``, ``sqlite:///orders.db``, a
+        ``.duckdb`` file, ``duckdb:``; :mod:`likewise.readers.sources`).
+    config : TrainConfig, optional
+        Training parameters; keyword options that are its fields replace single fields.
+    basket_col, item_col, user_col
+        The log's order, product and customer columns (``user_col=None``: no customer vectors).
     typed_negatives : bool
         Draw each pair's negatives from the type of the item it predicts (needs types).
-    config : TrainConfig, optional
-        Training parameters; keyword ``overrides`` replace single fields.
-    sessions : str or int, optional
-        Train on customer sessions (``"30m"``) instead of orders (see :func:`log_sequences`); use
-        ``mode="sequence"`` so the order inside a session is learned.
-    half_life_days, popularity_power
-        Customer vector weights (see :func:`build_customer_vectors`).
-    cache_dir, checkpoint_dir, checkpoint_every, resume
-        As in :func:`likewise.training.train.train`; not for a typed log (see above).
-    sql : str, optional
-        Read the log by this query; ``paths`` is then the database's URI (``postgresql://...``,
-        ``sqlite:///orders.db``, a ``.duckdb`` file, ``duckdb:``; :mod:`likewise.readers.sources`).
+    **options
+        Reading options (:class:`likewise.readers.ReadOptions`: ``time_col``, ``quantity_col``,
+        ``sessions`` (train on customer sessions, ``"30m"``; use ``mode="sequence"`` so the order
+        inside a session is learned), ``type_col`` / ``type_map`` / ``type_cols`` (a typed event log;
+        ``type_map`` may be ``"view=product,purchase=product"``), ``item_attrs`` / ``attrs_item_col``
+        (item attributes trained as side information, :mod:`likewise.retail.side`), ``format``,
+        ``delimiter``, ``sql``); customer weights ``half_life_days`` and ``popularity_power``
+        (:func:`build_customer_vectors`); how the run goes (``progress``, ``cache_dir``,
+        ``checkpoint_dir``, ``checkpoint_every``, ``resume``, ``callback``), as in
+        :func:`likewise.training.train.train`; and :class:`TrainConfig` fields.
 
     Returns
     -------
     Embeddings
         With ``emb.customers`` set when ``user_col`` is given; ``meta["retail"]`` records the options.
     """
-    return _train_streamed(
-        paths,
-        config,
-        basket_col=basket_col,
-        item_col=item_col,
-        user_col=user_col,
-        time_col=time_col,
-        quantity_col=quantity_col,
-        sessions=sessions,
-        typing={"type_col": type_col, "type_map": parse_type_map(type_map), "type_cols": type_cols},
-        attrs=(item_attrs, attrs_item_col),
-        typed_negatives=typed_negatives,
-        format=format,
-        delimiter=delimiter,
-        half_life_days=half_life_days,
-        popularity_power=popularity_power,
-        progress=progress,
-        cache_dir=cache_dir,
-        checkpoint_dir=checkpoint_dir,
-        checkpoint_every=checkpoint_every,
-        resume=resume,
-        overrides=overrides,
-        sql=sql,
-    )
-
-
-def _train_streamed(
-    paths: Any,
-    config: Any,
-    *,
-    basket_col: str,
-    item_col: str,
-    user_col: str | None,
-    time_col: str | None,
-    quantity_col: str | None,
-    sessions: str | int | None,
-    typing: dict[str, Any],
-    attrs: tuple[Any, str | None],
-    typed_negatives: bool,
-    format: str,
-    delimiter: str | None,
-    half_life_days: float | None,
-    popularity_power: float,
-    progress: bool | None,
-    cache_dir: Any,
-    checkpoint_dir: Any,
-    checkpoint_every: float | None,
-    resume: bool,
-    overrides: dict[str, Any],
-    sql: str | None = None,
-) -> Embeddings:
-    """:func:`train_from_log` for a log the streaming reader compiles (see there)."""
-    import tempfile
-
-    from ..data.corpus import build_corpus
-    from ..readers import InputSpec, as_arrow_table, is_table, write_table
-    from ..readers.attrs import item_table
-    from ..training.auto import infer_mode
-    from ..training.train import train
-    from .nextbasket import fit_next_basket
-
-    t0 = time.perf_counter()
-    config = config_with(config, overrides)
-    config = dataclasses.replace(config, typed_negatives=bool(typed_negatives or config.typed_negatives))
-    typed = bool(typing["type_col"] or typing["type_cols"])
-    cols = {
-        "basket_col": basket_col,
-        "item_col": item_col,
-        "user_col": user_col,
-        "time_col": time_col,
-        "quantity_col": quantity_col,
-    }
-    with tempfile.TemporaryDirectory(prefix="likewise-log-") as tmp:
-        if is_table(paths):  # a table in memory goes through the same reader as a file
-            kinds = [typing["type_col"]] if typing["type_col"] else list((typing["type_cols"] or {}).values())
-            named = list(dict.fromkeys(c for c in [*cols.values(), *kinds] if c))
-            paths, format, delimiter = write_table(paths, Path(tmp) / "log.parquet", named), "parquet", None
-            cache_dir = Path(tmp) / "cache"  # no file to key a cache on: compile it once, here
-        item_attrs, attrs_item_col = attrs
-        if item_attrs is not None:
-            attrs_item_col = attrs_item_col or _attrs_key(item_attrs, item_col)
-            if is_table(item_attrs):
-                table = as_arrow_table(item_attrs)
-                item_attrs = write_table(table, Path(tmp) / "attrs.parquet", table.column_names)
-                cache_dir = Path(tmp) / "cache"
-        if isinstance(paths, InputSpec):  # its rows: a query, or its paths (the columns are the arguments)
-            paths, sql = (paths.uri, paths.sql) if paths.sql is not None else (paths.paths, sql)
-        plist = (paths,) if isinstance(paths, str | os.PathLike) else tuple(paths)
-        if sql is not None and len(plist) != 1:
-            raise InputError(f"a query runs on one database: give its URI alone, got {len(plist)} paths")
-        spec = InputSpec(
-            paths=() if sql is not None else tuple(os.fspath(p) for p in plist),
-            sql=sql,
-            uri=os.fspath(plist[0]) if sql is not None else None,
-            format=format,
-            delimiter=delimiter,
-            session_gap=None if sessions is None else parse_duration(sessions),
-            **cols,
-            **typing,
-            attrs=None if item_attrs is None else os.fspath(item_attrs),
-            attrs_item_col=attrs_item_col,
-        )
-        mode_reason = "set by the caller"
-        if config.mode == "auto":  # the one inference: orders are baskets, sessions are sequences
-            mode, mode_reason = infer_mode(spec)
-            config = dataclasses.replace(config, mode=mode)
-        config = dataclasses.replace(config, min_count=min_count_for(config))
-        show = sys.stderr.isatty() if progress is None else progress
-        corpus = build_corpus(
-            spec,
-            min_count=config.min_count,
-            max_items=config.max_items,
-            cache_dir=cache_dir,
-            what="item" if typed else "product",
-            progress=show,
-        )
-        read_seconds = time.perf_counter() - t0  # reading and compiling the log (or its cached corpus)
-        emb = train(
-            corpus,
-            config,
-            progress=show,
-            checkpoint_dir=checkpoint_dir,
-            checkpoint_every=checkpoint_every,
-            resume=resume,
-        )
-        if emb is None:  # a rank other than 0 under torchrun: rank 0 holds the space
-            return None  # type: ignore[return-value]
-        emb.meta["mode_reason"] = mode_reason
-        if item_attrs is not None:  # how the table became tokens: a new product is tokenised the same way
-            emb.meta["attributes"] = corpus.manifest["input"]["attributes"]
-            emb.item_table = item_table(item_attrs, attrs_item_col, emb.keys)  # names for the explorer
-        t1 = time.perf_counter()
-        if user_col is not None:
-            table = customer_table(
-                emb.vectors,
-                emb.counts,
-                emb.fingerprint,
-                corpus.user_keys or [],
-                corpus.side["user"],
-                corpus.ids,
-                times=corpus.side.get("time"),
-                half_life_days=half_life_days,
-                popularity_power=popularity_power,
-                offsets=corpus.offsets,
-            )
-            emb.meta["customer_seconds"] = time.perf_counter() - t1
-            t2 = time.perf_counter()
-            fitted = fit_next_basket(
-                emb,
-                table,
-                corpus.side["user"],
-                corpus.ids,
-                corpus.offsets,
-                corpus.side.get("time"),
-                seed=int(config.seed),
-            )
-            table.config["next_basket"] = fitted
-            emb.attach_customers(table)
-            emb.meta["next_basket_seconds"] = time.perf_counter() - t2
-        manifest = corpus.manifest
-        lines = int(manifest.get("input", {}).get("log_rows", manifest.get("input_tokens", 0)))  # rows read
-        del corpus  # its memory maps close before the temporary folder goes
-    described = spec.typing().describe() if typed else {}
-    emb.meta["retail"] = {
-        **cols,
-        "item_col": spec.item_col,
-        **described,
-        "sessions": sessions,
-        "lines": lines,
-    }
-    emb.meta["read_seconds"] = read_seconds
-    return emb
+    if typed_negatives:
+        options["typed_negatives"] = True
+    cols = {"basket_col": basket_col, "item_col": item_col, "user_col": user_col}
+    return train(paths, config, **cols, **options)
 
 
 def fit_order_log(

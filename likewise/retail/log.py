@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import math
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,39 +10,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-
-_UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
-
+from ..readers.resolve import parse_duration  # re-exported: likewise.retail.parse_duration
 
 # --------------------------------------------------------------------------------------- the log
-
-
-def parse_duration(text: str | int | float) -> int:
-    """Seconds in a duration like ``"30m"``, ``"2h"``, ``"45s"``, ``"1d"`` (a bare number is seconds).
-
-    Raises
-    ------
-    InputError
-        The text is not a number followed by one of ``s``, ``m``, ``min``, ``h``, ``d``, or is less than
-        one second.
-    """
-    if isinstance(text, int | float) and not isinstance(text, bool):
-        seconds = float(text)
-    else:
-        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(s|m|min|h|d)?\s*", str(text))
-        if m is None:
-            raise InputError(
-                f"duration {text!r} is not understood; write a number and a unit, e.g. '30m', '2h', '45s'"
-            )
-        seconds = float(m.group(1)) * _UNITS[m.group(2) or "s"]
-    if isinstance(seconds, float) and math.isinf(seconds):
-        raise InputError(f"duration {text!r} is not a finite number of seconds; e.g. '30m', '2h', '45s'")
-    if not seconds >= 1:  # times are whole seconds: a shorter gap would be rounded to none
-        raise InputError(
-            f"duration {text!r} is {seconds:g} seconds; it must be at least 1 second (times are read to the "
-            "second), e.g. '1s', '30m', '2h'"
-        )
-    return int(round(seconds))
 
 
 @dataclass

@@ -15,36 +15,6 @@ from the key when the space is built (:class:`likewise.space.itemtypes.ItemTypes
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from ..errors import InputError
-from ..readers.typed import ItemTyping  # applied by the log reader to every batch
-from ..space.itemtypes import check_type_name
+from ..readers.typed import ItemTyping, parse_type_map  # applied by the log reader to every batch
 
 __all__ = ["ItemTyping", "parse_type_map"]
-
-
-def parse_type_map(text: str | Mapping[str, str] | None) -> dict[str, str] | None:
-    """``"view=product,purchase=product"`` (or a mapping) as a dict ``{value: type}``; None stays None.
-
-    Raises
-    ------
-    InputError
-        A pair without ``=``, an empty side, or a type name that is not allowed.
-    """
-    if text is None:
-        return None
-    if isinstance(text, Mapping):
-        pairs = list(text.items())
-    else:
-        pairs = []
-        for part in str(text).split(","):
-            if not part.strip():
-                continue
-            key, sep, value = part.partition("=")
-            if not sep or not key.strip() or not value.strip():
-                raise InputError(f"type map entry {part!r} must read VALUE=TYPE, e.g. 'view=product'")
-            pairs.append((key.strip(), value.strip()))
-    if not pairs:
-        raise InputError(f"type map {text!r} is empty; write VALUE=TYPE pairs, e.g. 'view=product'")
-    return {str(k): check_type_name(v) for k, v in pairs}

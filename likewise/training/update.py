@@ -33,6 +33,7 @@ import dataclasses
 import os
 import time
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -167,69 +168,70 @@ def update(
     if epochs is not None:
         config = dataclasses.replace(config, epochs=epochs)
     config.validate()
-    corpus = _new_corpus(new_log, info, cache_dir, sql)
-    t0 = time.perf_counter()
-    seq_ids, seq_offsets = np.asarray(corpus.ids), np.asarray(corpus.offsets)  # codes of corpus.vocab
-    new_keys, new_counts = corpus.vocab.keys, np.asarray(corpus.vocab.counts, dtype=np.int64)
-    attrs = None
-    if attr_spec is not None:  # the orders get their items' attribute tokens, as training gave them
-        attrs, new_keys, seq_ids, seq_offsets = _with_tokens(
-            parent, info, attr_spec, new_keys, seq_ids, seq_offsets, item_attrs, attrs_item_col
+    with ExitStack() as stack:  # a table in memory is read from a scratch copy while it trains
+        corpus = _new_corpus(new_log, info, cache_dir, sql, stack)
+        t0 = time.perf_counter()
+        seq_ids, seq_offsets = np.asarray(corpus.ids), np.asarray(corpus.offsets)  # codes of corpus.vocab
+        new_keys, new_counts = corpus.vocab.keys, np.asarray(corpus.vocab.counts, dtype=np.int64)
+        attrs = None
+        if attr_spec is not None:  # the orders get their items' attribute tokens, as training gave them
+            attrs, new_keys, seq_ids, seq_offsets = _with_tokens(
+                parent, info, attr_spec, new_keys, seq_ids, seq_offsets, item_attrs, attrs_item_col
+            )
+            new_counts = np.bincount(seq_ids, minlength=len(new_keys)).astype(np.int64)
+        # vocabulary: old rows keep their ids; new products and tokens (by count, min_count applied) follow
+        old_index = parent.vocab.index
+        fresh = {k: int(c) for k, c in zip(new_keys, new_counts.tolist(), strict=True) if k not in old_index}
+        fresh_vocab = Vocab.from_counts(fresh, min_count=min_count_for(config)) if fresh else Vocab([])
+        keys = parent.keys + fresh_vocab.keys
+        vocab_index = {k: i for i, k in enumerate(keys)}
+        lut = np.array([vocab_index.get(k, -1) for k in new_keys], dtype=np.int64)
+        counts = np.concatenate([np.asarray(parent.counts, np.int64), np.zeros(len(fresh_vocab), np.int64)])
+        np.add.at(counts, lut[lut >= 0], new_counts[lut >= 0])
+        line_ids = lut[np.asarray(corpus.ids)]  # each line of the new log: its id in the new space, or -1
+        ids, offsets = _kept(lut[seq_ids], seq_offsets)  # the lines and their attribute tokens, trained
+        n_old = len(parent)
+        new_rows = np.arange(n_old, len(keys))
+        known = np.zeros(len(keys), dtype=bool)
+        known[:n_old] = True
+        rng = np.random.default_rng(config.seed + 1)
+        W0 = np.concatenate(
+            [
+                np.asarray(parent.vectors),
+                _start_rows(ids, offsets, np.asarray(parent.vectors), known, new_rows, rng),
+            ]
         )
-        new_counts = np.bincount(seq_ids, minlength=len(new_keys)).astype(np.int64)
-    # vocabulary: old rows keep their ids; new products and tokens (by count, min_count applied) follow
-    old_index = parent.vocab.index
-    fresh = {k: int(c) for k, c in zip(new_keys, new_counts.tolist(), strict=True) if k not in old_index}
-    fresh_vocab = Vocab.from_counts(fresh, min_count=min_count_for(config)) if fresh else Vocab([])
-    keys = parent.keys + fresh_vocab.keys
-    vocab_index = {k: i for i, k in enumerate(keys)}
-    lut = np.array([vocab_index.get(k, -1) for k in new_keys], dtype=np.int64)
-    counts = np.concatenate([np.asarray(parent.counts, np.int64), np.zeros(len(fresh_vocab), np.int64)])
-    np.add.at(counts, lut[lut >= 0], new_counts[lut >= 0])
-    line_ids = lut[np.asarray(corpus.ids)]  # each line of the new log: its id in the new space, or -1
-    ids, offsets = _kept(lut[seq_ids], seq_offsets)  # the lines and their attribute tokens, trained
-    n_old = len(parent)
-    new_rows = np.arange(n_old, len(keys))
-    known = np.zeros(len(keys), dtype=bool)
-    known[:n_old] = True
-    rng = np.random.default_rng(config.seed + 1)
-    W0 = np.concatenate(
-        [
-            np.asarray(parent.vectors),
-            _start_rows(ids, offsets, np.asarray(parent.vectors), known, new_rows, rng),
-        ]
-    )
-    C_old = np.asarray(parent.context)
-    C0 = np.concatenate([C_old, _start_rows(ids, offsets, C_old, known, new_rows, rng)])
-    W, C, history = train_tables(ids, offsets, counts, config, W=W0, C=C0)
-    seconds = time.perf_counter() - t0
-    new_tokens = sum(k.startswith(_TOKEN_PREFIX) for k in fresh_vocab.keys) if attrs is not None else 0
-    record = {
-        "lines": len(line_ids),
-        "new_products": len(fresh_vocab) - new_tokens,
-        "lr_scale": lr_scale,
-        "epochs": config.epochs,
-        "seconds": seconds,
-    }
-    if attrs is not None:
-        record |= {"new_attribute_tokens": new_tokens, "items_with_attributes": attrs.found}
-    meta = child_meta(parent, parent_path, "update", record)  # not the parent's own step (a place)
-    meta["history"] = [dict(h) for h in history]
-    meta["train_seconds"] = seconds
-    vocab = Vocab(keys, counts, what=parent.vocab.what)
-    emb = Embeddings(
-        W,
-        vocab,
-        config=dataclasses.replace(
-            config, lr=config.lr / lr_scale, min_lr=config.min_lr / lr_scale
-        ).to_dict(),
-        meta=meta,
-    )
-    emb.attach_context(C)
-    _carry_over(emb, parent, attrs, keys, fresh_vocab.keys, corpus, line_ids, info)
-    if output is not None:
-        emb.save(output, overwrite=overwrite)
-    return emb
+        C_old = np.asarray(parent.context)
+        C0 = np.concatenate([C_old, _start_rows(ids, offsets, C_old, known, new_rows, rng)])
+        W, C, history = train_tables(ids, offsets, counts, config, W=W0, C=C0)
+        seconds = time.perf_counter() - t0
+        new_tokens = sum(k.startswith(_TOKEN_PREFIX) for k in fresh_vocab.keys) if attrs is not None else 0
+        record = {
+            "lines": len(line_ids),
+            "new_products": len(fresh_vocab) - new_tokens,
+            "lr_scale": lr_scale,
+            "epochs": config.epochs,
+            "seconds": seconds,
+        }
+        if attrs is not None:
+            record |= {"new_attribute_tokens": new_tokens, "items_with_attributes": attrs.found}
+        meta = child_meta(parent, parent_path, "update", record)  # not the parent's own step (a place)
+        meta["history"] = [dict(h) for h in history]
+        meta["train_seconds"] = seconds
+        vocab = Vocab(keys, counts, what=parent.vocab.what)
+        emb = Embeddings(
+            W,
+            vocab,
+            config=dataclasses.replace(
+                config, lr=config.lr / lr_scale, min_lr=config.min_lr / lr_scale
+            ).to_dict(),
+            meta=meta,
+        )
+        emb.attach_context(C)
+        _carry_over(emb, parent, attrs, keys, fresh_vocab.keys, corpus, line_ids, info)
+        if output is not None:
+            emb.save(output, overwrite=overwrite)
+        return emb
 
 
 def _checked_parent(
@@ -471,29 +473,25 @@ def _merged_history(
     }
 
 
-def _new_corpus(new_log: Any, info: dict[str, Any], cache_dir: Any, sql: str | None = None) -> Any:
+def _new_corpus(new_log: Any, info: dict[str, Any], cache_dir: Any, sql: str | None, stack: ExitStack) -> Any:
     """The new log compiled as the parent's was read (its columns, sessions and types), every item kept."""
     from ..data.corpus import build_corpus
-    from ..readers import InputSpec
-    from ..retail import parse_duration
+    from ..readers.resolve import ReadOptions, resolve_input
 
-    paths = (new_log,) if isinstance(new_log, str | os.PathLike) else tuple(new_log)
-    if sql is not None and len(paths) != 1:
-        raise InputError(f"a query runs on one database: give its URI alone, got {len(paths)} logs")
-    spec = InputSpec(
-        paths=() if sql is not None else tuple(os.fspath(p) for p in paths),
-        sql=sql,
-        uri=os.fspath(paths[0]) if sql is not None else None,
+    read = ReadOptions(
         basket_col=info["basket_col"],
         item_col=None if info.get("type_cols") else info["item_col"],
         user_col=info.get("user_col"),
         time_col=info.get("time_col"),
-        session_gap=None if info.get("sessions") is None else parse_duration(info["sessions"]),
+        sessions=info.get("sessions"),
         type_col=info.get("type_col"),
         type_map=info.get("type_map"),
         type_cols=info.get("type_cols"),
+        sql=sql,
     )
-    return build_corpus(spec, min_count=1, cache_dir=cache_dir, what="item")
+    source = resolve_input(new_log, read, stack)
+    cache = source.cache_dir if source.cache_dir is not None else cache_dir
+    return build_corpus(source.data, min_count=1, cache_dir=cache, what="item")
 
 
 def _kept(line_ids: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
