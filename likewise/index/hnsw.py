@@ -9,11 +9,12 @@ Read top to bottom:
    with an index stays cheap.
 2. :func:`build_index` -- builds it from an :class:`~likewise.space.embeddings.Embeddings` and measures
 recall.
-3. :func:`~likewise.index.ann_top_k` -- what :meth:`Embeddings.similar` and friends call when an index
-   is attached and no ``restrict`` is given: ask the graph for ``k`` + (number of excluded items)
-   candidates, drop the excluded ones, and rescore the rest exactly on the unit vectors, so scores are
-   the same cosines exact search returns and ties are broken by id the same way. When the graph cannot
-   answer (``k`` close to the table size) it returns ``None`` and the caller falls back to exact search.
+3. :func:`~likewise.index.ann_top_k` -- what :meth:`Embeddings.similar` and friends reach through the
+   space's :class:`~likewise.index.IndexSearcher` when an index is attached and no ``restrict`` is
+   given: ask the graph for ``k`` + (number of excluded items) candidates, drop the excluded ones, and
+   rescore the rest exactly on the unit vectors, so scores are the same cosines exact search returns
+   and ties are broken by id the same way. When the graph cannot answer (``k`` close to the table size)
+   it returns ``None`` and the searcher falls back to exact search.
 
 Why hnswlib: ``bench/index_recall.py`` compares hnswlib, faiss (``IndexHNSWFlat``) and usearch with the
 same HNSW parameters on 1 M clustered vectors; at equal per-query latency hnswlib had the best recall@10,
