@@ -75,6 +75,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise.data.corpus_cache",  # where compiled corpora are kept, and the bound on their bytes
             "likewise.training.checkpoint",  # the files of a training checkpoint (.npy shards + manifest)
             "likewise.index",  # ExactIndex | HnswIndex, one interface
+            "likewise.index.searcher",  # the one choice of how a space searches: index, int8 scan or exact
         ],
     ),
     (

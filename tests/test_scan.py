@@ -1,6 +1,6 @@
 """The int8 scan for exact single queries over large spaces (kernels/scan.py, index/scan.py):
 the error bounds hold, the kernel finds the same candidates as its NumPy reference, the candidates hold
-the exact top k, and the answers equal exact search's."""
+the exact top k, and the answers equal exact search's; the searcher that chooses it (index/searcher.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,16 @@ import numpy as np
 import pytest
 
 from likewise import Embeddings, Vocab
-from likewise import index as index_mod
-from likewise.index import ScanTable, scan_top_k
+from likewise.index import (
+    ExactIndex,
+    ExactSearcher,
+    IndexSearcher,
+    ScanSearcher,
+    ScanTable,
+    scan_top_k,
+    searcher_for,
+)
+from likewise.index import searcher as searcher_mod
 from likewise.kernels.scan import quantize_rows, scan_candidates, scan_candidates_reference
 from likewise.space.search import normalise_rows, top_k_search
 
@@ -61,15 +69,15 @@ def test_scan_top_k_equals_exact_search() -> None:
 
 
 def test_similar_on_a_large_space_goes_through_the_scan(monkeypatch) -> None:
-    monkeypatch.setattr(index_mod, "SCAN_MIN_ROWS", 1000)
+    monkeypatch.setattr(searcher_mod, "SCAN_MIN_ROWS", 1000)  # read when the space's searcher is chosen
     calls = []
-    real = index_mod.scan_top_k
+    real = searcher_mod.scan_top_k
 
     def spy(*args):
         calls.append(len(args[1]))
         return real(*args)
 
-    monkeypatch.setattr(index_mod, "scan_top_k", spy)
+    monkeypatch.setattr(searcher_mod, "scan_top_k", spy)
     x = unit_rows(4000, 16, seed=3)
     emb = Embeddings(x, Vocab([f"i{i}" for i in range(4000)]))
     got = emb.similar(["i5", "i9"], k=7)
@@ -78,3 +86,25 @@ def test_similar_on_a_large_space_goes_through_the_scan(monkeypatch) -> None:
     assert np.array_equal(got.ids, want_ids)
     emb.similar(["i5"], k=7, restrict=100)  # restrict: exact search over the prefix, not the scan
     assert calls == [2]
+
+
+def test_the_searcher_is_chosen_by_size_and_index_and_answers_as_exact_search(monkeypatch) -> None:
+    monkeypatch.setattr(searcher_mod, "SCAN_MIN_ROWS", 1000)
+    small, large = unit_rows(500, 8, seed=4), unit_rows(2000, 8, seed=5)
+    assert type(searcher_for(small)) is ExactSearcher
+    plain = searcher_for(large)
+    assert type(plain) is ScanSearcher and plain.plain is plain
+    through = searcher_for(large, ExactIndex(large, fingerprint="x"), plain=plain)
+    assert type(through) is IndexSearcher and through.plain is plain  # the int8 table is kept
+    q, ex_rows, ex_ids = large[[3, 8]], np.array([0, 1, 1]), np.array([3, 8, 40])
+    want_ids, want_scores = top_k_search(large, q, 5, ex_rows, ex_ids)
+    for searcher in (ExactSearcher(large), plain, through):
+        ids, scores = searcher.search(q, 5, ex_rows, ex_ids)
+        assert np.array_equal(ids, want_ids)
+        np.testing.assert_allclose(scores, want_scores, atol=1e-6)
+    # the index cannot fetch k + 2 of 2000 rows: the searcher below answers, exactly
+    ids, _ = through.search(q, 1999, ex_rows, ex_ids)
+    assert np.array_equal(ids, top_k_search(large, q, 1999, ex_rows, ex_ids)[0])
+    among = (large[:100], None)  # a restriction to the first 100 rows goes exact
+    ids, _ = through.search(q, 5, ex_rows, ex_ids, among)
+    assert np.array_equal(ids, top_k_search(large[:100], q, 5, ex_rows, ex_ids)[0])

@@ -9,11 +9,13 @@ Both have ``fingerprint``, ``size``, ``dim``, ``info``, ``loaded``, ``warm()`` a
 exclusion-aware, exactly rescored answers of :meth:`Embeddings.similar`, and :func:`measure_recall`
 compares one against exact search. ``AnnIndex`` is the former name of :class:`HnswIndex`.
 :func:`scan_top_k` answers exact single queries over large spaces through an int8 scan (:mod:`.scan`).
+:func:`searcher_for` makes the one choice between them for a space: a :class:`Searcher` (exact, int8
+scan or through an attached index, :mod:`.searcher`) that every query of the space calls.
 """
 
 from __future__ import annotations
 
-from ._query import NeighbourIndex, ann_top_k, check_index_for, measure_recall
+from ._query import NeighbourIndex, Space, ann_top_k, check_index_for, measure_recall
 from .exact import ExactIndex
 from .hnsw import (
     INDEX_DIR,
@@ -25,6 +27,7 @@ from .hnsw import (
     index_folder,
 )
 from .scan import SCAN_MIN_ROWS, ScanTable, scan_top_k
+from .searcher import ExactSearcher, IndexSearcher, ScanSearcher, Searcher, searcher_for
 
 AnnIndex = HnswIndex
 
@@ -33,10 +36,15 @@ __all__ = [
     "SCAN_MIN_ROWS",
     "AnnIndex",
     "ExactIndex",
+    "ExactSearcher",
     "HnswIndex",
     "IndexParams",
+    "IndexSearcher",
     "NeighbourIndex",
+    "ScanSearcher",
     "ScanTable",
+    "Searcher",
+    "Space",
     "ann_top_k",
     "attach_saved_index",
     "build_index",
@@ -45,4 +53,5 @@ __all__ = [
     "index_folder",
     "measure_recall",
     "scan_top_k",
+    "searcher_for",
 ]

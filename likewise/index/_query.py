@@ -8,17 +8,30 @@ scores that are the exact cosines, ties by id, and a fall-back signal when the i
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..errors import InputError, SpaceMismatchError
 from ..space.search import top_k_search
 
-if TYPE_CHECKING:
-    from ..space.embeddings import Embeddings
+__all__ = ["NeighbourIndex", "Space", "ann_top_k", "check_index_for", "check_search", "measure_recall"]
 
-__all__ = ["NeighbourIndex", "ann_top_k", "check_index_for", "check_search", "measure_recall"]
+
+class Space(Protocol):
+    """What an index needs of a space (an :class:`~likewise.space.embeddings.Embeddings`): its identity,
+    its shape and its unit rows. The index layer sits below the space and never imports it."""
+
+    @property
+    def fingerprint(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def normed(self) -> np.ndarray: ...
+
+    def __len__(self) -> int: ...
 
 
 @runtime_checkable
@@ -73,7 +86,7 @@ def check_search(queries: np.ndarray, k: object, size: int, dim: int) -> int:
     return int(k)
 
 
-def check_index_for(emb: Embeddings, index: Any) -> None:
+def check_index_for(emb: Space, index: Any) -> None:
     """Raise unless ``index`` was built on ``emb`` (same fingerprint, size and dimension)."""
     if index.fingerprint != emb.fingerprint:
         raise SpaceMismatchError(emb.fingerprint, index.fingerprint, what="index")
@@ -145,7 +158,7 @@ def ann_top_k(
 
 
 def measure_recall(
-    emb: Embeddings, index: Any, *, n_queries: int = 1000, k: int = 10, seed: int = 0
+    emb: Space, index: Any, *, n_queries: int = 1000, k: int = 10, seed: int = 0
 ) -> tuple[float, float]:
     """Recall@k of ``index`` against exact search on ``n_queries`` items of ``emb`` (itself excluded).
 

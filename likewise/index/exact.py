@@ -7,16 +7,11 @@ against the interface run with either, and recall is a comparison of two objects
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from ..errors import InputError
 from ..space.search import top_k_search
-from ._query import check_search
-
-if TYPE_CHECKING:
-    from ..space.embeddings import Embeddings
+from ._query import Space, check_search
 
 __all__ = ["ExactIndex"]
 
@@ -51,7 +46,7 @@ class ExactIndex:
         self.info = {"recall_at_10": 1.0}
 
     @classmethod
-    def of(cls, emb: Embeddings) -> ExactIndex:
+    def of(cls, emb: Space) -> ExactIndex:
         """The exact index of a space."""
         return cls(emb.normed, fingerprint=emb.fingerprint)
 

@@ -9,11 +9,12 @@ Read top to bottom:
    with an index stays cheap.
 2. :func:`build_index` -- builds it from an :class:`~likewise.space.embeddings.Embeddings` and measures
 recall.
-3. :func:`~likewise.index.ann_top_k` -- what :meth:`Embeddings.similar` and friends call when an index
-   is attached and no ``restrict`` is given: ask the graph for ``k`` + (number of excluded items)
-   candidates, drop the excluded ones, and rescore the rest exactly on the unit vectors, so scores are
-   the same cosines exact search returns and ties are broken by id the same way. When the graph cannot
-   answer (``k`` close to the table size) it returns ``None`` and the caller falls back to exact search.
+3. :func:`~likewise.index.ann_top_k` -- what :meth:`Embeddings.similar` and friends reach through the
+   space's :class:`~likewise.index.IndexSearcher` when an index is attached and no ``restrict`` is
+   given: ask the graph for ``k`` + (number of excluded items) candidates, drop the excluded ones, and
+   rescore the rest exactly on the unit vectors, so scores are the same cosines exact search returns
+   and ties are broken by id the same way. When the graph cannot answer (``k`` close to the table size)
+   it returns ``None`` and the searcher falls back to exact search.
 
 Why hnswlib: ``bench/index_recall.py`` compares hnswlib, faiss (``IndexHNSWFlat``) and usearch with the
 same HNSW parameters on 1 M clustered vectors; at equal per-query latency hnswlib had the best recall@10,
@@ -27,7 +28,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -36,10 +37,7 @@ from .._readfile import field, read_json
 from .._targets import check_target
 from ..errors import CorruptModelError, InputError, MissingDependencyError, SpaceMismatchError, shown
 from ._graphfile import check_graph
-from ._query import check_search, measure_recall
-
-if TYPE_CHECKING:
-    from ..space.embeddings import Embeddings
+from ._query import Space, check_search, measure_recall
 
 __all__ = [
     "INDEX_DIR",
@@ -56,6 +54,13 @@ FORMAT_VERSION = 1
 LIBRARY = "hnswlib"
 _GRAPH = "hnsw.bin"
 _MANIFEST = "manifest.json"
+
+
+class AttachingSpace(Space, Protocol):
+    """A space that takes an index (:meth:`Embeddings.attach_index`): what :func:`attach_saved_index`
+    needs."""
+
+    def attach_index(self, index: Any) -> None: ...
 
 
 def _hnswlib() -> Any:
@@ -290,7 +295,7 @@ class HnswIndex:
 
 
 def build_index(
-    emb: Embeddings,
+    emb: Space,
     params: IndexParams | None = None,
     *,
     threads: int | None = None,
@@ -340,7 +345,9 @@ def build_index(
     return index
 
 
-def attach_saved_index(emb: Embeddings, model: str | os.PathLike, *, verify: bool = True) -> HnswIndex | None:
+def attach_saved_index(
+    emb: AttachingSpace, model: str | os.PathLike, *, verify: bool = True
+) -> HnswIndex | None:
     """Attach the index saved beside ``model`` to ``emb`` if there is one; returns it (or None).
 
     An index built on another space (a model saved again without rebuilding its index) is ignored with a

@@ -1,7 +1,8 @@
 """Exact top-k of a single query over a large space: the int8 scan kernel, then float32 rescoring.
 
 ``Embeddings.similar`` and friends answer a few queries over a space of at least
-:data:`SCAN_MIN_ROWS` rows this way (without ``restrict`` and without an attached index): a pass over
+:data:`SCAN_MIN_ROWS` rows this way (without ``restrict``, and without an attached index or where it
+cannot answer; :class:`~likewise.index.ScanSearcher` makes the choice): a pass over
 an int8 copy of the unit rows finds every row that may be in the top ``k``
 (:func:`likewise.kernels.scan.scan_candidates`, exact by its error bounds), and those rows are
 rescored on the float32 table. The answer is the exact search's: same ids, same float32 cosines, ties

@@ -21,9 +21,9 @@ from typing import Any, Literal
 import numpy as np
 
 from .._check import check_k, check_vectors, is_batch, is_item, jsonable
-from .._threads import BATCH_MIN_QUERIES
 from ..data.vocab import OnUnknown, Vocab
 from ..errors import InputError, ItemIndexError, SpaceMismatchError, UnknownItemError
+from ..index import Searcher, check_index_for, searcher_for
 from .affinity import BasketQueries
 from .analogies import WordQueries
 from .gensim_names import GensimNames
@@ -105,7 +105,7 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
         self._normed: np.ndarray | None = None
         self._norms: np.ndarray | None = None  # cache of norms (gensim's name)
         self._index: Any = None  # an attached likewise.index.AnnIndex, used by queries without restrict
-        self._scan: Any = None  # likewise.index.ScanTable: int8 rows for exact single queries
+        self._searcher: Searcher | None = None  # how queries are answered (searcher_for), on the first one
         self._customers: Any = None  # an attached likewise.retail.CustomerTable
         self._context: np.ndarray | None = None  # skip-gram's output table, when kept
         self._types = None  # the type of each row (likewise.space.itemtypes.ItemTypes) in a typed space
@@ -242,10 +242,10 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
         ``restrict`` and 3CosMul analogies always use exact search.
         """
         if index is not None:
-            from ..index import check_index_for
-
             check_index_for(self, index)
         self._index = index
+        if self._searcher is not None:  # chosen again; the plain searcher (its int8 table) is kept
+            self._searcher = searcher_for(self.normed, index, plain=self._searcher.plain)
 
     @property
     def customers(self) -> Any:
@@ -442,39 +442,16 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
         method: Literal["dot", "cosmul"] = "dot",
         n_negative: int = 1,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Map exclusions into candidate positions, run the kernel, map positions back to ids.
+        """Check ``k``, resolve ``restrict`` into candidate rows and ask the space's searcher
+        (:meth:`likewise.index.Searcher.search`: exact, int8 scan or the attached index, chosen once).
 
         ``method`` and ``n_negative`` are those of :func:`~likewise.space.search.top_k_search`.
         """
         k = check_k(k)
-        if self._index is not None and restrict is None and method == "dot":
-            from ..index import ann_top_k
-
-            found = ann_top_k(self._index, self.normed, queries, k, ex_rows, ex_ids)
-            if found is not None:
-                return found
-        if restrict is None and method == "dot" and len(queries) < BATCH_MIN_QUERIES:
-            from ..index import SCAN_MIN_ROWS, ScanTable, scan_top_k
-
-            if len(self) >= SCAN_MIN_ROWS:  # exact, through int8 rows: a quarter of the reads
-                self._scan = self._scan or ScanTable(self.normed)
-                found = scan_top_k(self._scan, queries, k, ex_rows, ex_ids)
-                if found is not None:
-                    return found
-        table, cand = self._candidates(restrict)
-        ex_rows = np.asarray(ex_rows, dtype=np.int64)
-        ex_ids = np.asarray(ex_ids, dtype=np.int64)
-        if cand is None:
-            keep = ex_ids < table.shape[0]
-            ex_pos = ex_ids[keep]
-        else:
-            pos = np.minimum(np.searchsorted(cand, ex_ids), len(cand) - 1)
-            keep = cand[pos] == ex_ids
-            ex_pos = pos[keep]
-        rows, scores = top_k_search(
-            table, queries, k, ex_rows[keep], ex_pos, method=method, n_negative=n_negative
-        )
-        return (rows if cand is None else cand[rows]), scores
+        among = None if restrict is None else self._candidates(restrict)
+        if self._searcher is None:  # chosen on the first query, so that loading computes no unit rows
+            self._searcher = searcher_for(self.normed, self._index)
+        return self._searcher.search(queries, k, ex_rows, ex_ids, among, method, n_negative)
 
     def _result(
         self, ids: np.ndarray, scores: np.ndarray, single: bool, queries: np.ndarray | None = None
