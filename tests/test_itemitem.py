@@ -1,4 +1,4 @@
-"""The item-item completion model (likewise/space/itemitem.py, likewise/space/completion.py): each
+"""The item-item completion model (likewise/space/itemitem.py, likewise/training/completion.py): each
 piece against a dense NumPy reference, the choice training makes, saving and loading, and the queries
 that use it."""
 
@@ -12,7 +12,7 @@ import pytest
 import likewise
 from likewise.errors import CorruptModelError, InputError, NotFittedError
 from likewise.space import itemitem as ii
-from likewise.space.completion import fit_completion
+from likewise.training.completion import fit_completion
 from likewise.training.config import TrainConfig
 
 
@@ -279,7 +279,7 @@ def test_an_affinity_scored_on_its_own_training_baskets_must_win_clearly():
     """One run at scale scores the affinity with tables trained on the held-out baskets: a higher mean
     is not enough there (on the Complete Journey it was 0.0662 against EASE's 0.0654 held out, and
     0.104 against 0.127 HR@10 on the test baskets); a clear win is."""
-    from likewise.space.completion import _affinity_wins
+    from likewise.training.completion import _affinity_wins
 
     rng = np.random.default_rng(0)
     ease = rng.random(2000) * (rng.random(2000) < 0.2)
@@ -290,7 +290,7 @@ def test_an_affinity_scored_on_its_own_training_baskets_must_win_clearly():
 
 
 def test_a_small_held_out_slice_keeps_the_chosen_fit_instead_of_refitting(monkeypatch):
-    import likewise.space.completion as comp
+    import likewise.training.completion as comp
     from likewise.training.auto import split_validation
 
     baskets = random_baskets(3, n=600)

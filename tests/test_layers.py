@@ -102,8 +102,8 @@ LAYERS: list[tuple[str, list[str]]] = [
         "L5 learning",
         [
             "likewise.training.auto",
-            # item-item or affinity: which completes baskets, chosen on held-out data
-            "likewise.space.completion",
+            # item-item or affinity: which completes baskets, chosen on held-out data (a step after training)
+            "likewise.training.completion",
             "likewise.training.loop",  # the epoch loop over any backend's passes; the epochs="auto" trials
             # a run on packed ids: Run, the tables, the backend factory, checkpoints, the epochs
             "likewise.training.tables",

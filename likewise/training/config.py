@@ -184,9 +184,9 @@ class TrainConfig:
         computed in float32 and rounded stochastically, so small steps are not lost.
     completion : {"auto", "itemitem", "affinity"}
         Basket mode: what completes a basket (``recommend``, ``complete``, ``also-bought``;
-        :mod:`likewise.space.completion`). ``auto`` (default): an item-item model (EASE, its penalty chosen on
-        the held-out slice) is fitted beside the vectors and kept when it completes the held-out baskets
-        at least as well as the space's affinity.
+        :mod:`likewise.training.completion`). ``auto`` (default): an item-item model (EASE, its penalty
+        chosen on the held-out slice) is fitted beside the vectors and kept when it completes the
+        held-out baskets at least as well as the space's affinity.
         ``itemitem`` keeps it whatever the comparison; ``affinity`` does not fit it. The vectors answer
         every other query (similar items, customers, maps, campaigns, placed products) either way.
     completion_max_items : int

@@ -158,7 +158,7 @@ def choose_passes(
         f": {tried} passes (more passes must win by two standard errors); {passes} passes on all the data"
     )
     # the affinity's per-case reciprocal ranks: the completion model is chosen against them
-    # (likewise.space.completion); in the notes, so a resumed run (which skips the trials) has them too
+    # (likewise.training.completion); in the notes, so a resumed run (which skips the trials) has them too
     _record_rule(notes, trials, passes, rule, best.tolist() if best is not None else None)
     return passes
 
@@ -196,7 +196,7 @@ def rule_of_one_run(notes: dict[str, Any], rr: dict[str, np.ndarray], passes: in
     double the training time; the run trains once on all the data instead and the rule is chosen on
     the held-out cases with its tables, which saw those baskets too (both rules alike). The chosen
     rule's ranks are passed on as ``validation_rr`` with ``validation_leaked``: the completion model is
-    compared with them (:func:`likewise.space.completion.fit_completion`, which says that the affinity
+    compared with them (:func:`likewise.training.completion.fit_completion`, which says that the affinity
     was trained on those baskets) instead of scoring the same tables on the same cases again.
     """
     notes["epochs_reason"] += f": {passes} passes on all the data, no trial (one would choose only the rule)"

@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..space.completion import attach_completion
 from ..space.itemtypes import types_of_keys
 from . import distributed
 from .auto import infer_mode, kept_share, peek, plan_epochs, resolve_sample, validation_completion
 from .checkpoint import lock_folder
+from .completion import attach_completion
 from .config import EpochStats, TrainConfig, config_with, min_count_for, neg_group_for, select_backend
 from .tables import Run, Trained, backend_passes, run_tables, train_tables
 

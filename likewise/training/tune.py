@@ -420,8 +420,9 @@ def tune(
 
     split = _split_of(data, mode, test_fraction, seed, cache_dir)
     # The search is over the vectors' settings, which the item-item model (EASE) does not depend on: its
-    # trials are scored by the affinity and train none (likewise.space.completion); the best space completes
-    # by its affinity (`likewise train` with the chosen settings fits the item-item model beside them).
+    # trials are scored by the affinity and train none (likewise.training.completion); the best space
+    # completes by its affinity (`likewise train` with the chosen settings fits the item-item model
+    # beside them).
     fixed: dict[str, Any] = {
         "mode": split.mode,
         "seed": seed,

@@ -28,9 +28,17 @@ from typing import Any
 
 import numpy as np
 
-from ..training.auto import clearly_better, split_validation, validation_completion, validation_queries
-from .itemitem import ItemItem, choose_lambda, covered_rows, describe, fit_itemitem, gram_matrix, lambda_grid
-from .search import basket_affinity
+from ..space.itemitem import (
+    ItemItem,
+    choose_lambda,
+    covered_rows,
+    describe,
+    fit_itemitem,
+    gram_matrix,
+    lambda_grid,
+)
+from ..space.search import basket_affinity
+from .auto import clearly_better, split_validation, validation_completion, validation_queries
 
 __all__ = ["COMPLETIONS", "attach_completion", "fit_completion"]
 
