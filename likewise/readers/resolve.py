@@ -4,8 +4,9 @@ Whatever the front end (``likewise.train``, ``likewise train``, :func:`likewise.
 :func:`likewise.training.update.update`), the data and its reading options arrive here and leave as one
 of four shapes the corpus compiler knows:
 
-* an :class:`InputSpec` (files, a glob, a folder, a URL, a database query; a table in memory written
-  to a Parquet file first, so it is read by the same log reader with the same checks);
+* an :class:`InputSpec` (files, a glob, a folder, a URL, a database query; a table in memory -- pyarrow,
+  pandas, polars, or a DuckDB relation's rows -- written to a Parquet file first, so it is read by the
+  same log reader with the same checks);
 * :class:`SparseBaskets` (a user × item matrix: a basket per row);
 * a compiled corpus, passed through (it was read when it was compiled);
 * in-memory sequences (lists of item keys, or sets: a basket each), compiled by the trainer.
@@ -259,6 +260,9 @@ def resolve_input(data: Any, options: ReadOptions, stack: ExitStack) -> Resolved
     if _is_corpus(data):
         _no_log_options(data, options)
         return Resolved(data, options)
+    if type(data).__module__.startswith("duckdb") and hasattr(data, "fetch_arrow_table"):
+        # a DuckDB relation: its rows, read as any table (sql= on the database streams instead)
+        data = data.to_arrow_table() if hasattr(data, "to_arrow_table") else data.fetch_arrow_table()
     if is_table(data):
         _needs_columns(options, "training on a table")
         if options.item_attrs is not None:
