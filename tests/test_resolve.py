@@ -1,0 +1,129 @@
+"""The one resolver of training inputs (likewise/readers/resolve.py, issue 47): what each kind of input
+becomes, the checks made once for every front end, and inputs that reach training only through it
+(a DuckDB relation, a table as the new log of an update)."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import likewise
+from likewise.errors import InputError
+from likewise.readers import InputSpec, ReadOptions, SparseBaskets, resolve_input
+
+DET = {"dim": 8, "epochs": 2, "deterministic": True, "seed": 1, "progress": False, "backend": "cpu"}
+LOG = {"basket_col": "order", "item_col": "product"}
+
+
+def _orders(n: int = 300, seed: int = 0) -> pa.Table:
+    """Orders of two kinds (tents with lamps, kettles with mugs), each customer buying one kind."""
+    rng = np.random.default_rng(seed)
+    kinds = [["tent", "lamp", "stove"], ["kettle", "mug", "tea"]]
+    rows: dict[str, list] = {"order": [], "product": [], "customer": [], "ts": []}
+    for o in range(n):
+        kind = kinds[o % 2]
+        for p in rng.choice(kind, size=2, replace=False):
+            rows["order"].append(f"o{o}")
+            rows["product"].append(str(p))
+            rows["customer"].append(f"c{o % 20}")
+            rows["ts"].append(1_700_000_000 + 3600 * o)
+    return pa.table(rows)
+
+
+def _resolve(data, **options):
+    with ExitStack() as stack:
+        return resolve_input(data, ReadOptions(**options), stack)
+
+
+def test_each_kind_of_input_becomes_one_shape(tmp_path):
+    text = tmp_path / "t.txt"
+    text.write_text("a b c\nb c d\n")
+    assert _resolve(str(text)).data == InputSpec(paths=(str(text),))
+    spec = InputSpec(paths=(str(text),))
+    assert _resolve(spec).data == spec  # a spec is read as it says
+    assert _resolve(spec, tokenize="simple").data.tokenize == "simple"
+    log = _resolve(["a.csv", "b.csv"], **LOG).data  # with columns a list of str names files
+    assert log.paths == ("a.csv", "b.csv") and log.basket_col == "order"
+    assert _resolve("postgresql://db", sql="select 1", **LOG).data.uri == "postgresql://db"
+    assert isinstance(_resolve(np.eye(3)).data, SparseBaskets)
+    seqs = [["a", "b"], ["b", "c"]]
+    assert _resolve(seqs).data is seqs
+    table = _resolve(_orders(4), **LOG)
+    assert table.data.format == "parquet" and table.cache_dir is not None  # compiled once, in scratch
+
+
+def test_the_checks_are_made_once_for_every_input():
+    with pytest.raises(InputError, match="an order log needs basket_col= and item_col="):
+        _resolve("orders.csv", user_col="customer")
+    with pytest.raises(InputError, match="training on a table needs basket_col="):
+        _resolve(_orders(4))
+    with pytest.raises(InputError, match="name the order time with time_col=, not order_col="):
+        _resolve("orders.csv", order_col="ts", user_col="customer", **LOG)
+    with pytest.raises(InputError, match="basket_col= names what a table or a log file holds"):
+        _resolve([["a", "b"]], basket_col="order")
+    with pytest.raises(InputError, match="user_col= does not apply to a sparse matrix"):
+        _resolve(np.eye(3), user_col="u")
+    with pytest.raises(InputError, match="tokenize='simple' reads text files"):
+        _resolve([["a"]], tokenize="simple")
+    with pytest.raises(InputError, match="a query runs on one database: give its URI alone, got 2 paths"):
+        _resolve(["a.db", "b.db"], sql="select 1", **LOG)
+    with pytest.raises(InputError, match="duration 'soon' is not understood"):
+        ReadOptions(sessions="soon")
+    with pytest.raises(InputError, match="cannot train on int"):
+        _resolve(5)
+
+
+def test_a_spec_given_with_options_is_read_with_them(tmp_path):
+    spec = InputSpec(paths=("orders.csv",), format="csv")
+    merged = _resolve(spec, user_col="customer", **LOG).data
+    assert merged.format == "csv" and merged.user_col == "customer" and merged.basket_col == "order"
+
+
+def test_a_duckdb_relation_trains_as_its_table_does():
+    duckdb = pytest.importorskip("duckdb")
+    table = _orders()
+    con = duckdb.connect()
+    con.register("orders", table)
+    relation = con.sql("select * from orders")
+    a = likewise.train(relation, **LOG, user_col="customer", **DET)
+    b = likewise.train(table, **LOG, user_col="customer", **DET)
+    assert a.keys == b.keys and np.array_equal(a.vectors, b.vectors)
+    assert len(a.customers) == 20 and a.meta["retail"]["lines"] == table.num_rows
+    with pytest.raises(InputError, match="'item'"):  # the table's checks name the missing column
+        likewise.train(con.sql("select * from orders"), basket_col="order", item_col="item", **DET)
+
+
+def test_one_path_for_the_python_api_the_log_function_and_the_command_line(tmp_path):
+    import pyarrow.parquet as pq
+
+    from likewise.cli import main
+
+    path = tmp_path / "orders.parquet"
+    pq.write_table(_orders(), path)
+    cols = {**LOG, "user_col": "customer", "time_col": "ts"}
+    a = likewise.train(str(path), **cols, **DET)
+    b = likewise.retail.train_from_log(str(path), **cols, **DET)
+    argv = ["train", str(path), "--basket-col", "order", "--item-col", "product", "--user-col", "customer"]
+    argv += ["--time-col", "ts", "--dim", "8", "--epochs", "2", "--deterministic", "--seed", "1", "--quiet"]
+    assert main([*argv, "--backend", "cpu", "-o", str(tmp_path / "m")]) == 0
+    c = likewise.load(tmp_path / "m")
+    for other in (b, c):
+        assert np.array_equal(a.vectors, other.vectors)
+        assert np.array_equal(a.customers.vectors, other.customers.vectors)
+    assert a.meta["retail"] == c.meta["retail"]
+
+
+def test_an_update_reads_a_table_through_the_resolver():
+    from likewise.training.update import update
+
+    table = _orders(400)
+    first = table.slice(0, 300)
+    emb = likewise.train(first, **LOG, user_col="customer", time_col="ts", **DET)
+    new = update(emb, table.slice(300))
+    assert (
+        new.meta["update"]["lines"] == table.num_rows - 300
+        and new.meta["parent"]["fingerprint"] == emb.fingerprint
+    )
