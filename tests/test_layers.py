@@ -53,6 +53,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise.training._checkpoint_manifest",  # every field of a checkpoint manifest, checked
             "likewise.space.search",  # top-k, unit rows, affinity scores: arrays in, arrays out
             "likewise.training.config",  # TrainConfig, EpochStats, the one backend choice (select_backend)
+            "likewise.training.report",  # TrainReport: a run's choices with their reasons, history, timings
             # what a training backend is to the epoch loop: the Passes protocol, the Backend a factory gives
             "likewise.training.passes",
             # RANK/WORLD_SIZE detection, process group, collectives (torch lazily)

@@ -127,3 +127,29 @@ def test_an_update_reads_a_table_through_the_resolver():
         new.meta["update"]["lines"] == table.num_rows - 300
         and new.meta["parent"]["fingerprint"] == emb.fingerprint
     )
+
+
+def test_the_report_types_what_training_chose(tmp_path):
+    from likewise.training.report import Choice, TrainReport
+
+    emb = likewise.train(_orders(), **LOG, user_col="customer", time_col="ts", **DET)
+    report = emb.report
+    assert isinstance(report, TrainReport)
+    assert report.mode == Choice("basket", emb.meta["mode_reason"])
+    assert "grouped by 'order'" in report.mode.reason
+    assert report.epochs == Choice(2, "set by the caller")
+    assert report.completion.value == emb.completion and report.completion.reason
+    assert len(report.history) == 2 and report.timings.train > 0 and report.timings.customers > 0
+    assert report.timings.total >= report.timings.read + report.timings.train
+    assert "validation_rr" not in emb.meta  # the held-out ranks went to the completion model, not the record
+    emb.save(tmp_path / "m")
+    assert likewise.load(tmp_path / "m").report == report  # the saved form reads back whole
+
+
+def test_a_space_saved_before_the_report_has_one():
+    from pathlib import Path
+
+    old = likewise.load(Path(__file__).parent / "fixtures" / "space_v1")
+    report = old.report
+    assert report.basket_rule.value in ("mixture", "product") and report.timings.total >= 0.0
+    assert report.mode.value == old.config.get("mode")

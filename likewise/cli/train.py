@@ -99,7 +99,7 @@ def _read_options(args: argparse.Namespace, order_log: bool) -> dict[str, Any]:
 
 def _summary(args: argparse.Namespace, emb: Any) -> dict[str, Any]:
     """The summary of a space trained on text or a log of baskets and items."""
-    hist = emb.meta["history"]
+    hist = emb.report.history
     secs = sum(h["seconds"] for h in hist)
     items = sum(h["items"] for h in hist)
     pairs = sum(h["pairs"] for h in hist)
@@ -107,8 +107,8 @@ def _summary(args: argparse.Namespace, emb: Any) -> dict[str, Any]:
         "model": args.output,
         "items": len(emb),
         "dim": emb.dim,
-        "tokens": emb.meta["corpus"]["n_tokens"],
-        "sequences": emb.meta["corpus"]["n_sequences"],
+        "tokens": emb.report.corpus["n_tokens"],
+        "sequences": emb.report.corpus["n_sequences"],
         "epochs": emb.config["epochs"],
         "seconds": secs,
         "items_per_s": items / secs if secs else None,
@@ -122,21 +122,21 @@ def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, A
     """The summary table, then what the user did not choose: mode, subsampling, dropped keys."""
     from likewise.data.vocab import Dropped
 
-    meta, cfg = emb.meta, emb.config
-    dropped = Dropped.from_dict(meta["dropped"]) if meta.get("dropped") else None
+    report = emb.report
+    dropped = Dropped.from_dict(report.dropped) if report.dropped else None
     summary = summary | {
-        "mode": cfg.get("mode"),
-        "mode_reason": meta.get("mode_reason"),
-        "sample": cfg.get("sample"),
-        "sample_reason": meta.get("sample_reason"),
-        "tokens_kept": meta.get("kept_share"),
-        "epochs_reason": meta.get("epochs_reason"),
-        "basket_rule": emb.basket_rule,
-        "basket_rule_reason": meta.get("scoring_reason"),
-        "completion": emb.completion,
-        "completion_reason": meta.get("completion_reason"),
+        "mode": report.mode.value,
+        "mode_reason": report.mode.reason,
+        "sample": report.sample.value,
+        "sample_reason": report.sample.reason,
+        "tokens_kept": report.kept_share,
+        "epochs_reason": report.epochs.reason,
+        "basket_rule": report.basket_rule.value,
+        "basket_rule_reason": report.basket_rule.reason,
+        "completion": report.completion.value,
+        "completion_reason": report.completion.reason,
         "dropped": dropped.to_dict() if dropped is not None else None,
-        "orders_cut": meta.get("corpus", {}).get("cut_sequences", 0),
+        "orders_cut": report.corpus.get("cut_sequences", 0),
         # how the next-basket weights did on held-out baskets (JSON only: the text notes stay as they were)
         "next_basket": (emb.customers.config.get("next_basket") or {}).get("validation")
         if emb.customers is not None
@@ -154,7 +154,7 @@ def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, A
         f"completion (recommend, complete, also-bought): {summary['completion']}: "
         f"{summary['completion_reason'] or '-'}",
         dropped.summary(emb.vocab.what) if dropped is not None else "dropped: not recorded",
-        *_cut_note(meta.get("corpus", {})),
+        *_cut_note(report.corpus),
     ]
     emit(args, summary, fields_table(rows) + "\n" + "\n".join(notes))
 
@@ -171,7 +171,8 @@ def _cut_note(corpus: dict[str, Any]) -> list[str]:
 
 def _retail_summary(args: argparse.Namespace, emb: Any) -> dict[str, Any]:
     """The summary of a space trained on an order log: products (or typed items) and customers."""
-    hist = emb.meta["history"]
+    report = emb.report
+    hist = report.history
     types = emb.types.counts() if emb.types is not None else None
     return {
         "model": args.output,
@@ -180,16 +181,13 @@ def _retail_summary(args: argparse.Namespace, emb: Any) -> dict[str, Any]:
         "customers": len(emb.customers) if emb.customers is not None else 0,
         "dim": emb.dim,
         "lines": emb.meta["retail"]["lines"],
-        "sequences": emb.meta["corpus"]["n_sequences"],
+        "sequences": report.corpus["n_sequences"],
         "epochs": emb.config["epochs"],
         # reading, the passes, the completion fit, customers and their next-basket weights
-        "seconds": sum(float(emb.meta.get(k) or 0.0) for k in _SECONDS),
+        "seconds": report.timings.total,
         "final_loss": hist[-1]["loss"],
         "fingerprint": emb.fingerprint,
     }
-
-
-_SECONDS = ("read_seconds", "train_seconds", "completion_seconds", "customer_seconds", "next_basket_seconds")
 
 
 def _type_cols(text: str | None) -> dict[str, str] | None:

@@ -24,6 +24,7 @@ from .._check import check_k, check_vectors, is_batch, is_item, jsonable
 from ..data.vocab import OnUnknown, Vocab
 from ..errors import InputError, ItemIndexError, SpaceMismatchError, UnknownItemError
 from ..index import Searcher, check_index_for, searcher_for
+from ..training.report import TrainReport
 from .affinity import BasketQueries
 from .analogies import WordQueries
 from .gensim_names import GensimNames
@@ -246,6 +247,14 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
         self._index = index
         if self._searcher is not None:  # chosen again; the plain searcher (its int8 table) is kept
             self._searcher = searcher_for(self.normed, index, plain=self._searcher.plain)
+
+    @property
+    def report(self) -> TrainReport:
+        """What training chose and how it went (:class:`~likewise.training.report.TrainReport`): the
+        mode, ``sample``, passes, basket rule and completion model, each with its reason; the history
+        and the seconds per step. Read from ``config`` and ``meta``, so a space saved by any version has one.
+        """
+        return TrainReport.read(self.config or {}, self.meta or {}, self.completion)
 
     @property
     def customers(self) -> Any:

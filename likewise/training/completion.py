@@ -197,17 +197,24 @@ def _affinity_wins(affinity_rr: np.ndarray, ease_rr: np.ndarray, leaked: bool) -
     return float(np.mean(affinity_rr)) > float(np.mean(ease_rr))
 
 
-def attach_completion(emb: Any, ids: np.ndarray, offsets: np.ndarray, config: Any, progress: bool) -> None:
+def attach_completion(
+    emb: Any,
+    ids: np.ndarray,
+    offsets: np.ndarray,
+    config: Any,
+    progress: bool,
+    rr: np.ndarray | None = None,
+    leaked: bool = False,
+) -> None:
     """Fit the completion model of a freshly trained space and attach it; record why in ``emb.meta``.
 
-    The affinity's held-out reciprocal ranks travel from the trials in ``meta["validation_rr"]``; they
-    are taken out of the meta here (the comparison's outcome stays, in ``completion_reason``).
+    ``rr`` are the affinity's held-out reciprocal ranks from the trials (None without a held-out
+    slice); ``leaked``: they were taken after a run that also trained on the held-out baskets (one run
+    at scale). The comparison's outcome is recorded (``completion_reason``), the ranks are not.
     """
     import time
 
     t0 = time.perf_counter()
-    rr = emb.meta.pop("validation_rr", None)
-    leaked = bool(emb.meta.pop("validation_leaked", False))  # one run: its tables saw the held-out baskets
     types = getattr(emb, "types", None)
 
     def affinity(queries: list[np.ndarray], hidden: np.ndarray) -> np.ndarray:

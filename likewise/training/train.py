@@ -169,14 +169,16 @@ def fit(data: Any, read: Any, config: TrainConfig, run: Run, steps: Sequence[Ste
             )
         read_seconds = time.perf_counter() - t0  # reading and compiling the input (or its cached corpus)
         keys = getattr(corpus.vocab, "keys", None)
-        emb, config = _train_corpus(corpus, config, mode_reason, dataclasses.replace(run, keys=keys))
+        emb, config, held_out = _train_corpus(
+            corpus, config, mode_reason, dataclasses.replace(run, keys=keys)
+        )
         if emb is None:  # a rank other than 0 of a multi-process run: rank 0 holds the space
             return None
         emb.meta["read_seconds"] = read_seconds
         if source.matrix is not None:
             emb.meta["matrix"] = source.matrix.shape_note()  # how recommend() names a query matrix's columns
         # the steps after training: the completion model, then the caller's (customers, their next basket)
-        attach_completion(emb, corpus.ids, corpus.offsets, config, run.progress)
+        attach_completion(emb, corpus.ids, corpus.offsets, config, run.progress, *held_out)
         for step in steps:
             step(emb, corpus, source)
         return emb
@@ -220,8 +222,11 @@ def _as_corpus(source: Any, config: TrainConfig, run: Run, stack: ExitStack):
     return corpus_from_sequences(data, out / "corpus", min_count=config.min_count, max_items=config.max_items)
 
 
-def _train_corpus(corpus: Any, config: TrainConfig, mode_reason: str, run: Run) -> tuple[Any, TrainConfig]:
-    """The space trained on a compiled corpus, and the config as trained (``sample``, ``epochs`` resolved)."""
+def _train_corpus(
+    corpus: Any, config: TrainConfig, mode_reason: str, run: Run
+) -> tuple[Any, TrainConfig, tuple[np.ndarray | None, bool]]:
+    """The space trained on a compiled corpus, the config as trained (``sample``, ``epochs`` resolved)
+    and the held-out ranks of its basket rule with whether they leaked (for the completion model)."""
     from ..space.embeddings import Embeddings
 
     vocab = corpus.vocab
@@ -244,8 +249,10 @@ def _train_corpus(corpus: Any, config: TrainConfig, mode_reason: str, run: Run) 
     neg_types = types.codes if config.typed_negatives else None
     trained = run_tables(corpus.ids, corpus.offsets, counts, config, run, neg_types=neg_types)
     if trained.W is None:  # a rank other than 0 of a multi-process run: rank 0 holds the space
-        return None, config
+        return None, config, (None, False)
     notes = dict(trained.notes)
+    # the held-out ranks go to the completion model, not into the space's record
+    held_out = (notes.pop("validation_rr", None), bool(notes.pop("validation_leaked", False)))
     history = trained.history
     config = dataclasses.replace(config, epochs=notes.pop("epochs"))
     meta = {
@@ -270,7 +277,7 @@ def _train_corpus(corpus: Any, config: TrainConfig, mode_reason: str, run: Run) 
     emb.attach_context(trained.C)
     if types is not None:  # before the completion model: it chooses per type in a typed space
         emb.attach_types(types)
-    return emb, config
+    return emb, config, held_out
 
 
 def run_notes(history: list[dict[str, Any]], mode_reason: str, sample_reason: str, vocab: Any) -> dict:
