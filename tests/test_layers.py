@@ -1,5 +1,5 @@
 """The package's shape, checked from its source: imports point down the layers, nothing private crosses
-a module boundary, no import cycle, no module over 600 lines.
+a module boundary, no import cycle; a module over 600 lines is named for review, one over 900 fails.
 
 The list below is the architecture (docs/architecture.md explains it): a module may import from its own
 layer or any layer below, never above. Imports inside functions count; ``if TYPE_CHECKING:`` imports do
@@ -15,7 +15,10 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "likewise"
-MAX_LINES = 600
+# Size follows the idea (STYLE.md rule 16): past REVIEW_LINES a module is named for a reviewer to ask
+# whether it holds two ideas; only past MAX_LINES is that certain enough to fail.
+REVIEW_LINES = 600
+MAX_LINES = 900
 
 # (layer, modules or packages; a package stands for all its submodules, a module listed inside one
 # takes its own layer). The folders group modules by job (data/, training/, space/, baselines/, apps/);
@@ -293,9 +296,13 @@ def test_no_import_cycle() -> None:
 
 
 def test_no_module_is_too_long() -> None:
-    long = {
-        m: n for m, p in MODULES.items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
-    }
+    sizes = {m: len(p.read_text(encoding="utf-8").splitlines()) for m, p in MODULES.items()}
+    review = {m: n for m, n in sizes.items() if REVIEW_LINES < n <= MAX_LINES}
+    if review:  # a prompt, not a failure: split where the ideas part, if they do
+        import warnings
+
+        warnings.warn(f"modules over {REVIEW_LINES} lines, for review: {review}", stacklevel=1)
+    long = {m: n for m, n in sizes.items() if n > MAX_LINES}
     assert not long, f"modules over {MAX_LINES} lines: {long}"
 
 
