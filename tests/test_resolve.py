@@ -153,3 +153,13 @@ def test_a_space_saved_before_the_report_has_one():
     report = old.report
     assert report.basket_rule.value in ("mixture", "product") and report.timings.total >= 0.0
     assert report.mode.value == old.config.get("mode")
+
+
+def test_every_input_takes_the_run_options():
+    """A log with customers trains through the same run as any input: its callback is called (it was
+    refused while order logs took a path of their own)."""
+    seen = []
+    emb = likewise.train(_orders(), **LOG, user_col="customer", callback=seen.append, **DET)
+    assert [s.epoch for s in seen] == [1, 2] and emb.customers is not None
+    with pytest.raises(InputError, match="half_life_days= and popularity_power= weigh customer vectors"):
+        likewise.train(_orders(), **LOG, half_life_days=30, **DET)
