@@ -126,16 +126,13 @@ class ReadOptions:
         return cls(**own, sessions=spec.session_gap, item_attrs=spec.attrs)
 
     def over(self, base: ReadOptions) -> ReadOptions:
-        """These options where they are set (differ from the defaults), ``base``'s elsewhere."""
-        default = ReadOptions()
-        return dataclasses.replace(
-            base,
-            **{
-                f.name: getattr(self, f.name)
-                for f in dataclasses.fields(self)
-                if getattr(self, f.name) != getattr(default, f.name)
-            },
-        )
+        """These options where they are set (not their defaults), ``base``'s elsewhere."""
+        given = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if (value is not None) if f.default is None else (value != f.default):
+                given[f.name] = value
+        return dataclasses.replace(base, **given)
 
     @property
     def typed(self) -> bool:
