@@ -51,11 +51,6 @@ def cmd_train(args: argparse.Namespace) -> None:
     check_apart(args.checkpoint_dir, args.output)
     order_log = args.user_col or args.time_col or args.sessions or args.quantity_col
     order_log = order_log or args.type_col or args.type_cols or args.item_attrs or args.typed_negatives
-    if order_log and not (args.basket_col and (args.item_col or args.type_cols)):
-        raise LikewiseError(
-            "an order or event log needs --basket-col and --item-col (e.g. order_id and product_id), "
-            "or --type-cols for one item column per type"
-        )
     config = TrainConfig(**{f: getattr(args, f) for f in _CONFIG_FIELDS})
     emb = train(
         args.input[0] if args.query is not None else InputSpec(paths=tuple(args.input)),

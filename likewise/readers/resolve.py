@@ -321,10 +321,11 @@ def _matrix(data: Any, options: ReadOptions) -> SparseBaskets:
 
 
 def _needs_columns(options: ReadOptions, what: str) -> None:
+    """A log is read by its basket and item columns (or one item column per type): the one check."""
     if not (options.basket_col and (options.item_col or options.type_cols)):
         raise InputError(
-            f"{what} needs basket_col= and item_col= (e.g. 'order_id' and 'product_id'), or type_cols= "
-            "for one item column per type"
+            f"{what} needs basket_col= and item_col= (--basket-col, --item-col; e.g. 'order_id' and "
+            "'product_id'), or type_cols= (--type-cols) for one item column per type"
         )
 
 
