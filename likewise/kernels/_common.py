@@ -1,5 +1,6 @@
 """What the SGNS kernels and their NumPy references share: constants, random streams, chunks,
-validation and the compiled steps both kernels take per sequence.
+validation and the compiled steps the kernels take per sequence (:mod:`._block` runs a block call
+through a compiled driver).
 
 :mod:`.sgns` documents the algorithm these pieces implement. This module is private; :mod:`.sgns`,
 :mod:`.batched` and :mod:`.reference` import its public names (STYLE rule 11) rather than reaching
@@ -55,13 +56,13 @@ __all__ = [
     "lr_at",
     "next32",
     "prefetch_row",
-    "read_only",
-    "run_block",
+    "sampled_other",
     "splitmix64",
     "stop_chunk",
     "subsample",
     "validate_group",
     "validate_inputs",
+    "window_span",
 ]
 
 MODE_SEQUENCE = 0
@@ -371,63 +372,6 @@ def validate_group(group: object) -> int:
     return _int_at_least("group", group, 1, " (contexts that share one set of negatives)")
 
 
-def read_only(a: np.ndarray) -> np.ndarray:
-    """``a`` itself when it is read-only, else a read-only view of it (same memory, no copy)."""
-    if not a.flags.writeable:
-        return a
-    view = a.view()
-    view.flags.writeable = False
-    return view
-
-
-def run_block(runner: Callable[..., None], args: tuple, group: object = None) -> tuple[int, int, int, float]:
-    """Validate a block call, split it into chunks, run a compiled driver and sum its counts.
-
-    Parameters
-    ----------
-    runner : compiled driver
-        ``runner(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses)``
-        trains chunk ``k`` into ``counts[k]`` (seen, kept, pairs, error, bad id) and ``losses[k]``.
-    args : tuple
-        The 18 arguments of :func:`likewise.kernels.train_sgns_block`, in its order.
-    group : int, optional
-        The batched kernel's ``group``, checked after ``args`` and appended to ``params``.
-
-    Returns
-    -------
-    tuple of (int, int, int, float)
-        Tokens seen, tokens kept, pairs trained and the loss sum of the block.
-
-    Raises
-    ------
-    InputError
-        A bad argument.
-    ItemIndexError
-        The first id outside ``[0, V)``, in chunk order.
-    """
-    ids, offsets, _, _, W, C, keep_prob, neg_cum = args[:8]
-    p = validate_inputs(*args)
-    params = p.kernel_scalars()
-    if group is not None:
-        params += (validate_group(group),)
-    if p.seq_start == p.seq_end:
-        return 0, 0, 0, 0.0
-    bounds = chunk_bounds(offsets, p.seq_start, p.seq_end, p.n_chunks)
-    states = chunk_states(p.seed, p.seq_start, p.n_chunks)
-    counts = np.zeros((p.n_chunks, 5), dtype=np.int64)
-    losses = np.zeros(p.n_chunks, dtype=np.float64)
-    # The corpus always reaches the driver read-only (numba compiles a read-only array as another type):
-    # a memory-mapped corpus and the in-memory copies auto-epochs trains on then share one compiled
-    # specialisation, so a cold first run compiles the driver once, not twice.
-    ids, offsets = read_only(ids), read_only(offsets)
-    runner(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses)
-    failed = np.flatnonzero(counts[:, 3])
-    if len(failed):
-        raise ItemIndexError(int(counts[failed[0], 4]), W.shape[0])
-    seen, kept, pairs = (int(v) for v in counts[:, :3].sum(axis=0))
-    return seen, kept, pairs, float(sum(losses.tolist()))  # summed in chunk order: deterministic
-
-
 # ---------------------------------------------------------------------------------------------------
 # Compiled steps shared by the kernels (inlined into their drivers' chunk loops).
 #
@@ -494,6 +438,32 @@ def subsample(ids, a, b, keep_prob, kept, state):
         kept[n] = w
         n += 1
     return n, state, -1
+
+
+@njit(nogil=True, cache=True, inline="always")
+def window_span(i, n, mode, window, uwindow, state):
+    """Step 3's contexts of kept position ``i`` of ``n`` when they are not sampled: ``[lo, hi)`` less
+    ``i``. Sequence mode draws the window's reach (``uwindow`` is ``window`` as uint64); basket mode
+    takes the whole basket. Returns ``(lo, hi, state)``."""
+    lo = 0
+    hi = n
+    if mode == 0:
+        state, x = next32(state)
+        reach = window - np.int64((x * uwindow) >> U32)
+        lo = max(0, i - reach)
+        hi = min(n, i + reach + 1)
+    return lo, hi, state
+
+
+@njit(nogil=True, cache=True, inline="always")
+def sampled_other(i, others, state):
+    """Step 3's sampled context of kept position ``i`` in a large basket: a position drawn uniformly
+    among the ``others + 1`` kept ones less ``i`` (``others`` a uint64). Returns ``(j, state)``."""
+    state, x = next32(state)
+    j = np.int64((x * others) >> U32)
+    if j >= i:
+        j += 1
+    return j, state
 
 
 _I8P = ir.IntType(8).as_pointer()
