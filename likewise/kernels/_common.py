@@ -29,6 +29,7 @@ from ..errors import InputError, ItemIndexError
 # splitmix64 derives the chunks' seeds here and the minibatch kernel's keys in .draws (no numba there).
 from .draws import MASK64 as MASK64
 from .draws import splitmix64 as splitmix64
+from .params import KernelParams
 
 __all__ = [
     "F_MAX",
@@ -223,36 +224,34 @@ def _check_offsets(offsets: np.ndarray, seq_start: int, seq_end: int, n_tokens: 
 
 
 class Block(NamedTuple):
-    """The scalar arguments of one block call, checked by :func:`validate_inputs`."""
+    """One block call's scalars, checked by :func:`validate_inputs`."""
 
     seq_start: int
     seq_end: int
-    mode: int
-    window: int
-    negative: int
-    max_context: int
-    lr0: float
-    min_lr: float
+    params: KernelParams
     words_before: int
     total_words: int
     seed: int
     n_chunks: int
 
-    def kernel_scalars(self) -> tuple:
-        """The scalars the compiled drivers take, in their order."""
+    def scalars(self) -> tuple:
+        """The scalars the compiled drivers take, in their order: the one place that writes it."""
+        p = self.params
         return (
-            self.mode,
-            self.window,
-            self.negative,
-            self.max_context,
-            self.lr0,
-            self.min_lr,
+            p.mode,
+            p.window,
+            p.negative,
+            p.max_context,
+            p.lr0,
+            p.min_lr,
             float(self.words_before),
             float(self.total_words),
+            p.group,
         )
 
 
 def validate_inputs(
+    params: KernelParams,
     ids: np.ndarray,
     offsets: np.ndarray,
     seq_start: int,
@@ -261,24 +260,23 @@ def validate_inputs(
     C: np.ndarray,
     keep_prob: np.ndarray,
     neg_cum: np.ndarray,
-    mode: int,
-    window: int,
-    negative: int,
-    max_context: int,
-    lr0: float,
-    min_lr: float,
     words_before: int,
     total_words: int,
     seed: int,
     n_chunks: int,
+    grouped: bool = False,
 ) -> Block:
     """Check every argument of a block kernel cheaply: O(block sequences), not O(N).
 
     Parameters
     ----------
-    ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context, \
-lr0, min_lr, words_before, total_words, seed, n_chunks
-        The arguments of :func:`likewise.kernels.train_sgns_block`, in its order.
+    params : KernelParams
+        The hyper-parameters (``mode``, ``window``, ``negative``, ``max_context``, ``lr0``, ``min_lr``
+        and ``group``).
+    ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, words_before, total_words, seed, n_chunks
+        The other arguments of :func:`likewise.kernels.train_sgns_block`, in its order.
+    grouped : bool
+        Check ``params.group`` too (the batched kernels); else it is taken as 1.
 
     Returns
     -------
@@ -288,7 +286,8 @@ lr0, min_lr, words_before, total_words, seed, n_chunks
     Raises
     ------
     InputError
-        The first bad argument, in parameter order; the message names it, its value and what is allowed.
+        The first bad argument, in :func:`likewise.kernels.train_sgns_block`'s parameter order (``group``
+        last); the message names it, its value and what is allowed.
     """
     _array("ids", ids, np.int32, 1)
     _array("offsets", offsets, np.int64, 1)
@@ -319,36 +318,25 @@ lr0, min_lr, words_before, total_words, seed, n_chunks
             f"seq_end == {seq_end}, must be in [seq_start, len(offsets) - 1] = [{seq_start}, {n_seq}]"
         )
     _check_offsets(offsets, seq_start, seq_end, len(ids))
-    mode = _int("mode", mode)
+    mode = _int("mode", params.mode)
     if mode not in (MODE_SEQUENCE, MODE_BASKET):
         raise InputError(f"mode == {mode}, must be 0 (sequence) or 1 (basket)")
-    window = _int_at_least("window", window, 1)
-    negative = _int_at_least("negative", negative, 0)
-    max_context = _int_at_least("max_context", max_context, 1)
-    lr0 = _float("lr0", lr0)
+    window = _int_at_least("window", params.window, 1)
+    negative = _int_at_least("negative", params.negative, 0)
+    max_context = _int_at_least("max_context", params.max_context, 1)
+    lr0 = _float("lr0", params.lr0)
     if lr0 <= 0:
         raise InputError(f"lr0 == {lr0!r}, must be > 0")
-    min_lr = _float("min_lr", min_lr)
+    min_lr = _float("min_lr", params.min_lr)
     if not 0 <= min_lr <= lr0:
         raise InputError(f"min_lr == {min_lr!r}, must be in [0, lr0] = [0, {lr0!r}]")
     words_before = _int_at_least("words_before", words_before, 0)
     total_words = _int_at_least("total_words", total_words, 1)
     seed = _int("seed", seed)
     n_chunks = _int_at_least("n_chunks", n_chunks, 1)
-    return Block(
-        seq_start,
-        seq_end,
-        mode,
-        window,
-        negative,
-        max_context,
-        lr0,
-        min_lr,
-        words_before,
-        total_words,
-        seed,
-        n_chunks,
-    )
+    group = validate_group(params.group) if grouped else 1
+    checked = KernelParams(mode, window, negative, max_context, lr0, min_lr, group)
+    return Block(seq_start, seq_end, checked, words_before, total_words, seed, n_chunks)
 
 
 def validate_group(group: object) -> int:

@@ -34,7 +34,7 @@ from ._common import (
 )
 
 __all__ = [
-    "PAIRS",
+    "PAIR_DRIVER",
     "first_above",
     "negative_range",
     "negative_row",
@@ -237,5 +237,5 @@ def _width(dim: int, negs: object) -> tuple[int, bool]:
     return dim, False
 
 
-#: The per-pair kernels' driver, as :func:`._block.run_block` runs it.
-PAIRS = Driver(run_pair_chunks, _width)
+#: The per-pair kernels' driver, as :class:`._block.BlockKernel` runs it.
+PAIR_DRIVER = Driver(run_pair_chunks, _width)

@@ -47,11 +47,10 @@ in the order of draws per kept position ``i``:
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import njit
 
-from ._block import Driver, run_block
+from ._block import BlockKernel, Driver
 from ._common import (
     F_MAX,
     F_SETTLED,
@@ -72,8 +71,16 @@ from ._common import (
 
 # Public name that lived here before ._common; ``NAME as NAME`` keeps it importable from here.
 from ._common import validate_group as validate_group
+from .params import KernelParams
 
-__all__ = ["SPECIALISE_MIN_DIM", "train_sgns_batched_block", "train_sgns_batched_block_serial"]
+__all__ = [
+    "BATCHED",
+    "BATCHED_DRIVER",
+    "BATCHED_SERIAL",
+    "SPECIALISE_MIN_DIM",
+    "train_sgns_batched_block",
+    "train_sgns_batched_block_serial",
+]
 
 #: From this width up the drivers are compiled for the exact ``dim`` (one compilation per new width).
 SPECIALISE_MIN_DIM = 32
@@ -465,8 +472,11 @@ def _width(dim: int, negs: tuple) -> tuple[int, bool]:
     return dim, dim >= SPECIALISE_MIN_DIM
 
 
-#: The batched kernels' driver, as :func:`._block.run_block` runs it.
-BATCHED = Driver(_run_chunks, _width)
+#: The batched kernels' driver, as :class:`._block.BlockKernel` runs it.
+BATCHED_DRIVER = Driver(_run_chunks, _width, grouped=True)
+#: The batched kernels, hyper-parameters whole (:class:`~likewise.kernels.params.KernelParams`).
+BATCHED = BlockKernel(BATCHED_DRIVER, _negatives)
+BATCHED_SERIAL = BlockKernel(BATCHED_DRIVER, _negatives, serial=True)
 
 
 def train_sgns_batched_block(
@@ -498,9 +508,9 @@ def train_sgns_batched_block(
     Threads race on rows, so results vary slightly between runs with more than one thread; use
     :func:`train_sgns_batched_block_serial` for bit-identical results.
     """
-    args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
-    rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
-    return run_block(BATCHED, args + rest, _negatives, numba.get_num_threads(), group)
+    params = KernelParams(mode, window, negative, max_context, lr0, min_lr, group)
+    block = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, words_before, total_words, seed)
+    return BATCHED(params, *block, n_chunks)
 
 
 def train_sgns_batched_block_serial(
@@ -525,6 +535,6 @@ def train_sgns_batched_block_serial(
     n_chunks: int,
 ) -> tuple[int, int, int, float]:
     """:func:`train_sgns_batched_block` on one thread, chunks in order: bit-identical across runs."""
-    args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
-    rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
-    return run_block(BATCHED, args + rest, _negatives, 1, group)
+    params = KernelParams(mode, window, negative, max_context, lr0, min_lr, group)
+    block = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, words_before, total_words, seed)
+    return BATCHED_SERIAL(params, *block, n_chunks)

@@ -56,10 +56,9 @@ Counts returned: tokens in the block, tokens kept by subsampling, pairs trained,
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-from ._block import run_block
+from ._block import BlockKernel
 
 # ``NAME as NAME`` below: public names that lived here before ._common, still importable from here.
 from ._common import LCG_ADD as LCG_ADD
@@ -75,12 +74,15 @@ from ._common import (
 )
 from ._common import NEG_CUM_MAX as NEG_CUM_MAX
 from ._common import splitmix64 as splitmix64
-from ._pairs import PAIRS, untyped
+from ._pairs import PAIR_DRIVER, untyped
+from .params import KernelParams
 
 __all__ = [
     "MAX_EXP",
     "MODE_BASKET",
     "MODE_SEQUENCE",
+    "PER_PAIR",
+    "PER_PAIR_SERIAL",
     "check_corpus",
     "chunk_bounds",
     "chunk_states",
@@ -89,6 +91,10 @@ __all__ = [
 ]
 
 # The compiled driver and the pair step are ._pairs's, shared with the typed kernel (.typed).
+
+#: The per-pair kernels, hyper-parameters whole (:class:`~likewise.kernels.params.KernelParams`).
+PER_PAIR = BlockKernel(PAIR_DRIVER, untyped)
+PER_PAIR_SERIAL = BlockKernel(PAIR_DRIVER, untyped, serial=True)
 
 
 _DOC_PARAMS = """
@@ -174,9 +180,9 @@ def train_sgns_block(
     use :func:`train_sgns_block_serial` for bit-identical results. See the module docstring for the
     exact algorithm.
     """
-    args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
-    rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
-    return run_block(PAIRS, args + rest, untyped, numba.get_num_threads())
+    params = KernelParams(mode, window, negative, max_context, lr0, min_lr)
+    block = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, words_before, total_words, seed)
+    return PER_PAIR(params, *block, n_chunks)
 
 
 def train_sgns_block_serial(
@@ -204,9 +210,9 @@ def train_sgns_block_serial(
     Same algorithm, chunks and random streams as :func:`train_sgns_block`; with one numba thread the
     two give the same result.
     """
-    args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
-    rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
-    return run_block(PAIRS, args + rest, untyped, 1)
+    params = KernelParams(mode, window, negative, max_context, lr0, min_lr)
+    block = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, words_before, total_words, seed)
+    return PER_PAIR_SERIAL(params, *block, n_chunks)
 
 
 train_sgns_block.__doc__ = (train_sgns_block.__doc__ or "") + _DOC_PARAMS

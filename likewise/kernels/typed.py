@@ -32,12 +32,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-import numba
 import numpy as np
 
 from ..errors import InputError
-from ._block import run_block
-from ._pairs import PAIRS
+from ._block import BlockKernel
+from ._pairs import PAIR_DRIVER
+from .params import KernelParams
 from .tables import make_neg_cum
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "make_typed_tables",
     "train_sgns_typed_block",
     "train_sgns_typed_block_serial",
+    "typed_block_kernel",
     "typed_kernel",
 ]
 
@@ -117,6 +118,12 @@ def _negatives(tables: tuple, neg_cum: np.ndarray, n_items: int) -> tuple:
     return tables
 
 
+def typed_block_kernel(tables: tuple, *, serial: bool) -> BlockKernel:
+    """The typed per-pair kernel with ``tables`` (:func:`make_typed_tables`) bound, hyper-parameters
+    whole (:class:`~likewise.kernels.params.KernelParams`); the tables are checked at each call."""
+    return BlockKernel(PAIR_DRIVER, functools.partial(_negatives, tables), serial=serial)
+
+
 _SIGNATURE = """
     Parameters are those of :func:`likewise.kernels.train_sgns_block` (``neg_cum`` is checked but the
     negatives come from the typed tables), then ``item_type``, ``type_start``, ``type_order`` and
@@ -130,10 +137,10 @@ def train_sgns_typed_block(
     lr0, min_lr, words_before, total_words, seed, n_chunks, item_type, type_start, type_order, type_cum,
 ) -> tuple[int, int, int, float]:  # fmt: skip
     """Train SGNS with typed negatives on a block; chunks in parallel (hogwild)."""
-    args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
-    rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
-    negatives = functools.partial(_negatives, (item_type, type_start, type_order, type_cum))
-    return run_block(PAIRS, args + rest, negatives, numba.get_num_threads())
+    params = KernelParams(mode, window, negative, max_context, lr0, min_lr)
+    block = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, words_before, total_words, seed)
+    kernel = typed_block_kernel((item_type, type_start, type_order, type_cum), serial=False)
+    return kernel(params, *block, n_chunks)
 
 
 def train_sgns_typed_block_serial(
@@ -141,10 +148,10 @@ def train_sgns_typed_block_serial(
     lr0, min_lr, words_before, total_words, seed, n_chunks, item_type, type_start, type_order, type_cum,
 ) -> tuple[int, int, int, float]:  # fmt: skip
     """:func:`train_sgns_typed_block` on one thread, chunks in order: bit-identical across runs."""
-    args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
-    rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
-    negatives = functools.partial(_negatives, (item_type, type_start, type_order, type_cum))
-    return run_block(PAIRS, args + rest, negatives, 1)
+    params = KernelParams(mode, window, negative, max_context, lr0, min_lr)
+    block = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, words_before, total_words, seed)
+    kernel = typed_block_kernel((item_type, type_start, type_order, type_cum), serial=True)
+    return kernel(params, *block, n_chunks)
 
 
 train_sgns_typed_block.__doc__ = (train_sgns_typed_block.__doc__ or "") + _SIGNATURE
