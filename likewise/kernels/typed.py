@@ -113,7 +113,7 @@ def check_typed_tables(
 
 def _negatives(tables: tuple, neg_cum: np.ndarray, n_items: int) -> tuple:
     """The per-pair driver's ``negs`` with the type tables (checked against the ``n_items`` rows): its
-    pair step then draws each pair's negatives from the centre's type (``._pairs.train_pair``)."""
+    pair step then draws each pair's negatives from the centre's type (``._pairs.negative_range``)."""
     check_typed_tables(*tables, n_items)
     return tables
 
