@@ -53,7 +53,6 @@ __all__ = [
     "check_corpus",
     "chunk_bounds",
     "chunk_states",
-    "clip_score",
     "longest_sequence",
     "lr_at",
     "next32",
@@ -427,20 +426,6 @@ def subsample(ids, a, b, keep_prob, kept, state):
         kept[n] = w
         n += 1
     return n, state, -1
-
-
-@njit(fastmath=True, nogil=True, cache=True, inline="always")
-def clip_score(f, centre):
-    """``(clip(f, -MAX_EXP, MAX_EXP), settled)`` for a score against the centre (``centre`` true, label
-    1) or a negative (label 0): ``settled`` when ``f`` is past :data:`SETTLED` on its label's side."""
-    settled = False
-    if f > F_MAX:
-        settled = centre and f > F_SETTLED
-        f = F_MAX
-    elif f < -F_MAX:
-        settled = not centre and f < -F_SETTLED
-        f = -F_MAX
-    return f, settled
 
 
 @njit(nogil=True, cache=True, inline="always")

@@ -21,8 +21,9 @@ from numba.extending import overload
 
 from ._block import Driver
 from ._common import (
+    F_MAX,
+    F_SETTLED,
     U32,
-    clip_score,
     longest_sequence,
     lr_at,
     next32,
@@ -136,7 +137,13 @@ def train_pair(centre, ctx, W, C, negs, negative, lr, neu1e, state):
         f = np.float32(0.0)
         for d in range(dim):
             f += W[ctx, d] * C[target, d]
-        f, settled = clip_score(f, k == 0)
+        settled = False
+        if f > F_MAX:
+            settled = k == 0 and f > F_SETTLED
+            f = F_MAX
+        elif f < -F_MAX:
+            settled = k != 0 and f < -F_SETTLED
+            f = -F_MAX
         z = -f if k == 0 else f
         e = np.float32(math.exp(z))
         q = e / (np.float32(1.0) + e)

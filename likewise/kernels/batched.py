@@ -53,12 +53,12 @@ from numba import njit
 from ._block import BlockKernel, Driver
 from ._common import (
     F_MAX,
+    F_SETTLED,
     LOG1P_EXP_TABLE,
     SIGMOID_TABLE,
     TABLE_SCALE,
     TABLE_SIZE,
     U32,
-    clip_score,
     longest_sequence,
     lr_at,
     next32,
@@ -160,7 +160,13 @@ def _dots2(xb, tb, b, t, k, width, gm):
 @njit(fastmath=True, nogil=True, cache=True, inline="always")
 def _grad(f, t, lr):
     """Gradient scale and loss term of score ``f`` against target ``t`` (``t == 0``: the centre)."""
-    f, settled = clip_score(f, t == 0)
+    settled = False
+    if f > F_MAX:
+        settled = t == 0 and f > F_SETTLED
+        f = F_MAX
+    elif f < -F_MAX:
+        settled = t != 0 and f < -F_SETTLED
+        f = -F_MAX
     z = -f if t == 0 else f
     k = int((z + F_MAX) * TABLE_SCALE)
     if k >= TABLE_SIZE:
