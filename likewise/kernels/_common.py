@@ -436,8 +436,8 @@ def window_span(i, n, mode, window, uwindow, state):
     lo = 0
     hi = n
     if mode == 0:
-        state, x = next32(state)
-        reach = window - np.int64((x * uwindow) >> U32)
+        state = state * _LCG_MUL + _LCG_ADD  # next32 written out: nested inlining compiles slower
+        reach = window - np.int64(((state >> U32) * uwindow) >> U32)
         lo = max(0, i - reach)
         hi = min(n, i + reach + 1)
     return lo, hi, state
@@ -447,8 +447,8 @@ def window_span(i, n, mode, window, uwindow, state):
 def sampled_other(i, others, state):
     """Step 3's sampled context of kept position ``i`` in a large basket: a position drawn uniformly
     among the ``others + 1`` kept ones less ``i`` (``others`` a uint64). Returns ``(j, state)``."""
-    state, x = next32(state)
-    j = np.int64((x * others) >> U32)
+    state = state * _LCG_MUL + _LCG_ADD  # next32 written out: nested inlining compiles slower
+    j = np.int64(((state >> U32) * others) >> U32)
     if j >= i:
         j += 1
     return j, state
