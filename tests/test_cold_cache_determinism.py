@@ -209,6 +209,24 @@ def test_compiled_kernels_call_no_separately_compiled_float_code():
     assert called_separately == [], "\n".join(called_separately)
 
 
+def test_steps_numba_picks_by_type_are_inlined_too():
+    """A compiled step chosen by its arguments' types (``@overload``, kernels/_pairs.py) is inlined into
+    the driver like an ``@njit`` step; else the driver would call a separately compiled copy."""
+
+    def overloads(fn: ast.FunctionDef) -> bool:
+        calls = [d for d in fn.decorator_list if isinstance(d, ast.Call)]
+        return any(getattr(d.func, "id", None) == "overload" for d in calls)
+
+    found = [
+        (path.name, node.name, _inlined(node))
+        for path in sorted(KERNELS.glob("*.py"))
+        for node in ast.parse(path.read_text()).body
+        if isinstance(node, ast.FunctionDef) and overloads(node)
+    ]
+    assert found, "no overloaded steps found: has the per-pair kernel moved?"
+    assert [f for f in found if not f[2]] == []
+
+
 ONE_DRIVER = """
 import sys
 from likewise.cli import main

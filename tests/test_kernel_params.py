@@ -66,3 +66,26 @@ def test_the_compiled_copy_is_the_same_schedule() -> None:
         a = base + int(rng.integers(0, 1000))
         want = np.float32(learning_rate(lr0, min_lr, float(words_before + (a - base)), float(total)))
         assert lr_at(a, base, float(words_before), float(total), lr0, min_lr) == want
+
+
+@pytest.mark.parametrize("group", [1, 4])
+def test_the_kernel_training_calls_takes_the_params_whole(group: int) -> None:
+    """block_kernel's kernel (params whole) and the positional public kernel train the same bytes."""
+    from likewise import kernels
+
+    rng = np.random.default_rng(3)
+    offsets = np.array([0, 5, 9, 16, 20], dtype=np.int64)
+    ids = rng.integers(0, 6, 20).astype(np.int32)
+    counts = np.bincount(ids, minlength=6) + 1
+    keep, neg = kernels.make_keep_prob(counts, 0.0), kernels.make_neg_cum(counts, 0.75)
+    p = KernelParams(mode=1, window=2, negative=3, max_context=3, lr0=0.05, min_lr=1e-4, group=group)
+    positional = kernels.train_sgns_block_serial if group == 1 else kernels.train_sgns_batched_block_serial
+    W0 = rng.random((6, 8), dtype=np.float32)
+    out = []
+    for run in (
+        lambda block: kernels.block_kernel(group, serial=True)(p, *block),
+        lambda block: positional(*p.block_args(*block)),
+    ):
+        W, C = W0.copy(), np.zeros((6, 8), dtype=np.float32)
+        out.append((run((ids, offsets, 0, 4, W, C, keep, neg, 0, 20, 7, 2)), W.tobytes(), C.tobytes()))
+    assert out[0] == out[1] and out[0][0][2] > 0

@@ -210,54 +210,61 @@ def test_progress_bar_is_off_when_not_a_terminal(capsys):
     assert capsys.readouterr().err == ""  # pytest's stderr is not a terminal
 
 
-def test_neg_group_one_runs_the_classic_kernel(monkeypatch):
-    """neg_group=1 is word2vec's own per-pair algorithm (kernels/sgns.py), larger groups the batched one."""
+def _spy_kernels(monkeypatch) -> list[tuple]:
+    """Record ``(kernel, params, block arguments)`` of every block kernel call training makes."""
     import likewise.kernels as k
 
-    called = []
-    for name in ("train_sgns_block_serial", "train_sgns_batched_block_serial"):
-        real = getattr(k, name)
-        monkeypatch.setattr(k, name, lambda *a, _real=real, _name=name: called.append(_name) or _real(*a))
+    calls: list[tuple] = []
+    real = k.block_kernel
+
+    def block_kernel(group, *, serial, typed=None):
+        kernel = real(group, serial=serial, typed=typed)
+        return lambda params, *block: calls.append((kernel, params, block)) or kernel(params, *block)
+
+    monkeypatch.setattr(k, "block_kernel", block_kernel)
+    return calls
+
+
+def test_neg_group_one_runs_the_classic_kernel(monkeypatch):
+    """neg_group=1 is word2vec's own per-pair algorithm (kernels/sgns.py), larger groups the batched one."""
+    from likewise.kernels.batched import BATCHED_SERIAL
+    from likewise.kernels.sgns import PER_PAIR_SERIAL
+
+    calls = _spy_kernels(monkeypatch)
     seqs = [["a", "b", "c", "d"], ["b", "c", "e"]] * 20
     train(seqs, min_count=1, dim=4, epochs=1, neg_group=1, deterministic=True, progress=False)
-    assert set(called) == {"train_sgns_block_serial"}
-    called.clear()
+    assert calls and {c[0] for c in calls} == {PER_PAIR_SERIAL}
+    calls.clear()
     train(seqs, min_count=1, dim=4, epochs=1, neg_group=4, deterministic=True, progress=False)
-    assert set(called) == {"train_sgns_batched_block_serial"}
+    assert calls and {c[0] for c in calls} == {BATCHED_SERIAL}
 
 
 def test_neg_group_default_follows_the_mode(monkeypatch):
     """Unset, neg_group is 16 for sequences and 4 for baskets (NEG_GROUP), and the saved config says so."""
-    import likewise.kernels as k
     from likewise.training.config import NEG_GROUP
 
-    groups = []
-    real = k.train_sgns_batched_block_serial
-    monkeypatch.setattr(k, "train_sgns_batched_block_serial", lambda *a: groups.append(a[12]) or real(*a))
+    calls = _spy_kernels(monkeypatch)
     seqs = [["a", "b", "c", "d"], ["b", "c", "e"]] * 20
     for mode in ("sequence", "basket"):
-        groups.clear()
+        calls.clear()
         emb = train(seqs, mode=mode, min_count=1, dim=4, epochs=1, deterministic=True, progress=False)
-        assert set(groups) == {NEG_GROUP[mode]} and emb.config["neg_group"] == NEG_GROUP[mode]
+        assert {c[1].group for c in calls} == {NEG_GROUP[mode]} and emb.config["neg_group"] == NEG_GROUP[mode]
     assert NEG_GROUP == {"sequence": 16, "basket": 4}
 
 
 def test_kernel_is_compiled_before_the_tables_and_llvm_pages_go_back(monkeypatch):
     """The numba kernel runs once on a one-row table, LLVM's pages are released, then the real tables are
     allocated: compiling does not sit in the peak beside them. The warm-up changes no result."""
-    import likewise.kernels as k
     import likewise.training.train_numba as tn
 
+    calls = _spy_kernels(monkeypatch)
     events = []
-    real = k.train_sgns_batched_block_serial
-    monkeypatch.setattr(
-        k, "train_sgns_batched_block_serial", lambda *a: events.append(a[4].shape[0]) or real(*a)
-    )
     real_release = tn.release_compiler_pages
-    monkeypatch.setattr(tn, "release_compiler_pages", lambda: events.append("release") or real_release())
+    monkeypatch.setattr(tn, "release_compiler_pages", lambda: events.append(len(calls)) or real_release())
     seqs = [["a", "b", "c", "d"], ["b", "c", "e"]] * 20
     warm = train(seqs, min_count=1, dim=40, epochs=1, deterministic=True, progress=False)
-    assert events[:2] == [1, "release"] and set(events[2:]) == {5}
+    rows = [c[2][4].shape[0] for c in calls]  # W, the fifth block argument
+    assert events == [1] and rows[0] == 1 and set(rows[1:]) == {5}
     monkeypatch.setattr(tn, "_warm", lambda *a: None)
     cold = train(seqs, min_count=1, dim=40, epochs=1, deterministic=True, progress=False)
     np.testing.assert_array_equal(warm.vectors, cold.vectors)

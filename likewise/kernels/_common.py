@@ -1,5 +1,6 @@
 """What the SGNS kernels and their NumPy references share: constants, random streams, chunks,
-validation and the compiled steps both kernels take per sequence.
+validation and the compiled steps the kernels take per sequence (:mod:`._block` runs a block call
+through a compiled driver).
 
 :mod:`.sgns` documents the algorithm these pieces implement. This module is private; :mod:`.sgns`,
 :mod:`.batched` and :mod:`.reference` import its public names (STYLE rule 11) rather than reaching
@@ -28,6 +29,7 @@ from ..errors import InputError, ItemIndexError
 # splitmix64 derives the chunks' seeds here and the minibatch kernel's keys in .draws (no numba there).
 from .draws import MASK64 as MASK64
 from .draws import splitmix64 as splitmix64
+from .params import KernelParams
 
 __all__ = [
     "F_MAX",
@@ -55,13 +57,13 @@ __all__ = [
     "lr_at",
     "next32",
     "prefetch_row",
-    "read_only",
-    "run_block",
+    "sampled_other",
     "splitmix64",
     "stop_chunk",
     "subsample",
     "validate_group",
     "validate_inputs",
+    "window_span",
 ]
 
 MODE_SEQUENCE = 0
@@ -222,36 +224,34 @@ def _check_offsets(offsets: np.ndarray, seq_start: int, seq_end: int, n_tokens: 
 
 
 class Block(NamedTuple):
-    """The scalar arguments of one block call, checked by :func:`validate_inputs`."""
+    """One block call's scalars, checked by :func:`validate_inputs`."""
 
     seq_start: int
     seq_end: int
-    mode: int
-    window: int
-    negative: int
-    max_context: int
-    lr0: float
-    min_lr: float
+    params: KernelParams
     words_before: int
     total_words: int
     seed: int
     n_chunks: int
 
-    def kernel_scalars(self) -> tuple:
-        """The scalars the compiled drivers take, in their order."""
+    def scalars(self) -> tuple:
+        """The scalars the compiled drivers take, in their order: the one place that writes it."""
+        p = self.params
         return (
-            self.mode,
-            self.window,
-            self.negative,
-            self.max_context,
-            self.lr0,
-            self.min_lr,
+            p.mode,
+            p.window,
+            p.negative,
+            p.max_context,
+            p.lr0,
+            p.min_lr,
             float(self.words_before),
             float(self.total_words),
+            p.group,
         )
 
 
 def validate_inputs(
+    params: KernelParams,
     ids: np.ndarray,
     offsets: np.ndarray,
     seq_start: int,
@@ -260,24 +260,23 @@ def validate_inputs(
     C: np.ndarray,
     keep_prob: np.ndarray,
     neg_cum: np.ndarray,
-    mode: int,
-    window: int,
-    negative: int,
-    max_context: int,
-    lr0: float,
-    min_lr: float,
     words_before: int,
     total_words: int,
     seed: int,
     n_chunks: int,
+    grouped: bool = False,
 ) -> Block:
     """Check every argument of a block kernel cheaply: O(block sequences), not O(N).
 
     Parameters
     ----------
-    ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context, \
-lr0, min_lr, words_before, total_words, seed, n_chunks
-        The arguments of :func:`likewise.kernels.train_sgns_block`, in its order.
+    params : KernelParams
+        The hyper-parameters (``mode``, ``window``, ``negative``, ``max_context``, ``lr0``, ``min_lr``
+        and ``group``).
+    ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, words_before, total_words, seed, n_chunks
+        The other arguments of :func:`likewise.kernels.train_sgns_block`, in its order.
+    grouped : bool
+        Check ``params.group`` too (the batched kernels); else it is taken as 1.
 
     Returns
     -------
@@ -287,7 +286,8 @@ lr0, min_lr, words_before, total_words, seed, n_chunks
     Raises
     ------
     InputError
-        The first bad argument, in parameter order; the message names it, its value and what is allowed.
+        The first bad argument, in :func:`likewise.kernels.train_sgns_block`'s parameter order (``group``
+        last); the message names it, its value and what is allowed.
     """
     _array("ids", ids, np.int32, 1)
     _array("offsets", offsets, np.int64, 1)
@@ -318,36 +318,25 @@ lr0, min_lr, words_before, total_words, seed, n_chunks
             f"seq_end == {seq_end}, must be in [seq_start, len(offsets) - 1] = [{seq_start}, {n_seq}]"
         )
     _check_offsets(offsets, seq_start, seq_end, len(ids))
-    mode = _int("mode", mode)
+    mode = _int("mode", params.mode)
     if mode not in (MODE_SEQUENCE, MODE_BASKET):
         raise InputError(f"mode == {mode}, must be 0 (sequence) or 1 (basket)")
-    window = _int_at_least("window", window, 1)
-    negative = _int_at_least("negative", negative, 0)
-    max_context = _int_at_least("max_context", max_context, 1)
-    lr0 = _float("lr0", lr0)
+    window = _int_at_least("window", params.window, 1)
+    negative = _int_at_least("negative", params.negative, 0)
+    max_context = _int_at_least("max_context", params.max_context, 1)
+    lr0 = _float("lr0", params.lr0)
     if lr0 <= 0:
         raise InputError(f"lr0 == {lr0!r}, must be > 0")
-    min_lr = _float("min_lr", min_lr)
+    min_lr = _float("min_lr", params.min_lr)
     if not 0 <= min_lr <= lr0:
         raise InputError(f"min_lr == {min_lr!r}, must be in [0, lr0] = [0, {lr0!r}]")
     words_before = _int_at_least("words_before", words_before, 0)
     total_words = _int_at_least("total_words", total_words, 1)
     seed = _int("seed", seed)
     n_chunks = _int_at_least("n_chunks", n_chunks, 1)
-    return Block(
-        seq_start,
-        seq_end,
-        mode,
-        window,
-        negative,
-        max_context,
-        lr0,
-        min_lr,
-        words_before,
-        total_words,
-        seed,
-        n_chunks,
-    )
+    group = validate_group(params.group) if grouped else 1
+    checked = KernelParams(mode, window, negative, max_context, lr0, min_lr, group)
+    return Block(seq_start, seq_end, checked, words_before, total_words, seed, n_chunks)
 
 
 def validate_group(group: object) -> int:
@@ -369,63 +358,6 @@ def validate_group(group: object) -> int:
         ``group`` is not an integer or is below 1; the message names the value.
     """
     return _int_at_least("group", group, 1, " (contexts that share one set of negatives)")
-
-
-def read_only(a: np.ndarray) -> np.ndarray:
-    """``a`` itself when it is read-only, else a read-only view of it (same memory, no copy)."""
-    if not a.flags.writeable:
-        return a
-    view = a.view()
-    view.flags.writeable = False
-    return view
-
-
-def run_block(runner: Callable[..., None], args: tuple, group: object = None) -> tuple[int, int, int, float]:
-    """Validate a block call, split it into chunks, run a compiled driver and sum its counts.
-
-    Parameters
-    ----------
-    runner : compiled driver
-        ``runner(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses)``
-        trains chunk ``k`` into ``counts[k]`` (seen, kept, pairs, error, bad id) and ``losses[k]``.
-    args : tuple
-        The 18 arguments of :func:`likewise.kernels.train_sgns_block`, in its order.
-    group : int, optional
-        The batched kernel's ``group``, checked after ``args`` and appended to ``params``.
-
-    Returns
-    -------
-    tuple of (int, int, int, float)
-        Tokens seen, tokens kept, pairs trained and the loss sum of the block.
-
-    Raises
-    ------
-    InputError
-        A bad argument.
-    ItemIndexError
-        The first id outside ``[0, V)``, in chunk order.
-    """
-    ids, offsets, _, _, W, C, keep_prob, neg_cum = args[:8]
-    p = validate_inputs(*args)
-    params = p.kernel_scalars()
-    if group is not None:
-        params += (validate_group(group),)
-    if p.seq_start == p.seq_end:
-        return 0, 0, 0, 0.0
-    bounds = chunk_bounds(offsets, p.seq_start, p.seq_end, p.n_chunks)
-    states = chunk_states(p.seed, p.seq_start, p.n_chunks)
-    counts = np.zeros((p.n_chunks, 5), dtype=np.int64)
-    losses = np.zeros(p.n_chunks, dtype=np.float64)
-    # The corpus always reaches the driver read-only (numba compiles a read-only array as another type):
-    # a memory-mapped corpus and the in-memory copies auto-epochs trains on then share one compiled
-    # specialisation, so a cold first run compiles the driver once, not twice.
-    ids, offsets = read_only(ids), read_only(offsets)
-    runner(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses)
-    failed = np.flatnonzero(counts[:, 3])
-    if len(failed):
-        raise ItemIndexError(int(counts[failed[0], 4]), W.shape[0])
-    seen, kept, pairs = (int(v) for v in counts[:, :3].sum(axis=0))
-    return seen, kept, pairs, float(sum(losses.tolist()))  # summed in chunk order: deterministic
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -494,6 +426,32 @@ def subsample(ids, a, b, keep_prob, kept, state):
         kept[n] = w
         n += 1
     return n, state, -1
+
+
+@njit(nogil=True, cache=True, inline="always")
+def window_span(i, n, mode, window, uwindow, state):
+    """Step 3's contexts of kept position ``i`` of ``n`` when they are not sampled: ``[lo, hi)`` less
+    ``i``. Sequence mode draws the window's reach (``uwindow`` is ``window`` as uint64); basket mode
+    takes the whole basket. Returns ``(lo, hi, state)``."""
+    lo = 0
+    hi = n
+    if mode == 0:
+        state = state * _LCG_MUL + _LCG_ADD  # next32 written out: nested inlining compiles slower
+        reach = window - np.int64(((state >> U32) * uwindow) >> U32)
+        lo = max(0, i - reach)
+        hi = min(n, i + reach + 1)
+    return lo, hi, state
+
+
+@njit(nogil=True, cache=True, inline="always")
+def sampled_other(i, others, state):
+    """Step 3's sampled context of kept position ``i`` in a large basket: a position drawn uniformly
+    among the ``others + 1`` kept ones less ``i`` (``others`` a uint64). Returns ``(j, state)``."""
+    state = state * _LCG_MUL + _LCG_ADD  # next32 written out: nested inlining compiles slower
+    j = np.int64(((state >> U32) * others) >> U32)
+    if j >= i:
+        j += 1
+    return j, state
 
 
 _I8P = ir.IntType(8).as_pointer()

@@ -47,13 +47,10 @@ in the order of draws per kept position ``i``:
 
 from __future__ import annotations
 
-import functools
-
-import numba
 import numpy as np
 from numba import njit
 
-from ._claim import claim_chunks
+from ._block import BlockKernel, Driver
 from ._common import (
     F_MAX,
     F_SETTLED,
@@ -62,20 +59,28 @@ from ._common import (
     TABLE_SCALE,
     TABLE_SIZE,
     U32,
-    literal_entry,
     longest_sequence,
     lr_at,
     next32,
     prefetch_row,
-    run_block,
+    sampled_other,
     stop_chunk,
     subsample,
+    window_span,
 )
 
 # Public name that lived here before ._common; ``NAME as NAME`` keeps it importable from here.
 from ._common import validate_group as validate_group
+from .params import KernelParams
 
-__all__ = ["SPECIALISE_MIN_DIM", "train_sgns_batched_block", "train_sgns_batched_block_serial"]
+__all__ = [
+    "BATCHED",
+    "BATCHED_DRIVER",
+    "BATCHED_SERIAL",
+    "SPECIALISE_MIN_DIM",
+    "train_sgns_batched_block",
+    "train_sgns_batched_block_serial",
+]
 
 #: From this width up the drivers are compiled for the exact ``dim`` (one compilation per new width).
 SPECIALISE_MIN_DIM = 32
@@ -350,19 +355,19 @@ def _chunk_buffers(longest, window, group, negative, width):
 
 
 @njit(fastmath=True, nogil=True, cache=True)
-def _run_chunks(
-    ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses, guide, shift, k0, k1, dim
-):
+def _run_chunks(ids, offsets, bounds, states, W, C, keep_prob, negs, params, counts, losses, k0, k1, dim):
     """Train chunks ``k0 .. k1 - 1`` of a block: chunk ``k`` is sequences ``[bounds[k], bounds[k + 1])``
     trained from stream ``states[k]``; its (seen, kept, pairs, error, bad id) go to ``counts[k]`` and its
     loss sum to ``losses[k]``.
 
-    As in :mod:`.sgns`, plus ``group`` at the end of ``params``, the negatives' guide table and ``dim``
-    (``W.shape[1]``, a literal when compiled for it). Groups are prepared one ahead: slot ``q`` gets the
-    next group's contexts and negatives (drawn in the documented order) and its rows are prefetched,
-    then the pending group in slot ``p`` trains. An id outside ``[0, V)`` stops its chunk there.
+    As the per-pair driver (``._pairs.run_pair_chunks``), with ``group`` at the end of ``params``,
+    ``negs = (neg_cum, guide, shift)`` (:func:`_negatives`) and ``dim`` (``W.shape[1]``, a literal when
+    compiled for it). Groups are prepared one ahead: slot ``q`` gets the next group's contexts and
+    negatives (drawn in the documented order) and its rows are prefetched, then the pending group in slot
+    ``p`` trains. An id outside ``[0, V)`` stops its chunk there.
     """
     mode, window, negative, max_context, lr0, min_lr, words_before, total_words, group = params
+    neg_cum, guide, shift = negs
     n_items = W.shape[0]
     base = offsets[bounds[0]]
     neg_total = np.uint64(neg_cum[n_items - 1])
@@ -418,13 +423,7 @@ def _run_chunks(
                     centre = kept[i]
                     m = max_context
                 if not (flush or sampled):
-                    lo = 0
-                    hi = n
-                    if mode == 0:
-                        state, x = next32(state)
-                        reach = window - np.int64((x * uwindow) >> U32)
-                        lo = max(0, i - reach)
-                        hi = min(n, i + reach + 1)
+                    lo, hi, state = window_span(i, n, mode, window, uwindow, state)
                     m = 0
                     for j in range(lo, hi):
                         if j != i:
@@ -437,9 +436,8 @@ def _run_chunks(
                     if not flush:
                         for k in range(nb):
                             if sampled:
-                                state, x = next32(state)
-                                j = np.int64((x * others) >> U32)
-                                cx[q, k] = kept[j + 1 if j >= i else j]
+                                j, state = sampled_other(i, others, state)
+                                cx[q, k] = kept[j]
                             else:
                                 cx[q, k] = ctx_all[start + k]
                         nt, state = _draw_negatives(
@@ -463,35 +461,22 @@ def _run_chunks(
         losses[chunk] = loss
 
 
-def _guide_table(neg_cum: np.ndarray, n_items: int) -> tuple[np.ndarray, int]:
+def _negatives(neg_cum: np.ndarray, n_items: int) -> tuple[np.ndarray, np.ndarray, np.uint64]:
+    """The driver's ``negs``: ``neg_cum``, its guide table and the guide's shift (:func:`_make_guide`)."""
     shift = _guide_shift(n_items)
-    return _make_guide(neg_cum, shift), shift
+    return neg_cum, _make_guide(neg_cum, shift), np.uint64(shift)
 
 
-def _run(
-    ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses, *, threads: int
-) -> None:
-    """Train a block's chunks on ``threads`` threads (:func:`claim_chunks`; one: in order, the serial
-    kernel)."""
-    dim = int(W.shape[1])
-    guide, shift = _guide_table(neg_cum, W.shape[0])
-    args = (
-        ids,
-        offsets,
-        bounds,
-        states,
-        W,
-        C,
-        keep_prob,
-        neg_cum,
-        params,
-        counts,
-        losses,
-        guide,
-        np.uint64(shift),
-    )
-    fn = literal_entry(_run_chunks, *args, 0, 0, dim) if dim >= SPECIALISE_MIN_DIM else _run_chunks
-    claim_chunks(lambda k0, k1: fn(*args, k0, k1, dim), len(states), threads)
+def _width(dim: int, negs: tuple) -> tuple[int, bool]:
+    """The driver's constant: ``dim``, a literal from :data:`SPECIALISE_MIN_DIM` up."""
+    return dim, dim >= SPECIALISE_MIN_DIM
+
+
+#: The batched kernels' driver, as :class:`._block.BlockKernel` runs it.
+BATCHED_DRIVER = Driver(_run_chunks, _width, grouped=True)
+#: The batched kernels, hyper-parameters whole (:class:`~likewise.kernels.params.KernelParams`).
+BATCHED = BlockKernel(BATCHED_DRIVER, _negatives)
+BATCHED_SERIAL = BlockKernel(BATCHED_DRIVER, _negatives, serial=True)
 
 
 def train_sgns_batched_block(
@@ -523,9 +508,9 @@ def train_sgns_batched_block(
     Threads race on rows, so results vary slightly between runs with more than one thread; use
     :func:`train_sgns_batched_block_serial` for bit-identical results.
     """
-    args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
-    rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
-    return run_block(functools.partial(_run, threads=numba.get_num_threads()), args + rest, group)
+    params = KernelParams(mode, window, negative, max_context, lr0, min_lr, group)
+    block = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, words_before, total_words, seed)
+    return BATCHED(params, *block, n_chunks)
 
 
 def train_sgns_batched_block_serial(
@@ -550,6 +535,6 @@ def train_sgns_batched_block_serial(
     n_chunks: int,
 ) -> tuple[int, int, int, float]:
     """:func:`train_sgns_batched_block` on one thread, chunks in order: bit-identical across runs."""
-    args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
-    rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
-    return run_block(functools.partial(_run, threads=1), args + rest, group)
+    params = KernelParams(mode, window, negative, max_context, lr0, min_lr, group)
+    block = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, words_before, total_words, seed)
+    return BATCHED_SERIAL(params, *block, n_chunks)

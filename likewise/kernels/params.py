@@ -1,8 +1,11 @@
 """The kernels' hyper-parameters in one named structure, and the one learning-rate schedule.
 
-Every block kernel (:mod:`.sgns`, :mod:`.batched`, :mod:`.typed`) takes its scalars positionally, as
-numba wants them; :class:`KernelParams` holds them by name and :meth:`KernelParams.block_args` lays them
-out in the kernels' order, so a caller writes the order nowhere else. :func:`learning_rate` is the
+:class:`KernelParams` holds a block kernel's hyper-parameters by name and travels whole: training calls
+the kernels of :func:`likewise.kernels.block_kernel` with it, and only the numba boundary
+(``likewise.kernels._block.BlockKernel``, through ``Block.scalars``) lays the scalars out in the
+compiled drivers' order. The public kernels (:mod:`.sgns`, :mod:`.batched`, :mod:`.typed`) take them
+positionally; :meth:`KernelParams.block_args` lays them out in those kernels' order, so a caller of
+those writes the order nowhere else. :func:`learning_rate` is the
 schedule every part of training reads (the backends, the epoch summaries, checkpoints); the compiled
 kernels inline their own copy of it (``likewise.kernels._common.lr_at``), which the tests hold equal to it.
 

@@ -7,6 +7,7 @@ agree to rounding (float32 vector math, the fast version may reorder sums).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 
 import numpy as np
@@ -24,11 +25,12 @@ from ._common import (
     SIGMOID_TABLE,
     TABLE_SCALE,
     TABLE_SIZE,
+    Block,
     chunk_bounds,
     chunk_states,
-    validate_group,
     validate_inputs,
 )
+from .params import KernelParams
 
 __all__ = [
     "build_batch_reference",
@@ -93,16 +95,19 @@ def _sequences(p, ids, offsets, keep_prob, n_rows: int, counts: list[int]) -> It
             counts[1] += len(kept)
             if len(kept) >= 2:
                 progress = (p.words_before + (a - base)) / p.total_words
-                yield rng, kept, np.float32(max(p.min_lr, p.lr0 - (p.lr0 - p.min_lr) * progress))
+                lr0, min_lr = p.params.lr0, p.params.min_lr
+                yield rng, kept, np.float32(max(min_lr, lr0 - (lr0 - min_lr) * progress))
 
 
-def _pair(centre, ctx, W, C, neg_cum, negative, lr, rng) -> float:
+def _pair(centre, ctx, W, C, negatives, lr) -> float:
+    """One pair of the per-pair kernels against ``negatives`` (drawn before it trains: updates consume
+    no randomness)."""
     l1 = W[ctx]
     neu1e = np.zeros(W.shape[1], dtype=np.float32)
     targets = [(centre, 1)]
-    targets += [(t, 0) for t in rng.negatives(neg_cum, negative) if t != centre]
+    targets += [(t, 0) for t in negatives if t != centre]
     loss = 0.0
-    for t, label in targets:  # drawing all negatives first is fine: updates consume no randomness
+    for t, label in targets:
         raw = np.dot(l1, C[t])
         f = np.clip(raw, np.float32(-MAX_EXP), np.float32(MAX_EXP))
         e = np.exp(-f if label else f)  # q = e / (1 + e) is 1 - sigmoid(f) for label 1, sigmoid(f) for 0
@@ -114,6 +119,30 @@ def _pair(centre, ctx, W, C, neg_cum, negative, lr, rng) -> float:
         C[t] += g * l1
     W[ctx] += neu1e
     return loss
+
+
+def _per_pair(p: Block, ids, offsets, W, C, keep_prob, negatives) -> tuple[int, int, int, float]:
+    """A block of the per-pair kernels; ``negatives(rng, centre)`` draws a pair's negatives."""
+    if p.seq_start == p.seq_end:
+        return 0, 0, 0, 0.0
+    k = p.params
+    counts = [0, 0]
+    pairs = 0
+    loss = 0.0
+    for rng, kept, lr in _sequences(p, ids, offsets, keep_prob, len(W), counts):
+        n = len(kept)
+        for i in range(n):
+            if k.mode == MODE_SEQUENCE:
+                reach = k.window - rng.below(k.window)
+                contexts = [j for j in range(max(0, i - reach), min(n, i + reach + 1)) if j != i]
+            elif n - 1 <= k.max_context:
+                contexts = [j for j in range(n) if j != i]
+            else:
+                contexts = _sampled_others(rng, i, n, k.max_context)
+            for j in contexts:
+                loss += _pair(kept[i], kept[j], W, C, negatives(rng, kept[i]), lr)
+                pairs += 1
+    return counts[0], counts[1], pairs, loss
 
 
 def train_sgns_block_reference(
@@ -137,27 +166,12 @@ def train_sgns_block_reference(
     n_chunks: int,
 ) -> tuple[int, int, int, float]:
     """Reference for :func:`likewise.kernels.train_sgns_block_serial`; same parameters and returns."""
-    args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
-    p = validate_inputs(*args, lr0, min_lr, words_before, total_words, seed, n_chunks)
-    if p.seq_start == p.seq_end:
-        return 0, 0, 0, 0.0
-    counts = [0, 0]
-    pairs = 0
-    loss = 0.0
-    for rng, kept, lr in _sequences(p, ids, offsets, keep_prob, len(W), counts):
-        n = len(kept)
-        for i in range(n):
-            if p.mode == MODE_SEQUENCE:
-                reach = p.window - rng.below(p.window)
-                contexts = [j for j in range(max(0, i - reach), min(n, i + reach + 1)) if j != i]
-            elif n - 1 <= p.max_context:
-                contexts = [j for j in range(n) if j != i]
-            else:
-                contexts = _sampled_others(rng, i, n, p.max_context)
-            for j in contexts:
-                loss += _pair(kept[i], kept[j], W, C, neg_cum, p.negative, lr, rng)
-                pairs += 1
-    return counts[0], counts[1], pairs, loss
+    params = KernelParams(mode, window, negative, max_context, lr0, min_lr)
+    block = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, words_before, total_words, seed)
+    p = validate_inputs(params, *block, n_chunks)
+    return _per_pair(
+        p, ids, offsets, W, C, keep_prob, lambda rng, _: rng.negatives(neg_cum, p.params.negative)
+    )
 
 
 def _group_reference(centre, contexts, negatives, W, C, lr) -> float:
@@ -200,9 +214,10 @@ def train_sgns_batched_block_reference(
     n_chunks: int,
 ) -> tuple[int, int, int, float]:
     """Reference for :func:`likewise.kernels.train_sgns_batched_block_serial`; same parameters and returns."""
-    args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
-    p = validate_inputs(*args, lr0, min_lr, words_before, total_words, seed, n_chunks)
-    group = validate_group(group)
+    params = KernelParams(mode, window, negative, max_context, lr0, min_lr, group)
+    block = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, words_before, total_words, seed)
+    p = validate_inputs(params, *block, n_chunks, grouped=True)
+    k = p.params
     if p.seq_start == p.seq_end:
         return 0, 0, 0, 0.0
     counts = [0, 0]
@@ -211,24 +226,24 @@ def train_sgns_batched_block_reference(
     for rng, kept, lr in _sequences(p, ids, offsets, keep_prob, len(W), counts):
         n = len(kept)
         for i in range(n):
-            if p.mode != MODE_SEQUENCE and n - 1 > p.max_context:
-                left = p.max_context
+            if k.mode != MODE_SEQUENCE and n - 1 > k.max_context:
+                left = k.max_context
                 while left > 0:
-                    nb = min(group, left)
+                    nb = min(k.group, left)
                     ctx = [kept[j] for j in _sampled_others(rng, i, n, nb)]
-                    loss += _group_reference(kept[i], ctx, rng.negatives(neg_cum, p.negative), W, C, lr)
+                    loss += _group_reference(kept[i], ctx, rng.negatives(neg_cum, k.negative), W, C, lr)
                     pairs += nb
                     left -= nb
                 continue
-            if p.mode == MODE_SEQUENCE:
-                reach = p.window - rng.below(p.window)
+            if k.mode == MODE_SEQUENCE:
+                reach = k.window - rng.below(k.window)
                 positions = range(max(0, i - reach), min(n, i + reach + 1))
             else:
                 positions = range(n)
             ctx = [kept[j] for j in positions if j != i]
-            for start in range(0, len(ctx), group):
-                part = ctx[start : start + group]
-                loss += _group_reference(kept[i], part, rng.negatives(neg_cum, p.negative), W, C, lr)
+            for start in range(0, len(ctx), k.group):
+                part = ctx[start : start + k.group]
+                loss += _group_reference(kept[i], part, rng.negatives(neg_cum, k.negative), W, C, lr)
                 pairs += len(part)
     return counts[0], counts[1], pairs, loss
 
@@ -243,26 +258,6 @@ def _typed_negatives(rng: _Stream, centre: int, tables: tuple, count: int) -> li
         int(type_order[a + int(np.searchsorted(type_cum[a:b], rng.below(total), side="right"))])
         for _ in range(count)
     ]
-
-
-def _typed_pair(centre, ctx, W, C, tables, negative, lr, rng) -> float:
-    l1 = W[ctx]
-    neu1e = np.zeros(W.shape[1], dtype=np.float32)
-    targets = [(centre, 1)]
-    targets += [(t, 0) for t in _typed_negatives(rng, centre, tables, negative) if t != centre]
-    loss = 0.0
-    for t, label in targets:
-        raw = np.dot(l1, C[t])
-        f = np.clip(raw, np.float32(-MAX_EXP), np.float32(MAX_EXP))
-        e = np.exp(-f if label else f)
-        g = (e / (np.float32(1) + e)) * lr * np.float32(1 if label else -1)
-        loss += float(np.log1p(e))
-        if (raw if label else -raw) > SETTLED:  # learnt past doubt: no update
-            continue
-        neu1e += g * C[t]
-        C[t] += g * l1
-    W[ctx] += neu1e
-    return loss
 
 
 def train_sgns_typed_block_reference(
@@ -290,28 +285,12 @@ def train_sgns_typed_block_reference(
     type_cum: np.ndarray,
 ) -> tuple[int, int, int, float]:
     """Reference for :func:`likewise.kernels.train_sgns_typed_block_serial`; same parameters and returns."""
-    args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
-    p = validate_inputs(*args, lr0, min_lr, words_before, total_words, seed, n_chunks)
+    params = KernelParams(mode, window, negative, max_context, lr0, min_lr)
+    block = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, words_before, total_words, seed)
+    p = validate_inputs(params, *block, n_chunks)
     tables = (item_type, type_start, type_order, type_cum)
-    if p.seq_start == p.seq_end:
-        return 0, 0, 0, 0.0
-    counts = [0, 0]
-    pairs = 0
-    loss = 0.0
-    for rng, kept, lr in _sequences(p, ids, offsets, keep_prob, len(W), counts):
-        n = len(kept)
-        for i in range(n):
-            if p.mode == MODE_SEQUENCE:
-                reach = p.window - rng.below(p.window)
-                contexts = [j for j in range(max(0, i - reach), min(n, i + reach + 1)) if j != i]
-            elif n - 1 <= p.max_context:
-                contexts = [j for j in range(n) if j != i]
-            else:
-                contexts = _sampled_others(rng, i, n, p.max_context)
-            for j in contexts:
-                loss += _typed_pair(kept[i], kept[j], W, C, tables, p.negative, lr, rng)
-                pairs += 1
-    return counts[0], counts[1], pairs, loss
+    draw = functools.partial(_typed_negatives, tables=tables, count=p.params.negative)
+    return _per_pair(p, ids, offsets, W, C, keep_prob, draw)
 
 
 def build_batch_reference(

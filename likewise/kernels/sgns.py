@@ -56,43 +56,33 @@ Counts returned: tokens in the block, tokens kept by subsampling, pairs trained,
 
 from __future__ import annotations
 
-import functools
-import math
-
-import numba
 import numpy as np
-from numba import njit
 
-from ._claim import claim_chunks
-from ._common import (
-    F_MAX,
-    F_SETTLED,
-    MAX_EXP,
-    MODE_BASKET,
-    MODE_SEQUENCE,
-    U32,
-    check_corpus,
-    chunk_bounds,
-    chunk_states,
-    longest_sequence,
-    lr_at,
-    next32,
-    run_block,
-    stop_chunk,
-    subsample,
-)
+from ._block import BlockKernel
 
-# Public names that lived here before ._common; ``NAME as NAME`` keeps them importable from here.
+# ``NAME as NAME`` below: public names that lived here before ._common, still importable from here.
 from ._common import LCG_ADD as LCG_ADD
 from ._common import LCG_MUL as LCG_MUL
 from ._common import MASK64 as MASK64
+from ._common import (
+    MAX_EXP,
+    MODE_BASKET,
+    MODE_SEQUENCE,
+    check_corpus,
+    chunk_bounds,
+    chunk_states,
+)
 from ._common import NEG_CUM_MAX as NEG_CUM_MAX
 from ._common import splitmix64 as splitmix64
+from ._pairs import PAIR_DRIVER, untyped
+from .params import KernelParams
 
 __all__ = [
     "MAX_EXP",
     "MODE_BASKET",
     "MODE_SEQUENCE",
+    "PER_PAIR",
+    "PER_PAIR_SERIAL",
     "check_corpus",
     "chunk_bounds",
     "chunk_states",
@@ -100,145 +90,11 @@ __all__ = [
     "train_sgns_block_serial",
 ]
 
+# The compiled driver and the pair step are ._pairs's, shared with the typed kernel (.typed).
 
-@njit(fastmath=True, nogil=True, cache=True, inline="always")
-def _pair(centre, ctx, W, C, neg_cum, neg_total, negative, lr, neu1e, state):
-    """Train one (centre, context) pair; return the advanced stream state and the pair's loss."""
-    dim = W.shape[1]
-    for d in range(dim):
-        neu1e[d] = np.float32(0.0)
-    loss = 0.0
-    n_targets = C.shape[0]
-    for k in range(negative + 1):
-        if k == 0:
-            target = centre
-        else:
-            state, x = next32(state)
-            r = np.int64((x * neg_total) >> U32)
-            lo = 0
-            hi = n_targets
-            while lo < hi:  # first index with neg_cum > r
-                mid = (lo + hi) >> 1
-                if neg_cum[mid] <= r:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            target = lo
-            if target == centre:
-                continue
-        f = np.float32(0.0)
-        for d in range(dim):
-            f += W[ctx, d] * C[target, d]
-        settled = False
-        if f > F_MAX:
-            settled = k == 0 and f > F_SETTLED
-            f = F_MAX
-        elif f < -F_MAX:
-            settled = k != 0 and f < -F_SETTLED
-            f = -F_MAX
-        z = -f if k == 0 else f
-        e = np.float32(math.exp(z))
-        q = e / (np.float32(1.0) + e)
-        g = q * lr if k == 0 else -q * lr
-        loss += math.log1p(e)
-        if settled:  # learnt past doubt: no update (see SETTLED)
-            continue
-        for d in range(dim):
-            c = C[target, d]
-            neu1e[d] += g * c
-            C[target, d] = c + g * W[ctx, d]
-    for d in range(dim):
-        W[ctx, d] += neu1e[d]
-    return state, loss
-
-
-# One compiled driver trains a range of a block's chunks; the parallel kernel runs it on threads that
-# claim chunks one at a time (``claim_chunks``), the serial one on the chunks in order, so one thread
-# gives the serial result bit for bit. The chunk loop is its body and everything it calls is inlined:
-# it is the one compiled copy of this code in a process (._common, "Compiled steps", says why that
-# matters for deterministic runs).
-
-
-@njit(fastmath=True, nogil=True, cache=True)
-def _run_chunks(ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses, k0, k1):
-    """Train chunks ``k0 .. k1 - 1`` of a block: chunk ``k`` is sequences ``[bounds[k], bounds[k + 1])``
-    trained from stream ``states[k]``; its (seen, kept, pairs, error, bad id) go to ``counts[k]`` and its
-    loss sum to ``losses[k]``.
-
-    ``params`` holds the block's scalars (:meth:`Block.kernel_scalars`). ``counts[k, 3]`` is 1 when an
-    id outside ``[0, V)`` stopped the chunk there, and ``counts[k, 4]`` is that id.
-    """
-    mode, window, negative, max_context, lr0, min_lr, words_before, total_words = params
-    n_items = W.shape[0]
-    base = offsets[bounds[0]]
-    neg_total = np.uint64(neg_cum[n_items - 1])
-    uwindow = np.uint64(window)
-    for chunk in range(k0, k1):
-        s0 = bounds[chunk]
-        s1 = bounds[chunk + 1]
-        state = states[chunk]
-        out = counts[chunk]
-        longest = longest_sequence(offsets, s0, s1)
-        kept = np.empty(longest, dtype=np.int32)
-        neu1e = np.empty(W.shape[1], dtype=np.float32)
-        seen = 0
-        n_kept = 0
-        pairs = 0
-        loss = 0.0
-        stopped = False
-        out[3] = 0
-        for s in range(s0, s1):
-            a = offsets[s]
-            b = offsets[s + 1]
-            seen += b - a
-            n, state, bad = subsample(ids, a, b, keep_prob, kept, state)
-            if bad >= 0:
-                stop_chunk(out, seen, n_kept, pairs, ids[bad])
-                stopped = True
-                break
-            n_kept += n
-            if n < 2:
-                continue
-            lr = lr_at(a, base, words_before, total_words, lr0, min_lr)
-            sampled = mode == 1 and n - 1 > max_context
-            others = np.uint64(n - 1)
-            for i in range(n):
-                # One _pair call site for all three ways of choosing contexts: each site inlines all of
-                # _pair, and the compile time grows with the copies.
-                lo = 0
-                hi = n
-                if mode == 0:
-                    state, x = next32(state)
-                    reach = window - np.int64((x * uwindow) >> U32)
-                    lo = max(0, i - reach)
-                    hi = min(n, i + reach + 1)
-                j = lo - 1
-                for _ in range(max_context if sampled else hi - lo - 1):
-                    if sampled:
-                        state, x = next32(state)
-                        j = np.int64((x * others) >> U32)
-                        if j >= i:
-                            j += 1
-                    else:
-                        j += 1
-                        if j == i:
-                            j += 1
-                    state, pl = _pair(kept[i], kept[j], W, C, neg_cum, neg_total, negative, lr, neu1e, state)
-                    loss += pl
-                    pairs += 1
-        if not stopped:
-            out[0] = seen
-            out[1] = n_kept
-            out[2] = pairs
-        losses[chunk] = loss
-
-
-def _run(
-    ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses, *, threads: int
-) -> None:
-    """Train a block's chunks on ``threads`` threads (:func:`claim_chunks`; one: in order)."""
-    args = (ids, offsets, bounds, states, W, C, keep_prob, neg_cum, params, counts, losses)
-    claim_chunks(lambda k0, k1: _run_chunks(*args, k0, k1), len(states), threads)
+#: The per-pair kernels, hyper-parameters whole (:class:`~likewise.kernels.params.KernelParams`).
+PER_PAIR = BlockKernel(PAIR_DRIVER, untyped)
+PER_PAIR_SERIAL = BlockKernel(PAIR_DRIVER, untyped, serial=True)
 
 
 _DOC_PARAMS = """
@@ -324,9 +180,9 @@ def train_sgns_block(
     use :func:`train_sgns_block_serial` for bit-identical results. See the module docstring for the
     exact algorithm.
     """
-    args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
-    rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
-    return run_block(functools.partial(_run, threads=numba.get_num_threads()), args + rest)
+    params = KernelParams(mode, window, negative, max_context, lr0, min_lr)
+    block = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, words_before, total_words, seed)
+    return PER_PAIR(params, *block, n_chunks)
 
 
 def train_sgns_block_serial(
@@ -354,9 +210,9 @@ def train_sgns_block_serial(
     Same algorithm, chunks and random streams as :func:`train_sgns_block`; with one numba thread the
     two give the same result.
     """
-    args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
-    rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
-    return run_block(functools.partial(_run, threads=1), args + rest)
+    params = KernelParams(mode, window, negative, max_context, lr0, min_lr)
+    block = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, words_before, total_words, seed)
+    return PER_PAIR_SERIAL(params, *block, n_chunks)
 
 
 train_sgns_block.__doc__ = (train_sgns_block.__doc__ or "") + _DOC_PARAMS

@@ -30,29 +30,14 @@ The NumPy twin is :func:`likewise.kernels.reference.train_sgns_typed_block_refer
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 
-import numba
 import numpy as np
-from numba import njit
 
 from ..errors import InputError
-from ._claim import claim_chunks
-from ._common import (
-    F_MAX,
-    F_SETTLED,
-    U32,
-    chunk_bounds,
-    chunk_states,
-    longest_sequence,
-    lr_at,
-    next32,
-    read_only,
-    stop_chunk,
-    subsample,
-    validate_inputs,
-)
+from ._block import BlockKernel
+from ._pairs import PAIR_DRIVER
+from .params import KernelParams
 from .tables import make_neg_cum
 
 __all__ = [
@@ -60,6 +45,7 @@ __all__ = [
     "make_typed_tables",
     "train_sgns_typed_block",
     "train_sgns_typed_block_serial",
+    "typed_block_kernel",
     "typed_kernel",
 ]
 
@@ -125,151 +111,17 @@ def check_typed_tables(
         raise InputError("each type's last type_cum entry must be in [1, 2**32] (use make_typed_tables)")
 
 
-@njit(fastmath=True, nogil=True, cache=True, inline="always")
-def _typed_pair(centre, ctx, W, C, tables, negative, lr, neu1e, state):
-    """One (centre, context) pair with negatives of the centre's type; returns (state, loss)."""
-    item_type, type_start, type_order, type_cum = tables
-    dim = W.shape[1]
-    for d in range(dim):
-        neu1e[d] = np.float32(0.0)
-    loss = 0.0
-    t = item_type[centre]
-    a = type_start[t]
-    b = type_start[t + 1]
-    total = np.uint64(type_cum[b - 1])
-    for k in range(negative + 1):
-        if k == 0:
-            target = centre
-        else:
-            state, x = next32(state)
-            r = np.int64((x * total) >> U32)
-            lo = a
-            hi = b
-            while lo < hi:  # first position of the type with type_cum > r
-                mid = (lo + hi) >> 1
-                if type_cum[mid] <= r:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            target = type_order[lo]
-            if target == centre:
-                continue
-        f = np.float32(0.0)
-        for d in range(dim):
-            f += W[ctx, d] * C[target, d]
-        settled = False
-        if f > F_MAX:
-            settled = k == 0 and f > F_SETTLED
-            f = F_MAX
-        elif f < -F_MAX:
-            settled = k != 0 and f < -F_SETTLED
-            f = -F_MAX
-        z = -f if k == 0 else f
-        e = np.float32(math.exp(z))
-        q = e / (np.float32(1.0) + e)
-        g = q * lr if k == 0 else -q * lr
-        loss += math.log1p(e)
-        if settled:  # learnt past doubt: no update (see SETTLED)
-            continue
-        for d in range(dim):
-            c = C[target, d]
-            neu1e[d] += g * c
-            C[target, d] = c + g * W[ctx, d]
-    for d in range(dim):
-        W[ctx, d] += neu1e[d]
-    return state, loss
+def _negatives(tables: tuple, neg_cum: np.ndarray, n_items: int) -> tuple:
+    """The per-pair driver's ``negs`` with the type tables (checked against the ``n_items`` rows): its
+    pair step then draws each pair's negatives from the centre's type (``._pairs.negative_range``)."""
+    check_typed_tables(*tables, n_items)
+    return tables
 
 
-# One compiled driver, as in .sgns: the parallel kernel runs it on threads claiming chunks, the serial
-# one on the chunks in order; the chunk loop is its body and everything it calls is inlined.
-
-
-@njit(fastmath=True, nogil=True, cache=True)
-def _run_chunks(ids, offsets, bounds, states, W, C, keep_prob, tables, params, counts, losses, k0, k1):
-    """As :mod:`.sgns`'s driver (chunks ``k0 .. k1 - 1``), with :func:`_typed_pair`."""
-    mode, window, negative, max_context, lr0, min_lr, words_before, total_words = params
-    base = offsets[bounds[0]]
-    uwindow = np.uint64(window)
-    for chunk in range(k0, k1):
-        s0 = bounds[chunk]
-        s1 = bounds[chunk + 1]
-        state = states[chunk]
-        out = counts[chunk]
-        longest = longest_sequence(offsets, s0, s1)
-        kept = np.empty(longest, dtype=np.int32)
-        neu1e = np.empty(W.shape[1], dtype=np.float32)
-        seen = 0
-        n_kept = 0
-        pairs = 0
-        loss = 0.0
-        stopped = False
-        out[3] = 0
-        for s in range(s0, s1):
-            a = offsets[s]
-            b = offsets[s + 1]
-            seen += b - a
-            n, state, bad = subsample(ids, a, b, keep_prob, kept, state)
-            if bad >= 0:
-                stop_chunk(out, seen, n_kept, pairs, ids[bad])
-                stopped = True
-                break
-            n_kept += n
-            if n < 2:
-                continue
-            lr = lr_at(a, base, words_before, total_words, lr0, min_lr)
-            sampled = mode == 1 and n - 1 > max_context
-            others = np.uint64(n - 1)
-            for i in range(n):
-                # One _pair call site for all three ways of choosing contexts: each site inlines all of
-                # _typed_pair, and the compile time grows with the copies.
-                lo = 0
-                hi = n
-                if mode == 0:
-                    state, x = next32(state)
-                    reach = window - np.int64((x * uwindow) >> U32)
-                    lo = max(0, i - reach)
-                    hi = min(n, i + reach + 1)
-                j = lo - 1
-                for _ in range(max_context if sampled else hi - lo - 1):
-                    if sampled:
-                        state, x = next32(state)
-                        j = np.int64((x * others) >> U32)
-                        if j >= i:
-                            j += 1
-                    else:
-                        j += 1
-                        if j == i:
-                            j += 1
-                    state, pl = _typed_pair(kept[i], kept[j], W, C, tables, negative, lr, neu1e, state)
-                    loss += pl
-                    pairs += 1
-        if not stopped:
-            out[0] = seen
-            out[1] = n_kept
-            out[2] = pairs
-        losses[chunk] = loss
-
-
-def _run(args: tuple, tables: tuple, threads: int) -> tuple[int, int, int, float]:
-    from ..errors import ItemIndexError
-
-    ids, offsets, _, _, W, C, keep_prob, _neg_cum = args[:8]
-    p = validate_inputs(*args)
-    check_typed_tables(*tables, W.shape[0])
-    if p.seq_start == p.seq_end:
-        return 0, 0, 0, 0.0
-    bounds = chunk_bounds(offsets, p.seq_start, p.seq_end, p.n_chunks)
-    states = chunk_states(p.seed, p.seq_start, p.n_chunks)
-    counts = np.zeros((p.n_chunks, 5), dtype=np.int64)
-    losses = np.zeros(p.n_chunks, dtype=np.float64)
-    ids, offsets = read_only(ids), read_only(offsets)  # one compiled type for maps and copies (run_block)
-    run = (ids, offsets, bounds, states, W, C, keep_prob, tables, p.kernel_scalars(), counts, losses)
-    claim_chunks(lambda k0, k1: _run_chunks(*run, k0, k1), p.n_chunks, threads)
-    failed = np.flatnonzero(counts[:, 3])
-    if len(failed):
-        raise ItemIndexError(int(counts[failed[0], 4]), W.shape[0])
-    seen, kept, pairs = (int(v) for v in counts[:, :3].sum(axis=0))
-    return seen, kept, pairs, float(sum(losses.tolist()))
+def typed_block_kernel(tables: tuple, *, serial: bool) -> BlockKernel:
+    """The typed per-pair kernel with ``tables`` (:func:`make_typed_tables`) bound, hyper-parameters
+    whole (:class:`~likewise.kernels.params.KernelParams`); the tables are checked at each call."""
+    return BlockKernel(PAIR_DRIVER, functools.partial(_negatives, tables), serial=serial)
 
 
 _SIGNATURE = """
@@ -285,10 +137,10 @@ def train_sgns_typed_block(
     lr0, min_lr, words_before, total_words, seed, n_chunks, item_type, type_start, type_order, type_cum,
 ) -> tuple[int, int, int, float]:  # fmt: skip
     """Train SGNS with typed negatives on a block; chunks in parallel (hogwild)."""
-    args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
-    rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
-    tables = (item_type, type_start, type_order, type_cum)
-    return _run(args + rest, tables, numba.get_num_threads())
+    params = KernelParams(mode, window, negative, max_context, lr0, min_lr)
+    block = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, words_before, total_words, seed)
+    kernel = typed_block_kernel((item_type, type_start, type_order, type_cum), serial=False)
+    return kernel(params, *block, n_chunks)
 
 
 def train_sgns_typed_block_serial(
@@ -296,9 +148,10 @@ def train_sgns_typed_block_serial(
     lr0, min_lr, words_before, total_words, seed, n_chunks, item_type, type_start, type_order, type_cum,
 ) -> tuple[int, int, int, float]:  # fmt: skip
     """:func:`train_sgns_typed_block` on one thread, chunks in order: bit-identical across runs."""
-    args = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, mode, window, negative, max_context)
-    rest = (lr0, min_lr, words_before, total_words, seed, n_chunks)
-    return _run(args + rest, (item_type, type_start, type_order, type_cum), 1)
+    params = KernelParams(mode, window, negative, max_context, lr0, min_lr)
+    block = (ids, offsets, seq_start, seq_end, W, C, keep_prob, neg_cum, words_before, total_words, seed)
+    kernel = typed_block_kernel((item_type, type_start, type_order, type_cum), serial=True)
+    return kernel(params, *block, n_chunks)
 
 
 train_sgns_typed_block.__doc__ = (train_sgns_typed_block.__doc__ or "") + _SIGNATURE

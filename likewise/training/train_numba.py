@@ -108,7 +108,8 @@ class NumbaPasses:
     total_words : int
         Tokens of all planned passes (the learning-rate schedule's length).
     kernel : callable
-        One of the block kernels of :mod:`likewise.kernels`.
+        A block kernel of :func:`likewise.kernels.block_kernel`, called with the run's
+        :class:`~likewise.kernels.params.KernelParams` whole.
     n_chunks : int
         Chunks per block (the deterministic kernels' layout).
     block_tokens : int, optional
@@ -166,10 +167,8 @@ class NumbaPasses:
             words_before = epoch * self.n_tokens + int(self.offsets[s0])
             with compile_notice(self.progress):  # arrays of types the warm-up did not compile for
                 r = self.kernel(
-                    *self.params.block_args(
-                        self.ids, self.offsets, s0, s1, self.W, self.C, self.keep_prob, self.neg_cum,
-                        words_before, self.total_words, seed, self.n_chunks,
-                    )
+                    self.params, self.ids, self.offsets, s0, s1, self.W, self.C, self.keep_prob,
+                    self.neg_cum, words_before, self.total_words, seed, self.n_chunks,
                 )  # fmt: skip
             # a memory-mapped corpus keeps one block resident, not all it has read
             release_pages(self.ids, int(self.offsets[s0]), int(self.offsets[s1]))
@@ -226,9 +225,7 @@ def numba_passes(
     """
     from .. import kernels
 
-    classic = neg_group_for(config) == 1
     if config.deterministic:
-        kernel = kernels.train_sgns_block_serial if classic else kernels.train_sgns_batched_block_serial
         threads, n_chunks = 1, DETERMINISTIC_CHUNKS
     else:
         import numba
@@ -239,14 +236,15 @@ def numba_passes(
         auto = max(1, int(n_tokens) // TOKENS_PER_THREAD) if n_tokens else threads
         threads = min(threads, numba.config.NUMBA_NUM_THREADS, config.threads or auto)
         numba.set_num_threads(threads)
-        kernel = kernels.train_sgns_block if classic else kernels.train_sgns_batched_block
         n_chunks = threads * CHUNKS_PER_THREAD
     group = neg_group_for(config)
+    typed = None
     if neg_types is not None:  # typed negatives: the per-pair kernel, drawing from the centre's type
         if counts is None:
             raise InputError("typed negatives need the counts of the ids")
-        kernel = kernels.typed_kernel(counts, neg_types, config.ns_exponent, serial=config.deterministic)
+        typed = kernels.make_typed_tables(counts, neg_types, config.ns_exponent)
         group = 1
+    kernel = kernels.block_kernel(group, serial=config.deterministic, typed=typed)
 
     if warm_like is not None and neg_types is None:
         # Compile (or load from numba's cache) before the tables exist, then hand LLVM's code pages back:
@@ -290,23 +288,9 @@ def _warm(
     one_neg = make_neg_cum(np.ones(1, dtype=np.int64), config.ns_exponent)  # neg_cum's own maker
     W = np.zeros((1, config.dim), dtype=np.float32)
     C = np.zeros((1, config.dim), dtype=np.float32)
-    params = KernelParams.of(config, group)
-    kernel(
-        *params.block_args(
-            like(ids, [0, 0]),
-            like(offsets, [0, 2]),
-            0,
-            1,
-            W,
-            C,
-            np.ones(1, dtype=keep_prob.dtype),
-            one_neg,
-            0,
-            2,
-            config.seed,
-            n_chunks,
-        )
-    )
+    corpus = like(ids, [0, 0]), like(offsets, [0, 2])
+    ones = np.ones(1, dtype=keep_prob.dtype)
+    kernel(KernelParams.of(config, group), *corpus, 0, 1, W, C, ones, one_neg, 0, 2, config.seed, n_chunks)
 
 
 def release_compiler_pages(library: str = "libllvmlite") -> int:
