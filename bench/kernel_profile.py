@@ -33,8 +33,10 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import re
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -63,16 +65,27 @@ _TRAIN = _PAD + "    loss += _group(cx[p], nbs[p], tgs[p], nts[p], W, C, xb, tb,
 _CUTS["chunk loop only"] = [(_TRAIN, ""), *_CUTS["no prefetch"]]
 
 
+def _cut(src: str, old: str, new: str, name: str) -> str:
+    """``src`` with the lines ``old`` replaced by ``new``, at whatever indentation the kernel has them
+    (both are written as at one indentation; the kernel's own decides)."""
+    old_d, new_d = textwrap.dedent(old), textwrap.dedent(new)
+    first = old_d.splitlines()[0]
+    found = re.search(r"^( *)" + re.escape(first) + "$", src, flags=re.M)
+    indented = textwrap.indent(old_d, found.group(1)) if found else None
+    if indented is None or indented not in src:
+        sys.exit(f"kernel_profile: the kernel changed, cannot cut {old.strip()[:60]!r} for {name!r}")
+    return src.replace(indented, textwrap.indent(new_d, found.group(1)))
+
+
 def variant(name: str, cuts: list[tuple[str, str]], folder: Path):
     """The shipped kernel module with ``cuts`` applied, imported from ``folder``."""
     import likewise.kernels.batched as shipped
 
     src = Path(shipped.__file__).read_text(encoding="utf-8")
     for old, new in cuts:
-        if old not in src:
-            sys.exit(f"kernel_profile: the kernel changed, cannot cut {old.strip()[:60]!r} for {name!r}")
-        src = src.replace(old, new)
-    src = src.replace("from ._common import", "from likewise.kernels._common import")
+        src = _cut(src, old, new, name)
+    # the copy lives outside the package: its relative imports name the package's modules
+    src = re.sub(r"^from \.(\w+) import", r"from likewise.kernels.\1 import", src, flags=re.M)
     path = folder / f"cut_{abs(hash(name))}.py"
     path.write_text(src, encoding="utf-8")
     spec = importlib.util.spec_from_file_location(path.stem, path)
@@ -102,7 +115,7 @@ def main() -> int:
 
     from likewise.data.corpus import build_corpus
     from likewise.kernels import make_keep_prob, make_neg_cum
-    from likewise.kernels._common import chunk_bounds, chunk_states
+    from likewise.kernels.params import KernelParams
     from likewise.readers import InputSpec
 
     ghz = a.ghz
@@ -117,7 +130,9 @@ def main() -> int:
     counts = np.asarray(corpus.vocab.counts, dtype=np.int64)
     keep, neg = make_keep_prob(counts, 1e-3), make_neg_cum(counts, 0.75)
     V, D, negative = len(counts), 100, 5
-    params = (0, 5, negative, 50, 0.025, 0.0001, 0.0, float(n_tok), 16)
+    params = KernelParams(
+        mode=0, window=5, negative=negative, max_context=50, lr0=0.025, min_lr=1e-4, group=16
+    )
     import likewise.kernels.batched as shipped
 
     mods = {"full": shipped}
@@ -125,21 +140,17 @@ def main() -> int:
         for name, cuts in _CUTS.items():
             mods[name] = variant(name, cuts, Path(tmp))
         res: dict[str, list[float]] = {name: [] for name in mods}
-        counts_out = np.zeros((8, 5), dtype=np.int64)
         for rep in range(a.repeat + 1):  # the first round compiles and is not counted
             for name, mod in mods.items():
                 W = ((np.random.default_rng(1).random((V, D), dtype=np.float32) - 0.5) / D).astype(np.float32)
                 C = np.zeros((V, D), np.float32)
-                bounds, states = chunk_bounds(offsets, 0, end, 8), chunk_states(1, 0, 8)
-                counts_out[:] = 0
                 t0 = time.thread_time()
-                mod._run(
-                    ids, offsets, bounds, states, W, C, keep, neg, params, counts_out, np.zeros(8), threads=1
-                )
+                # one thread, 8 chunks: the block kernel as training calls it (KernelParams whole)
+                got = mod.BATCHED_SERIAL(params, ids, offsets, 0, end, W, C, keep, neg, 0, n_tok, 1, 8)
                 if rep:
                     res[name].append(time.thread_time() - t0)
                 if name == "full":
-                    seen, kept, pairs = (int(x) for x in counts_out[:, :3].sum(axis=0))
+                    seen, kept, pairs = got[:3]
     best = {name: min(ts) for name, ts in res.items()}
     full = best["full"]
     cyc = full * ghz * 1e9
