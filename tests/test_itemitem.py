@@ -384,3 +384,21 @@ def test_over_the_budget_training_covers_the_most_frequent_and_says_so():
     inside = emb.keys[emb.itemitem.items[0]]
     got = emb.recommend([inside], k=20).keys
     assert len(got) == len(set(got)) == 20 and inside not in got
+
+
+@pytest.mark.parametrize("completion", ["itemitem", "affinity"])
+def test_restrict_to_the_most_frequent_keeps_completion_among_them(completion):
+    """restrict=N names the N most frequent items; when they are rows 0..N-1 the candidates were given
+    as a prefix and basket completion read that as "every item" (ids past N came back)."""
+    import likewise
+    from likewise.data.datasets import demo_baskets
+
+    emb = likewise.train(
+        demo_baskets(400, seed=1), mode="basket", dim=8, epochs=2, min_count=1, progress=False,
+        deterministic=True, completion=completion,
+    )  # fmt: skip
+    top = set(np.argsort(-np.asarray(emb.counts), kind="stable")[:10].tolist())
+    assert emb.completion == completion and top == set(range(10))  # the prefix case
+    for scoring in ("mixture", "product") if completion == "affinity" else ("auto",):
+        got = emb.recommend([emb.keys[0], emb.keys[1]], k=5, restrict=10, scoring=scoring)
+        assert set(got.ids.tolist()) <= top - {0, 1} and len(got) == 5

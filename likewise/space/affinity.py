@@ -266,12 +266,15 @@ class BasketQueries:
         """Contexts as sorted unique ids (checked), the allowed candidates (bool [V]) and ``k`` clamped
         to the fewest candidates any context leaves; shared by both completions."""
         k = check_k(k)
-        _, cand = self._candidates(restrict)
+        table, cand = self._candidates(restrict)
         ctx = [np.unique(np.asarray(c, dtype=np.int64).reshape(-1)) for c in contexts]
         for c in ctx:
             if len(c) and (c[0] < 0 or c[-1] >= len(self)):
                 raise ItemIndexError(int(c[0] if c[0] < 0 else c[-1]), len(self))
-        allowed = np.ones(len(self), dtype=bool) if cand is None else np.isin(np.arange(len(self)), cand)
+        if cand is None:  # the first rows: all of them, or the N most frequent when they are rows 0..N-1
+            allowed = np.arange(len(self)) < len(table)
+        else:
+            allowed = np.isin(np.arange(len(self)), cand)
         left = min((int(allowed.sum()) - int(allowed[c].sum()) for c in ctx), default=int(allowed.sum()))
         k = min(k, left)
         if k < 1:
