@@ -6,6 +6,7 @@ It checks that the benchmark runs and reports, not how fast anything is: figures
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -58,6 +59,39 @@ def test_query_latency_benchmark_smoke(tmp_path):
         for section in ("1. exact top-10", "2. 2 clients at once", "3. one batch of 16", "4. ANN recall@10"):
             assert section in out, out
     assert ": hnswlib cached, faiss cached" in out  # the second run read both graphs back
+
+
+def test_identical_vectors_smoke(tmp_path):
+    """The refactor check: two runs of a few configurations hash to the same arrays, and a changed hash
+    is reported (exit 1, the array named)."""
+    only = "text-sequence,table,order-log-customers"
+    _bench(
+        "identical_vectors.py",
+        "--only",
+        only,
+        "--write",
+        str(tmp_path / "h.json"),
+        tmp_path=tmp_path,
+        cache=False,
+    )
+    out = _bench(
+        "identical_vectors.py",
+        "--only",
+        only,
+        "--compare",
+        str(tmp_path / "h.json"),
+        tmp_path=tmp_path,
+        cache=False,
+    )
+    assert out.strip().splitlines()[-1] == "identical", out
+    hashes = json.loads((tmp_path / "h.json").read_text())
+    hashes["table"]["vectors.npy"] = "0" * 64
+    (tmp_path / "h.json").write_text(json.dumps(hashes))
+    cmd = [sys.executable, str(ROOT / "bench" / "identical_vectors.py"), "--only", "table"]
+    proc = subprocess.run(
+        cmd + ["--compare", str(tmp_path / "h.json")], capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 1 and "DIFFERENT: table/vectors.npy" in proc.stdout, proc.stdout
 
 
 def test_load_service_benchmark_smoke(tmp_path):
