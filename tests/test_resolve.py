@@ -163,3 +163,23 @@ def test_every_input_takes_the_run_options():
     assert [s.epoch for s in seen] == [1, 2] and emb.customers is not None
     with pytest.raises(InputError, match="half_life_days= and popularity_power= weigh customer vectors"):
         likewise.train(_orders(), **LOG, half_life_days=30, **DET)
+
+
+def test_progress_unset_follows_the_terminal(monkeypatch):
+    """``progress`` not given: a bar only when stderr is a terminal (as before the one path)."""
+    import sys
+
+    from likewise.training.train import Run
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    seen = {}
+    real = Run.of.__func__
+
+    def spy(cls, config, *a, **kw):
+        run = real(cls, config, *a, **kw)
+        seen["progress"] = run.progress
+        return run
+
+    monkeypatch.setattr(Run, "of", classmethod(spy))
+    likewise.train([["a", "b"], ["b", "c"]] * 5, dim=4, epochs=1, min_count=1, backend="cpu")
+    assert seen["progress"] is True

@@ -93,7 +93,8 @@ def train(data: Any = None, config: TrainConfig | None = None, *, steps: Sequenc
         The input vectors, the vocabulary and counts, the config as trained (mode and ``sample``
         resolved), and in ``meta``: per-epoch history, why the mode and ``sample`` were chosen, the
         share of tokens subsampling kept, the keys ``min_count`` / ``max_items`` dropped, and from a
-        matrix its ``matrix`` (:meth:`SparseBaskets.shape_note`). Under ``torchrun`` (``WORLD_SIZE`` >
+        matrix its ``matrix`` (:meth:`SparseBaskets.shape_note`); ``emb.report`` types them
+        (:class:`likewise.training.report.TrainReport`). Under ``torchrun`` (``WORLD_SIZE`` >
         1, backend torch) every process trains its shard and rank 0 returns the whole space, the others None.
     """
     from ..readers.resolve import ReadOptions
@@ -103,6 +104,7 @@ def train(data: Any = None, config: TrainConfig | None = None, *, steps: Sequenc
         **{f.name: options.pop(f.name) for f in dataclasses.fields(ReadOptions) if f.name in options}
     )
     how = {k: options.pop(k) for k in RUN_OPTIONS if k in options}
+    how.setdefault("progress", None)  # unset: a progress bar when stderr is a terminal
     config = config_with(config, options)
     return fit(data, read, config, Run.of(config, **how), steps)
 
