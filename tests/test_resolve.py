@@ -183,3 +183,20 @@ def test_progress_unset_follows_the_terminal(monkeypatch):
     monkeypatch.setattr(Run, "of", classmethod(spy))
     likewise.train([["a", "b"], ["b", "c"]] * 5, dim=4, epochs=1, min_count=1, backend="cpu")
     assert seen["progress"] is True
+
+
+def test_train_from_log_is_an_order_log_without_customers(tmp_path):
+    """train_from_log reads an order log whatever columns it is given: products, and the record that
+    update needs (meta["retail"]), as before the one path."""
+    import pyarrow.parquet as pq
+
+    from likewise.training.update import update
+
+    path = tmp_path / "orders.parquet"
+    pq.write_table(_orders(), path)
+    emb = likewise.retail.train_from_log(str(path), **LOG, user_col=None, **DET)
+    assert emb.vocab.what == "product" and emb.meta["retail"]["user_col"] is None
+    assert update(emb, str(path)).meta["update"]["lines"] == _orders().num_rows
+    plain = likewise.train(str(path), **LOG, **DET)  # a log of baskets and items alone: items
+    assert plain.vocab.what == "item" and "retail" not in plain.meta
+    assert np.array_equal(plain.vectors, emb.vectors)

@@ -88,6 +88,9 @@ class ReadOptions:
         A query; the data is then the database's URI.
     item_keys, user_keys : sequence of str, optional
         A user × item matrix's column and row names.
+    as_order_log : bool
+        Read the log as an order log whatever else is given (:func:`likewise.retail.train_from_log`
+        does): its keys are products and the space records what was read (:attr:`order_log`).
     """
 
     format: str = "auto"
@@ -108,6 +111,7 @@ class ReadOptions:
     sql: str | None = None
     item_keys: Any = None
     user_keys: Any = None
+    as_order_log: bool = False
 
     def __post_init__(self) -> None:
         if self.sessions is not None:
@@ -144,7 +148,7 @@ class ReadOptions:
         """A log read with more than its baskets and items: customers, times, quantities, sessions,
         types or item attributes (the space records what was read, ``meta["retail"]``)."""
         extra = (self.user_col, self.time_col, self.quantity_col, self.sessions, self.item_attrs)
-        return self.typed or any(v is not None for v in extra)
+        return self.as_order_log or self.typed or any(v is not None for v in extra)
 
     @property
     def what(self) -> str:

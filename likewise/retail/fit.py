@@ -244,7 +244,7 @@ def train_from_log(
     if typed_negatives:
         options["typed_negatives"] = True
     cols = {"basket_col": basket_col, "item_col": item_col, "user_col": user_col}
-    return train(paths, config, **cols, **options)
+    return train(paths, config, **cols, as_order_log=True, **options)
 
 
 def fit_order_log(
