@@ -49,13 +49,12 @@ def cmd_train(args: argparse.Namespace) -> None:
 
     check_target(args.output, overwrite=args.overwrite)  # fail before training, not after
     check_apart(args.checkpoint_dir, args.output)
-    order_log = args.user_col or args.time_col or args.sessions or args.quantity_col
-    order_log = order_log or args.type_col or args.type_cols or args.item_attrs or args.typed_negatives
     config = TrainConfig(**{f: getattr(args, f) for f in _CONFIG_FIELDS})
     emb = train(
-        args.input[0] if args.query is not None else InputSpec(paths=tuple(args.input)),
+        # with --query, INPUT names the one database (the resolver says so when more are given)
+        args.input if args.query is not None else InputSpec(paths=tuple(args.input)),
         config,
-        **_read_options(args, order_log),
+        **_read_options(args),
         progress=False if args.quiet else None,
         cache_dir=args.cache_dir,
         checkpoint_dir=args.checkpoint_dir,
@@ -70,23 +69,20 @@ def cmd_train(args: argparse.Namespace) -> None:
     )
 
 
-def _read_options(args: argparse.Namespace, order_log: bool) -> dict[str, Any]:
+def _read_options(args: argparse.Namespace) -> dict[str, Any]:
     """The reading options of ``likewise train`` (:class:`likewise.readers.ReadOptions`), by name."""
-    if args.query is not None and len(args.input) != 1:
-        raise LikewiseError(f"--query runs on one database: give its URI as INPUT, got {len(args.input)}")
+    from likewise.readers import ReadOptions
+
     read = {"format": args.format, "delimiter": args.delimiter, "tokenize": getattr(args, "tokenize", "none")}
     read |= {"basket_col": args.basket_col, "item_col": args.item_col, "sql": args.query}
-    if not order_log:
-        return read | {"order_col": args.order_col}
-    # an order log's time orders its orders: --order-col names it too
-    read |= {"user_col": args.user_col, "time_col": args.time_col or args.order_col}
-    read |= {"quantity_col": args.quantity_col, "sessions": args.sessions, "type_col": args.type_col}
-    read |= {
-        "type_map": args.type_map,
-        "type_cols": _type_cols(args.type_cols),
-        "item_attrs": args.item_attrs,
-    }
+    read |= {"user_col": args.user_col, "time_col": args.time_col, "quantity_col": args.quantity_col}
+    read |= {"sessions": args.sessions, "type_col": args.type_col, "type_map": args.type_map}
+    read |= {"type_cols": _type_cols(args.type_cols), "item_attrs": args.item_attrs}
     read |= {"attrs_item_col": args.attrs_item_col}
+    if ReadOptions(**read).order_log:  # an order log's time orders its orders: --order-col names it too
+        read["time_col"] = args.time_col or args.order_col
+    else:
+        read["order_col"] = args.order_col
     if args.user_col:  # customer vectors' weights
         read |= {"half_life_days": args.half_life_days, "popularity_power": args.popularity_power}
     return read

@@ -125,8 +125,7 @@ class ReadOptions:
     @classmethod
     def of_spec(cls, spec: InputSpec) -> ReadOptions:
         """The reading options of ``spec`` (all but where its data is)."""
-        own = {f.name: getattr(spec, f.name) for f in dataclasses.fields(cls) if hasattr(spec, f.name)}
-        own.pop("sql", None)
+        own = {name: getattr(spec, name) for name in _SHARED}
         return cls(**own, sessions=spec.session_gap, item_attrs=spec.attrs)
 
     def over(self, base: ReadOptions) -> ReadOptions:
@@ -164,26 +163,19 @@ class ReadOptions:
 
     def spec(self, paths: tuple[str, ...] = (), sql: str | None = None, uri: str | None = None) -> InputSpec:
         """The :class:`InputSpec` of these options over ``paths`` (or a query ``sql`` on ``uri``)."""
-        return InputSpec(
-            paths=paths,
-            sql=sql,
-            uri=uri,
-            format=self.format,
-            delimiter=self.delimiter,
-            tokenize=self.tokenize,
-            basket_col=self.basket_col,
-            item_col=self.item_col,
-            order_col=self.order_col,
-            user_col=self.user_col,
-            time_col=self.time_col,
-            quantity_col=self.quantity_col,
-            session_gap=None if self.sessions is None else parse_duration(self.sessions),
-            type_col=self.type_col,
-            type_map=self.type_map,
-            type_cols=self.type_cols,
-            attrs=None if self.item_attrs is None else os.fspath(self.item_attrs),
-            attrs_item_col=self.attrs_item_col,
-        )
+        shared = {name: getattr(self, name) for name in _SHARED}
+        gap = None if self.sessions is None else parse_duration(self.sessions)
+        attrs = None if self.item_attrs is None else os.fspath(self.item_attrs)
+        return InputSpec(paths=paths, sql=sql, uri=uri, **shared, session_gap=gap, attrs=attrs)
+
+
+#: The reading options :class:`ReadOptions` and :class:`InputSpec` share by name (``sql`` says where
+#: the data is, so a spec's own query is kept apart).
+_SHARED = tuple(
+    f.name
+    for f in dataclasses.fields(InputSpec)
+    if f.name in {g.name for g in dataclasses.fields(ReadOptions)} and f.name != "sql"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -212,8 +204,10 @@ class Resolved:
 
 
 def _is_corpus(data: Any) -> bool:
-    """A compiled corpus (:class:`likewise.data.corpus.Corpus`), recognised without importing it."""
-    return all(hasattr(data, a) for a in ("ids", "offsets", "vocab", "manifest"))
+    """A compiled corpus (:class:`likewise.data.corpus.Corpus`)."""
+    from ..data.corpus import Corpus  # the compiler, beside the readers (L4)
+
+    return isinstance(data, Corpus)
 
 
 def _scratch(stack: ExitStack, holder: list[Path]) -> Path:

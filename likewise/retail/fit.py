@@ -184,15 +184,10 @@ def _log_steps(
         emb.meta["next_basket_seconds"] = time.perf_counter() - t2
     manifest = corpus.manifest
     lines = int(manifest.get("input", {}).get("log_rows", manifest.get("input_tokens", 0)))  # rows read
-    cols = {k: getattr(read, k) for k in ("basket_col", "item_col", "user_col", "time_col", "quantity_col")}
+    # the columns as the reader took them (a typed log's item_col reads "(a, b)" with type_cols)
+    cols = {k: getattr(spec, k) for k in ("basket_col", "item_col", "user_col", "time_col", "quantity_col")}
     described = spec.typing().describe() if read.typed else {}
-    emb.meta["retail"] = {
-        **cols,
-        "item_col": spec.item_col,
-        **described,
-        "sessions": read.sessions,
-        "lines": lines,
-    }
+    emb.meta["retail"] = {**cols, **described, "sessions": read.sessions, "lines": lines}
 
 
 def train_from_log(

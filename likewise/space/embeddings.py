@@ -254,7 +254,7 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
         mode, ``sample``, passes, basket rule and completion model, each with its reason; the history
         and the seconds per step. Read from ``config`` and ``meta``, so a space saved by any version has one.
         """
-        return TrainReport.read(self.config or {}, self.meta or {}, self.completion)
+        return TrainReport.read(self.config or {}, self.meta or {}, self.basket_rule, self.completion)
 
     @property
     def customers(self) -> Any:

@@ -6,8 +6,8 @@ keys were dropped. Each choice is a :class:`Choice` (its value and the reason), 
 history and the seconds each step took (:class:`Timings`). Front ends read these fields, never the
 space's ``meta`` keys.
 
-The saved form stays the manifest's ``meta`` and ``config`` (:data:`META_KEYS` are the keys a report
-is read from), so every saved space, of this version or an older one, has a report: a key an older
+The saved form stays the manifest's ``meta`` and ``config`` (:meth:`TrainReport.read` names the keys
+a report is read from), so every saved space, of this version or an older one, has a report: a key an older
 version did not write reads as its documented default.
 """
 
@@ -17,28 +17,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["META_KEYS", "Choice", "Timings", "TrainReport"]
-
-#: The ``meta`` keys a report is read from (the saved form of a run's record).
-META_KEYS = (
-    "mode_reason",
-    "sample_reason",
-    "epochs_reason",
-    "basket_scoring",
-    "scoring_reason",
-    "completion_reason",
-    "kept_share",
-    "dropped",
-    "history",
-    "backend",
-    "threads",
-    "corpus",
-    "read_seconds",
-    "train_seconds",
-    "completion_seconds",
-    "customer_seconds",
-    "next_basket_seconds",
-)
+__all__ = ["Choice", "Timings", "TrainReport"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,25 +106,26 @@ class TrainReport:
     corpus: dict[str, Any]
 
     @classmethod
-    def read(cls, config: Mapping[str, Any], meta: Mapping[str, Any], completion: str) -> TrainReport:
+    def read(
+        cls, config: Mapping[str, Any], meta: Mapping[str, Any], basket_rule: str, completion: str
+    ) -> TrainReport:
         """The report of a space from its ``config`` and ``meta`` (saved or fresh).
 
         Parameters
         ----------
         config, meta : mapping
             The space's (``emb.config``, ``emb.meta``).
+        basket_rule : str
+            How the space combines a basket's items (:attr:`~likewise.Embeddings.basket_rule`).
         completion : str
             What completes the space's baskets (:attr:`~likewise.Embeddings.completion`).
         """
         meta = meta or {}
-        rule = meta.get("basket_scoring", "mixture")
         return cls(
             mode=Choice(config.get("mode"), meta.get("mode_reason")),
             sample=Choice(config.get("sample"), meta.get("sample_reason")),
             epochs=Choice(config.get("epochs"), meta.get("epochs_reason")),
-            basket_rule=Choice(
-                rule if rule in ("mixture", "product") else "mixture", meta.get("scoring_reason")
-            ),
+            basket_rule=Choice(basket_rule, meta.get("scoring_reason")),
             completion=Choice(completion, meta.get("completion_reason")),
             kept_share=meta.get("kept_share"),
             dropped=meta.get("dropped"),

@@ -204,7 +204,7 @@ def run_tables(
     neg_cum = kernels.make_neg_cum(counts, config.ns_exponent)
     progress = run.progress
     backend = backend_passes(
-        run, config, keep_prob, neg_cum, int(offsets[-1]), counts, neg_types, (ids, offsets), progress
+        run, config, keep_prob, neg_cum, int(offsets[-1]), counts, neg_types, (ids, offsets)
     )
     # The tables are allocated after the backend is ready: the numba kernel is compiled and LLVM's pages
     # are handed back first, so they are not in the peak beside the tables.
@@ -291,14 +291,14 @@ def backend_passes(
     counts: np.ndarray,
     neg_types: np.ndarray | None = None,
     warm_like: tuple[np.ndarray, np.ndarray] | None = None,
-    progress: bool = False,
 ) -> Backend:
     """The backend factory: the :class:`~likewise.training.passes.Backend` of ``run.backend``.
 
     Parameters
     ----------
     run : Run
-        The backend chosen (:meth:`Run.of`), its processes and device.
+        The backend chosen (:meth:`Run.of`), its processes and device; with ``run.progress`` the numba
+        kernel says when it compiles.
     config : TrainConfig
         With ``neg_group`` resolved.
     keep_prob, neg_cum : ndarray
@@ -312,8 +312,6 @@ def backend_passes(
         A type code per id: typed negatives (numba only).
     warm_like : (ids, offsets), optional
         The corpus's arrays, for the numba kernel to be compiled before the tables are allocated.
-    progress : bool
-        Say when a kernel compiles.
     """
     if run.backend == "torch":
         if neg_types is not None:
@@ -323,7 +321,7 @@ def backend_passes(
         return torch_passes(config, keep_prob, neg_cum, run.dist, run.device)
     from .train_numba import numba_passes
 
-    return numba_passes(config, keep_prob, neg_cum, n_tokens, counts, neg_types, warm_like, progress)
+    return numba_passes(config, keep_prob, neg_cum, n_tokens, counts, neg_types, warm_like, run.progress)
 
 
 def _checkpoints(run: Run, config: TrainConfig, ids, offsets, counts, layout: dict[str, Any]):

@@ -204,7 +204,7 @@ def _mode(config: TrainConfig, source: Any) -> tuple[TrainConfig, str, Any]:
 
 def _as_corpus(source: Any, config: TrainConfig, run: Run, stack: ExitStack):
     """The compiled corpus of a resolved input: built (or found in the cache), or the one given."""
-    from ..data.corpus import build_corpus, corpus_from_sequences
+    from ..data.corpus import Corpus, build_corpus, corpus_from_sequences
     from ..readers import InputSpec
 
     data = source.data
@@ -217,8 +217,8 @@ def _as_corpus(source: Any, config: TrainConfig, run: Run, stack: ExitStack):
             what=source.options.what,
             progress=run.progress,
         )
-    if hasattr(data, "offsets") and hasattr(data, "vocab"):
-        return data  # a compiled corpus
+    if isinstance(data, Corpus):
+        return data
     # In-memory sequences (or a matrix's rows) are compiled into a folder that lives as long as training.
     out = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="likewise-corpus-")))
     return corpus_from_sequences(data, out / "corpus", min_count=config.min_count, max_items=config.max_items)
