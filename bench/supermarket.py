@@ -27,6 +27,7 @@ Seeds: the split has no randomness; likewise trains with ``seed=0`` (its default
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import json
 import tempfile
@@ -252,13 +253,12 @@ def trained(args, cj, test, log):
             _TRAINED["emb"], _TRAINED["secs"] = emb, time.perf_counter() - t0
         import resource
 
-        where = {
-            k: round(v, 1) for k, v in emb.meta.items() if k.endswith("_seconds") and isinstance(v, float)
-        }
+        report = emb.report  # the passes are in the config, never in meta (this line printed "None")
+        where = {k: round(v, 1) for k, v in dataclasses.asdict(report.timings).items()}
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
         log(
             f"likewise trained in {_TRAINED['secs']:.0f} s wall, process peak RSS {peak:.2f} GiB so far; "
-            f"epochs {emb.meta.get('epochs')}; where the seconds went: {where}"
+            f"epochs {report.epochs.value}; where the seconds went: {where}"
         )
         log(f"  completion: {emb.meta.get('completion_reason')}")
     return _TRAINED["emb"], _TRAINED["secs"]
