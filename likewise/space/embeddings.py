@@ -32,7 +32,7 @@ from .implicit_names import ImplicitNames
 from .itemtable import ItemTable, Types
 from .persist import SpaceFiles
 from .results import Neighbours, SpaceVector, compute_fingerprint
-from .search import normalise_rows, top_k_search
+from .search import centred_unit_rows, evidence_weights, normalise_rows, top_k_search
 from .vectorstores import StoreExports
 
 __all__ = ["Embeddings", "Neighbours", "SpaceVector", "compute_fingerprint", "top_k_search"]
@@ -104,6 +104,7 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
         self._meta = jsonable(meta, "meta")
         self._fingerprint = fingerprint
         self._normed: np.ndarray | None = None
+        self._centred: np.ndarray | None = None  # cache of centred_unit_rows (similar by evidence)
         self._norms: np.ndarray | None = None  # cache of norms (gensim's name)
         self._index: Any = None  # an attached likewise.index.AnnIndex, used by queries without restrict
         self._searcher: Searcher | None = None  # how queries are answered (searcher_for), on the first one
@@ -175,6 +176,32 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
             normed.flags.writeable = False
             self._normed = normed
         return self._normed
+
+    @property
+    def evidence_shrink(self) -> float | None:
+        """How :meth:`similar` weighs evidence by default: the ``shrink`` chosen at training, or None.
+
+        Training in basket mode chooses it on held-out baskets (``emb.meta["similar_evidence"]``); a
+        space without that choice (text, sessions, small data, older models) answers by plain cosine.
+        """
+        chosen = (self._meta or {}).get("similar_evidence")
+        if not isinstance(chosen, dict) or chosen.get("shrink") is None:
+            return None
+        shrink = chosen["shrink"]
+        if isinstance(shrink, bool) or not isinstance(shrink, (int, float)) or not shrink >= 0:
+            raise InputError(
+                f"meta['similar_evidence']['shrink'] == {shrink!r} in the saved space, must be a number >= 0;"
+                " the manifest was edited or damaged: train the space again"
+            )
+        return float(shrink)
+
+    def _evidence_rows(self) -> np.ndarray:
+        """Unit rows less their count-weighted mean (:func:`~likewise.space.search.centred_unit_rows`)."""
+        if self._centred is None:
+            rows = centred_unit_rows(self._vectors, self.counts)
+            rows.flags.writeable = False
+            self._centred = rows
+        return self._centred
 
     def __len__(self) -> int:
         return len(self._vocab)
@@ -506,8 +533,15 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
         restrict: Restrict = None,
         on_unknown: OnUnknown = "raise",
         types: Types = None,
+        evidence: bool | float = True,
     ) -> Neighbours:
-        """The ``k`` items most cosine-similar to each query item, the query itself excluded.
+        """The ``k`` items most similar to each query item, the query itself excluded.
+
+        By plain cosine, or, in a space trained on baskets, by cosine weighed by evidence: the vectors
+        less their count-weighted mean (what they share with everything popular), and each candidate's
+        cosine shrunk by ``count / (count + shrink)``, so that a product seen in two baskets does not
+        crowd out one seen in thousands at nearly the same cosine. ``shrink`` is chosen at training on
+        held-out baskets (:attr:`evidence_shrink`); ``emb.counts[ids]`` is each answer's evidence.
 
         Parameters
         ----------
@@ -525,11 +559,15 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
         types : str or list of str, optional
             In a typed space, return only items of these types (``["campaign"]``); default: every type
             but hidden ones (side information). See :meth:`typed_restrict`.
+        evidence : bool or float
+            ``True`` (default): weigh evidence as the space chose at training (plain cosine where it chose
+            nothing); ``False``: plain cosine; a number >= 0: weigh evidence with that ``shrink``.
 
         Returns
         -------
         Neighbours
-            ids/scores of shape [k] for one item, [n, k] for a batch.
+            ids/scores of shape [k] for one item, [n, k] for a batch. Scores are cosines, shrunk by
+            evidence when it is weighed.
         """
         if is_item(items):
             ids, kept = np.array([self.id_of(items)], dtype=np.int64), None
@@ -539,10 +577,39 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
             single = False
         else:
             raise InputError(f"items must be a key, an id or a sequence of them, got {type(items).__name__}")
-        queries = self.normed[ids]
         restrict = self.typed_restrict(restrict, types)
-        out_ids, scores = self._search(queries, k, restrict, np.arange(len(ids)), ids)
+        shrink = self._shrink_of(evidence)
+        if shrink is None:
+            out_ids, scores = self._search(self.normed[ids], k, restrict, np.arange(len(ids)), ids)
+            return self._result(out_ids, scores, single, kept)
+        # exact: every candidate's score is reweighed, so no index or int8 scan can pre-select them
+        rows = self._evidence_rows()
+        weights = evidence_weights(self.counts, shrink)
+        table, cand = rows, None
+        if restrict is not None:
+            prefix, cand = self._candidates(restrict)
+            cand = np.arange(len(prefix), dtype=np.int64) if cand is None else cand  # the first rows
+            table, weights = rows[cand], weights[cand]
+        ex_rows = np.arange(len(ids), dtype=np.int64)
+        ex_ids = ids
+        if cand is not None:
+            pos = np.minimum(np.searchsorted(cand, ids), len(cand) - 1)
+            inside = cand[pos] == ids
+            ex_rows, ex_ids = ex_rows[inside], pos[inside]
+        out_ids, scores = top_k_search(table, rows[ids], check_k(k), ex_rows, ex_ids, col_weights=weights)
+        if cand is not None:
+            out_ids = cand[out_ids]
         return self._result(out_ids, scores, single, kept)
+
+    def _shrink_of(self, evidence: bool | float) -> float | None:
+        """The ``shrink`` of :meth:`similar`'s ``evidence`` argument; None for plain cosine."""
+        if evidence is True:
+            return self.evidence_shrink
+        if evidence is False:
+            return None
+        if isinstance(evidence, (int, float)) and evidence >= 0:
+            return float(evidence)
+        raise InputError(f"evidence == {evidence!r}, must be True, False or a shrink >= 0 (in baskets)")
 
     def similar_to_vector(
         self,

@@ -237,7 +237,8 @@ class ImplicitNames:
         if len(cand) == 0:
             raise InputError("no user left to return")
         empty = np.zeros(0, dtype=np.int64)
-        found, scores = top_k_search(table.normed[cand], table.normed[rows], check_k(N), empty, empty)
+        prof = table.profiles  # what sets users apart, as similar_customers compares them
+        found, scores = top_k_search(prof[cand], prof[rows], check_k(N), empty, empty)
         out = cand[found]
         return (out[0], scores[0]) if single else (out, scores)
 

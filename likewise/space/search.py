@@ -21,6 +21,8 @@ __all__ = [
     "affinity_bias",
     "basket_affinity",
     "basket_affinity_top_k",
+    "centred_unit_rows",
+    "evidence_weights",
     "normalise_rows",
     "row_norms",
     "select_top_k",
@@ -46,6 +48,43 @@ def normalise_rows(x: np.ndarray) -> np.ndarray:
         norms[norms == 0] = 1.0
         out[start : start + step] = block / norms[:, None]
     return out
+
+
+def centred_unit_rows(x: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Unit rows of ``x`` [V, D] less their ``counts``-weighted mean, float32 (all-zero rows stay zero).
+
+    Skip-gram vectors share a common direction that follows popularity (each row is pulled towards the
+    contexts it was trained against, and frequent contexts dominate), so raw cosines make rarely seen
+    items look like everything frequent. Removing the occurrence-weighted mean leaves what sets each
+    item apart. The mean is taken in float64 a block of rows at a time.
+    """
+    w = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
+    total = w.sum()
+    centre = np.zeros(x.shape[1], dtype=np.float64)
+    step = _rows_per_block(x)
+    for start in range(0, x.shape[0], step):
+        centre += w[start : start + step] @ np.asarray(x[start : start + step], dtype=np.float64)
+    centre /= total if total > 0 else 1.0
+    out = np.empty(x.shape, dtype=np.float32)
+    for start in range(0, x.shape[0], step):
+        block = np.asarray(x[start : start + step], dtype=np.float64) - centre
+        norms = np.sqrt(np.einsum("ij,ij->i", block, block))
+        norms[norms == 0] = 1.0
+        out[start : start + step] = block / norms[:, None]
+    return out
+
+
+def evidence_weights(counts: np.ndarray, shrink: float) -> np.ndarray:
+    """``counts / (counts + shrink)``, float32 [V]: how far a similarity is trusted, by its evidence.
+
+    A similarity measured on ``n`` baskets is shrunk towards 0 by ``n / (n + shrink)`` (the shrinkage of
+    item-item neighbourhood models): an item seen in 2 baskets keeps 2 / 22 of its cosine at
+    ``shrink=20``, one seen in 2,000 keeps 99 %. ``shrink=0`` trusts every cosine fully.
+    """
+    n = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
+    if shrink <= 0:
+        return np.ones(len(n), dtype=np.float32)
+    return (n / (n + float(shrink))).astype(np.float32)
 
 
 def row_norms(x: np.ndarray) -> np.ndarray:
@@ -93,6 +132,7 @@ def top_k_search(
     method: Literal["dot", "cosmul"] = "dot",
     block_elems: int = BLOCK_ELEMS,
     n_negative: int = 1,
+    col_weights: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Top-``k`` rows of ``table`` for each query, best first, ties broken by lower row.
 
@@ -118,6 +158,8 @@ def top_k_search(
     n_negative : int
         ``method="cosmul"``: how many leading rows of each query are negative terms, ``0 <= n_negative
         < T`` (at least one positive term).
+    col_weights : ndarray of float32, shape [C], optional
+        ``method="dot"``: each row's score is multiplied by its weight (:func:`evidence_weights`).
 
     Returns
     -------
@@ -144,6 +186,8 @@ def top_k_search(
         qb = queries[start:stop]
         if method == "dot":
             scores = qb @ table_t
+            if col_weights is not None:
+                scores *= col_weights
         else:
             scores = _shifted_product(qb[:, n_negative:], table_t)
             below = _shifted_product(qb[:, :n_negative], table_t)

@@ -50,6 +50,8 @@ class Timings:
         Fitting and choosing the completion model.
     customers, next_basket : float
         Customer vectors and their next-basket weights (a log with customers).
+    similar : float
+        Choosing how ``similar`` weighs evidence (basket mode).
     """
 
     read: float = 0.0
@@ -57,11 +59,12 @@ class Timings:
     completion: float = 0.0
     customers: float = 0.0
     next_basket: float = 0.0
+    similar: float = 0.0
 
     @property
     def total(self) -> float:
         """All the steps together."""
-        return self.read + self.train + self.completion + self.customers + self.next_basket
+        return self.read + self.train + self.completion + self.customers + self.next_basket + self.similar
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,6 +80,9 @@ class TrainReport:
         ``"product"``).
     completion : Choice
         What completes baskets: ``"itemitem"``, ``"affinity"`` or ``"cosine"``.
+    similar : Choice
+        How :meth:`~likewise.Embeddings.similar` weighs evidence: the ``shrink`` chosen on held-out
+        baskets, or None for plain cosine.
     kept_share : float or None
         The share of tokens subsampling kept.
     dropped : dict or None
@@ -97,6 +103,7 @@ class TrainReport:
     epochs: Choice
     basket_rule: Choice
     completion: Choice
+    similar: Choice
     kept_share: float | None
     dropped: dict[str, Any] | None
     history: tuple[dict[str, Any], ...]
@@ -121,12 +128,15 @@ class TrainReport:
             What completes the space's baskets (:attr:`~likewise.Embeddings.completion`).
         """
         meta = meta or {}
+        evidence = meta.get("similar_evidence")
+        evidence = evidence if isinstance(evidence, dict) else {}
         return cls(
             mode=Choice(config.get("mode"), meta.get("mode_reason")),
             sample=Choice(config.get("sample"), meta.get("sample_reason")),
             epochs=Choice(config.get("epochs"), meta.get("epochs_reason")),
             basket_rule=Choice(basket_rule, meta.get("scoring_reason")),
             completion=Choice(completion, meta.get("completion_reason")),
+            similar=Choice(evidence.get("shrink"), evidence.get("reason", "plain cosine")),
             kept_share=meta.get("kept_share"),
             dropped=meta.get("dropped"),
             history=tuple(meta.get("history") or ()),
@@ -136,6 +146,7 @@ class TrainReport:
                 completion=float(meta.get("completion_seconds") or 0.0),
                 customers=float(meta.get("customer_seconds") or 0.0),
                 next_basket=float(meta.get("next_basket_seconds") or 0.0),
+                similar=float(evidence.get("seconds") or 0.0),
             ),
             backend=meta.get("backend"),
             threads=meta.get("threads"),

@@ -26,6 +26,7 @@ from .auto import infer_mode, kept_share, peek, plan_epochs, resolve_sample, val
 from .checkpoint import lock_folder
 from .completion import attach_completion
 from .config import EpochStats, TrainConfig, config_with, min_count_for, neg_group_for, select_backend
+from .evidence import attach_evidence
 from .tables import Run, Trained, backend_passes, run_tables, train_tables
 
 __all__ = [
@@ -181,6 +182,7 @@ def fit(data: Any, read: Any, config: TrainConfig, run: Run, steps: Sequence[Ste
             emb.meta["matrix"] = source.matrix.shape_note()  # how recommend() names a query matrix's columns
         # the steps after training: the completion model, then the caller's (customers, their next basket)
         attach_completion(emb, corpus.ids, corpus.offsets, config, run.progress, *held_out)
+        attach_evidence(emb, corpus.ids, corpus.offsets, config)  # how similar() weighs evidence
         for step in steps:
             step(emb, corpus, source)
         return emb
