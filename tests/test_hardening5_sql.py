@@ -327,3 +327,21 @@ def test_one_read_statement_is_accepted_whatever_its_quotes_and_comments(sql):
 def test_more_than_one_statement_or_one_that_writes_is_refused(sql, says):
     with pytest.raises(InputError, match=re.escape(says)):
         one_statement(sql, "'db'")
+
+
+def test_the_qdrant_export_writes_past_local_modes_threshold_without_a_warning(tmp_path, monkeypatch):
+    """qdrant-client warns past 20,000 points in local mode; its threshold is lowered to 5 here, so a
+    12-item space takes the same path in a moment."""
+    import warnings
+
+    from qdrant_client.common import client_warnings
+    from qdrant_client.local.local_collection import LocalCollection
+
+    monkeypatch.setattr(LocalCollection, "LARGE_DATA_THRESHOLD", 5)
+    monkeypatch.setattr(client_warnings, "SEEN_MESSAGES", set())  # shown once a process: as if fresh
+    emb = _space([f"p{i}" for i in range(12)])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = emb.to_qdrant(tmp_path / "q")
+    assert [str(w.message) for w in caught] == []
+    assert (out / "collection").is_dir()

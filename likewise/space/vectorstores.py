@@ -25,7 +25,10 @@ format         the folder holds
 =============  ===============================================================================
 ``lancedb``    a LanceDB database: tables ``items`` and ``customers`` (``lancedb.connect(path)``)
 ``qdrant``     Qdrant's local storage: collections ``items`` and ``customers``, cosine distance,
-               point id = the item's id (``QdrantClient(path=...)``)
+               point id = the item's id (``QdrantClient(path=...)``). qdrant-client's local mode
+               searches a collection of more than 20,000 points slowly and says so when it opens one:
+               serve a large export from a Qdrant server. The export itself does not repeat that
+               advice as a warning while it writes
 ``faiss``      ``items.faiss`` (``faiss.read_index``; row i is item ``id`` i of ``items.parquet``),
                ``items.parquet`` (the columns without the vector); the same for customers
 ``parquet``    ``items.parquet`` and ``customers.parquet``: every column and the vector
@@ -158,26 +161,36 @@ def _lancedb(tables: dict[str, pa.Table], tmp: Path) -> None:
 
 
 def _qdrant(tables: dict[str, pa.Table], tmp: Path) -> None:
+    import warnings
+
     qdrant_client = _require("qdrant_client", "qdrant", "export --format qdrant")
     from qdrant_client import models
 
     client = qdrant_client.QdrantClient(path=str(tmp))
     try:
-        for name, table in tables.items():
-            vectors = np.asarray(table.column("vector").combine_chunks().flatten(), dtype=np.float32)
-            vectors = vectors.reshape(table.num_rows, -1)
-            params = models.VectorParams(size=vectors.shape[1], distance=models.Distance.COSINE)
-            client.create_collection(name, vectors_config=params)
-            payload = table.drop_columns(["vector"]).to_pylist()
-            ids = table.column("id").to_pylist()
-            for s in range(0, table.num_rows, _BATCH):
-                points = [
-                    models.PointStruct(id=ids[i], vector=vectors[i].tolist(), payload=payload[i])
-                    for i in range(s, min(s + _BATCH, table.num_rows))
-                ]
-                client.upsert(name, points=points, wait=True)
+        with warnings.catch_warnings():
+            # qdrant-client warns on an upsert past 20,000 points that local mode is slow to *search*:
+            # advice for who queries the storage (the module's table gives it), not a fault of writing it
+            warnings.filterwarnings("ignore", "Local mode is not recommended", UserWarning)
+            for name, table in tables.items():
+                _qdrant_collection(client, models, name, table)
     finally:
         client.close()
+
+
+def _qdrant_collection(client: Any, models: Any, name: str, table: pa.Table) -> None:
+    vectors = np.asarray(table.column("vector").combine_chunks().flatten(), dtype=np.float32)
+    vectors = vectors.reshape(table.num_rows, -1)
+    params = models.VectorParams(size=vectors.shape[1], distance=models.Distance.COSINE)
+    client.create_collection(name, vectors_config=params)
+    payload = table.drop_columns(["vector"]).to_pylist()
+    ids = table.column("id").to_pylist()
+    for s in range(0, table.num_rows, _BATCH):
+        points = [
+            models.PointStruct(id=ids[i], vector=vectors[i].tolist(), payload=payload[i])
+            for i in range(s, min(s + _BATCH, table.num_rows))
+        ]
+        client.upsert(name, points=points, wait=True)
 
 
 def _faiss(tables: dict[str, pa.Table], tmp: Path) -> None:
