@@ -345,3 +345,25 @@ def test_the_qdrant_export_writes_past_local_modes_threshold_without_a_warning(t
         out = emb.to_qdrant(tmp_path / "q")
     assert [str(w.message) for w in caught] == []
     assert (out / "collection").is_dir()
+
+
+_TEXT = st.text(st.one_of(st.sampled_from(list(";'\"$-/*\\\n")), st.characters(codec="utf-8")), max_size=20)
+
+
+@given(text=_TEXT, then=st.sampled_from(["DELETE FROM orders", "COMMIT", "SELECT 2", "ATTACH 'x' AS v"]))
+@settings(max_examples=300, deadline=None, derandomize=True)
+def test_a_semicolon_inside_quotes_or_comments_is_no_second_statement_and_one_outside_is(text, then):
+    """Whatever a string, a quoted name, a dollar quote or a comment holds, the query stays one statement;
+    a statement after a top-level semicolon is always found."""
+    quoted = [
+        "'" + text.replace("'", "''") + "'",
+        '"' + text.replace('"', '""') + '"' if text else "1",
+        "$q$" + text.replace("$", "") + "$q$",
+        "1 /* " + text.replace("*", "") + " */",
+        "1 -- " + text.replace("\n", " ") + "\n",
+    ]
+    for piece in quoted:
+        sql = f"SELECT {piece}"
+        assert one_statement(sql, "db") == sql
+        with pytest.raises(InputError, match="2 statements"):
+            one_statement(f"{sql}; {then}", "db")

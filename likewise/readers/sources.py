@@ -133,7 +133,7 @@ def label_of(spec: InputSpec) -> str:
 def describe_source(spec: InputSpec) -> dict[str, Any]:
     """A query's text and database (redacted), or a dataset's paths: for a corpus's manifest."""
     if spec.sql is not None:
-        return {"kind": kind_of(spec.uri or ""), "uri": redact(spec.uri or ""), "query": spec.sql}
+        return {"kind": kind_of(spec.uri or ""), "uri": redact(spec.uri or ""), "query": redact(spec.sql)}
     return {"kind": "dataset", "paths": [redact(p) for p in spec.paths]}
 
 
@@ -307,21 +307,16 @@ def check_query(spec: InputSpec) -> None:
         )
 
 
-def _connect(uri: str) -> Any:
-    """A PostgreSQL connection (ADBC) of ``uri``; a driver's error keeps its type, scrubbed by the caller."""
-    return _driver("postgresql").connect(uri)
-
-
 def _authenticate(spec: InputSpec) -> None:
     """Connect to the query's PostgreSQL server and leave: the server checks the credentials."""
     uri = spec.uri or ""
     try:
-        _connect(uri).close()
+        _driver("postgresql").connect(uri).close()
     except _errors(spec) as e:
         raise InputError(f"cannot read {label_of(spec)}: {scrub(first_line(e), uri)}") from None
 
 
-def _read_only(con: Any, cur: Any, label: str) -> None:
+def _read_only(cur: Any, label: str) -> None:
     """Make the transaction the query runs in read-only (PostgreSQL), and check that it is."""
     cur.execute("SET TRANSACTION READ ONLY")
     cur.execute("SELECT current_setting('transaction_read_only')")
@@ -351,14 +346,14 @@ def _query_reader(spec: InputSpec) -> Iterator[pa.RecordBatchReader]:
             target = quote(str(_existing_db(path or "", uri).resolve()))  # read-only: never creates one
             con = driver.connect(f"file:{target}?mode=ro")
         else:
-            con = _connect(uri)
+            con = driver.connect(uri)
         stack.callback(con.close)
         cur = con.cursor()
         stack.callback(cur.close)
         if kind == "sqlite":
             cur.execute("PRAGMA query_only = ON")  # nothing is written, not even by ATTACH
         else:
-            _read_only(con, cur, label_of(spec))
+            _read_only(cur, label_of(spec))
         cur.execute(sql)
         yield cur.fetch_record_batch()
 
