@@ -12,9 +12,10 @@ What is a secret:
 
 * a URL's password (``user:***@``); for a scheme other than a database's, the whole user part, which is
   an access key's id for object stores (``s3://***@bucket/``);
-* the value of a query or connection parameter whose name, lower-cased without ``-`` and ``_``, holds
-  one of :data:`SECRET_WORDS` (``password``, ``sslpassword``, ``secret_key``, ``session_token``,
-  ``X-Amz-Signature``, ``X-Amz-Credential``, ...) or is one of :data:`SECRET_NAMES` (``sig``, ``key``).
+* the value of a query or connection parameter a part of whose name (parts cut at ``_``, ``-``, ``.``
+  and camelCase) ends with one of :data:`SECRET_WORDS` or is one of :data:`SECRET_NAMES`:
+  ``password``, ``sslpassword``, ``secret_key``, ``access_key``, ``session_token``, ``X-Amz-Signature``,
+  ``X-Amz-Credential``, ``sig``, ``api_key``, ... (not ``tokenize``, ``sslkey``, ``sslmode``).
 """
 
 from __future__ import annotations
@@ -25,11 +26,11 @@ from urllib.parse import unquote
 __all__ = ["MASK", "SECRET_NAMES", "SECRET_WORDS", "redact", "scrub", "secrets_of"]
 
 MASK = "***"
-#: A parameter whose name (lower-cased, ``-`` and ``_`` removed) holds one of these is a secret.
-SECRET_WORDS = ("password", "passwd", "pwd", "secret", "token", "signature", "credential", "accesskey",
-                "apikey", "privatekey", "sessionkey", "sastoken")  # fmt: skip
-#: A parameter with exactly one of these names is a secret (Azure's SAS ``sig``, an API's ``key``).
-SECRET_NAMES = ("sig", "key", "pass", "auth")
+#: A parameter a part of whose name ends with one of these is a secret (``sslpassword``, ``sastoken``).
+SECRET_WORDS = ("password", "passwd", "secret", "token", "signature", "credential", "credentials")
+#: A parameter a part of whose name is one of these is a secret (Azure's ``sig``, ``access_key``).
+SECRET_NAMES = ("sig", "key", "pwd", "pass", "auth", "apikey", "accesskey", "secretkey", "privatekey")
+_PARTS = re.compile(r"[-_.]+|(?<=[a-z])(?=[A-Z])")
 #: Schemes whose user part is a user's name, kept (``postgresql://analyst:***@db/shop``).
 _NAMED_USERS = ("postgresql", "postgres", "mysql", "mariadb", "sqlite", "duckdb", "http", "https", "ftp")
 
@@ -43,8 +44,8 @@ _PARAM = re.compile(
 
 
 def _secret_name(name: str) -> bool:
-    plain = name.lower().replace("-", "").replace("_", "")
-    return plain in SECRET_NAMES or any(word in plain for word in SECRET_WORDS)
+    parts = [p.lower() for p in _PARTS.split(name) if p]
+    return any(p in SECRET_NAMES or p.endswith(SECRET_WORDS) for p in parts)
 
 
 def _userinfo(m: re.Match[str]) -> str:
