@@ -51,8 +51,12 @@ def postgres_missing() -> str | None:
 
 
 @contextmanager
-def postgres_server() -> Iterator[str]:
-    """A PostgreSQL server on 127.0.0.1 and a free port for the block; yields its URI (user ``likewise``)."""
+def postgres_server(password: str | None = None) -> Iterator[str]:
+    """A PostgreSQL server on 127.0.0.1 and a free port for the block; yields its URI (user ``likewise``).
+
+    With ``password``, the server checks it (scram-sha-256 for every connection) and the URI holds it;
+    without, every connection is trusted.
+    """
     reason = postgres_missing()
     if reason is not None:
         pytest.skip(reason)
@@ -73,17 +77,24 @@ def postgres_server() -> Iterator[str]:
         str(data),
         "-U",
         "likewise",
-        "--auth=trust",
+        "--auth=trust" if password is None else "--auth=scram-sha-256",
         "-E",
         "UTF8",
         "--no-sync",
     ]
+    if password is not None:
+        pwfile = root / "pwfile"
+        pwfile.write_text(password + "\n", encoding="utf-8")
+        if owner is not None:
+            os.chown(pwfile, owner.pw_uid, owner.pw_gid)
+        init.append(f"--pwfile={pwfile}")
     subprocess.run(run_as + init, check=True, capture_output=True)
     options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
     ctl = [str(bindir / "pg_ctl"), "-D", str(data), "-l", str(root / "server.log")]
     subprocess.run(run_as + [*ctl, "-o", options, "-w", "-t", "60", "start"], check=True, capture_output=True)
     try:
-        yield f"postgresql://likewise@127.0.0.1:{port}/postgres"
+        user = "likewise" if password is None else f"likewise:{password}"
+        yield f"postgresql://{user}@127.0.0.1:{port}/postgres"
     finally:
         subprocess.run(run_as + [*ctl, "-m", "immediate", "stop"], capture_output=True)
         shutil.rmtree(root, ignore_errors=True)

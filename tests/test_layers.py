@@ -49,6 +49,8 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise._threads",  # BLAS threads for a query size (the one policy)
             "likewise._budget",  # a time budget: parsed, and kept by estimating the next trial
             "likewise._lineage",  # a new version's meta: its parent and its own step (update, place)
+            "likewise._sql",  # the one quoting of data into SQL we write; the one-read-statement check
+            "likewise._secrets",  # the one redaction of secrets in a source string or a message
             # what every recommender checks: contexts, k, training ids, padding
             "likewise.baselines._ranking",
             # the one word2vec writer (formats and Embeddings.save_word2vec_format)

@@ -20,6 +20,7 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 
+from likewise._secrets import redact
 from likewise.errors import LikewiseError
 
 from . import datasets, demo, evaluation, nn, query, retail, serve, train, tune, typed
@@ -80,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
-        print(f"likewise: error: {msg}", file=sys.stderr)
+        print(f"likewise: error: {redact(str(msg))}", file=sys.stderr)  # no password, whatever raised it
         return 1
     except KeyboardInterrupt:
         print("likewise: interrupted", file=sys.stderr)

@@ -40,6 +40,7 @@ from .. import readers
 from .._fileio import atomic_folder, file_sha256, tidy
 from .._pages import release_pages
 from .._readfile import read_json, read_npy
+from .._secrets import redact
 from ..errors import CorruptModelError, InputError, ItemIndexError
 from ..readers import InputSpec
 from .corpus_build import (
@@ -365,8 +366,9 @@ def _check_build_args(min_count: int, max_items: int | None) -> None:
 
 def _describe(spec: InputSpec, files: list[Path], fmt: str) -> dict[str, Any]:
     source = readers.is_dataset(spec)  # a query or a dataset: what it read, not its copy's path
+    local = [str(Path(p).expanduser().resolve()) for p in spec.paths]
     return {
-        "paths": list(spec.paths) if source else [str(Path(p).expanduser().resolve()) for p in spec.paths],
+        "paths": [redact(p) for p in spec.paths] if source else local,  # a URL without its secrets
         **({"source": readers.describe_source(spec)} if source else {}),
         "format": fmt,
         "delimiter": spec.delimiter,

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._secrets import redact
 from ..errors import InputError
 
 __all__ = [
@@ -177,6 +178,13 @@ class InputSpec:
             if self.order_col:
                 raise InputError("sessions are ordered by time_col: give no order_col with them")
 
+    def __repr__(self) -> str:
+        """As a dataclass shows itself, with the secrets of ``uri`` and ``paths`` redacted."""
+        fields = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        fields["paths"] = tuple(redact(p) for p in self.paths)
+        fields["uri"] = None if self.uri is None else redact(self.uri)
+        return f"InputSpec({', '.join(f'{k}={v!r}' for k, v in fields.items())})"
+
     def _check_roles(self) -> None:
         """A column read as two keys (basket and item, item and type, two types) is refused naming both."""
         roles: list[tuple[str, str | None]] = [("basket_col", self.basket_col)]
@@ -237,7 +245,8 @@ def _check_query(sql: str | None, uri: str | None, paths: tuple[str, ...]) -> No
     if not isinstance(uri, str) or not uri.strip():
         raise InputError(f"uri == {uri!r}: the query needs the database it runs on (uri=)")
     if paths:
-        raise InputError(f"give paths or sql= with uri=, not both (paths == {paths!r})")
+        shown = tuple(redact(p) for p in paths)
+        raise InputError(f"give paths or sql= with uri=, not both (paths == {shown!r})")
 
 
 #: Characters that make a path a glob pattern.
@@ -286,7 +295,7 @@ def resolve_files(spec: InputSpec) -> list[Path]:
         dataset (:func:`is_dataset`: read only where a corpus is compiled).
     """
     if is_dataset(spec):
-        what = "a query" if spec.sql is not None else f"the dataset {spec.paths[0]!r}"
+        what = "a query" if spec.sql is not None else f"the dataset {redact(spec.paths[0])!r}"
         raise InputError(
             f"{what} is read when a corpus is compiled (train, update); this command reads files: "
             "export the rows to Parquet first"
@@ -453,4 +462,4 @@ def log_progress(msg: str) -> None:
     msg : str
         The message, without the ``likewise:`` prefix.
     """
-    print(f"likewise: {msg}", file=sys.stderr, flush=True)
+    print(f"likewise: {redact(msg)}", file=sys.stderr, flush=True)

@@ -20,10 +20,23 @@ that changes meanwhile cannot give the passes different rows. Messages that name
 source instead (:func:`named_as`); a failed read (a dropped connection, a bad column) leaves no corpus,
 since the build folder is published only whole.
 
-What keys the corpus cache (:func:`identity`): a query by its text and its database's URI (without a
-password); a SQLite or DuckDB file also by its bytes' sha256. A server's table that changed under the
+What keys the corpus cache (:func:`identity`): a query by its text and its database's URI (its secrets
+redacted); a SQLite or DuckDB file also by its bytes' sha256. A server's table that changed under the
 same query is not noticed: compile afresh with another ``cache_dir`` (``--cache-dir``). A dataset is
 keyed by each of its files' path, size and modification time (a local file's sha256, as files are).
+No credential is part of a key, and none is trusted on the strength of one: a PostgreSQL source is
+connected to (and so authenticated) before its cached corpus is used, and a dataset's files are listed
+with the credentials given, so a wrong password is refused as the server refuses it, cache or not.
+
+Only reading is allowed: the query must be one statement that reads. DuckDB's own parser says so
+(one statement of type SELECT); for PostgreSQL and SQLite :func:`likewise._sql.one_statement` checks the
+text, and the query runs in a read-only transaction (PostgreSQL) or on a read-only connection with
+``query_only`` set (SQLite), so a ``COPY ... TO``, an ``ATTACH``, a second statement or a
+``WITH x AS (DELETE ...)`` is refused before anything is written. A DuckDB file is opened read-only.
+
+No secret is printed or stored (:mod:`likewise._secrets`): every message, progress line and corpus
+manifest names a source by its redacted text, and a driver's message is scrubbed of the source's secrets
+before it is raised again.
 
 Each driver is an optional extra; a missing one is a one-line :class:`~likewise.errors.MissingDependencyError`
 naming the ``pip install``.
@@ -38,15 +51,27 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import quote
 
 import pyarrow as pa
 
+from .._secrets import redact, scrub
+from .._sql import one_statement
 from ..errors import InputError, MissingDependencyError
 from ._batches import read_columns, refuse_twice
 from ._files import InputSpec, detect_format, first_line, is_url, log_progress
 
-__all__ = ["DRIVERS", "describe_source", "identity", "kind_of", "label_of", "named_as", "redact", "stage"]
+__all__ = [
+    "DRIVERS",
+    "check_query",
+    "describe_source",
+    "identity",
+    "kind_of",
+    "label_of",
+    "named_as",
+    "redact",
+    "stage",
+]
 
 #: The driver module of each kind of query source, and the extra that installs it.
 DRIVERS = {
@@ -80,21 +105,9 @@ def kind_of(uri: str) -> str:
     if scheme == "duckdb" or uri.lower().endswith(".duckdb"):
         return "duckdb"
     raise InputError(
-        f"uri == {uri!r} names no database likewise reads: give postgresql://user@host/db, "
+        f"uri == {redact(uri)!r} names no database likewise reads: give postgresql://user@host/db, "
         "sqlite:///path.db (or a .sqlite/.db file), a .duckdb file, or duckdb: for DuckDB's SQL over files"
     )
-
-
-def redact(uri: str) -> str:
-    """``uri`` without a password (in ``user:password@`` or a ``password=`` parameter)."""
-    parts = urlsplit(uri)
-    if parts.password is None and "password=" not in parts.query.lower():
-        return uri
-    netloc = parts.netloc
-    if parts.password is not None:
-        netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
-    query = urlencode([(k, "***" if k.lower() == "password" else v) for k, v in parse_qsl(parts.query)])
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def _db_file(uri: str, kind: str) -> str | None:
@@ -114,14 +127,14 @@ def label_of(spec: InputSpec) -> str:
     """How messages name the source of ``spec``: the query's database, or the dataset."""
     if spec.sql is not None:
         return f"the query on {redact(spec.uri or '')!r}"
-    return ", ".join(map(repr, spec.paths))
+    return ", ".join(repr(redact(p)) for p in spec.paths)
 
 
 def describe_source(spec: InputSpec) -> dict[str, Any]:
     """A query's text and database (redacted), or a dataset's paths: for a corpus's manifest."""
     if spec.sql is not None:
-        return {"kind": kind_of(spec.uri or ""), "uri": redact(spec.uri or ""), "query": spec.sql}
-    return {"kind": "dataset", "paths": list(spec.paths)}
+        return {"kind": kind_of(spec.uri or ""), "uri": redact(spec.uri or ""), "query": redact(spec.sql)}
+    return {"kind": "dataset", "paths": [redact(p) for p in spec.paths]}
 
 
 def identity(spec: InputSpec) -> dict[str, Any]:
@@ -143,7 +156,10 @@ def identity(spec: InputSpec) -> dict[str, Any]:
     if spec.sql is not None:
         uri = spec.uri or ""
         kind = kind_of(uri)
+        check_query(spec)  # a query that writes is refused before the cache is looked at
         out: dict[str, Any] = {"kind": kind, "uri": redact(uri), "query": spec.sql}
+        if kind == "postgresql":  # the credentials are checked by the server, not by the cache's key
+            _authenticate(spec)
         path = _db_file(uri, kind)
         if path is not None:
             p = _existing_db(path, uri)
@@ -155,14 +171,14 @@ def identity(spec: InputSpec) -> dict[str, Any]:
         for info in _dataset_files(fs, root, raw):
             local = fs.type_name == "local"
             tag = file_sha256(info.path) if local else info.mtime_ns
-            files.append([raw if not local else str(Path(info.path).resolve()), info.size, tag])
-    return {"kind": "dataset", "paths": list(spec.paths), "files": files}
+            files.append([redact(raw) if not local else str(Path(info.path).resolve()), info.size, tag])
+    return {"kind": "dataset", "paths": [redact(p) for p in spec.paths], "files": files}
 
 
 def _existing_db(path: str, uri: str) -> Path:
     p = Path(path)
     if not p.is_file():  # SQLite and DuckDB would create an empty database: a typo gives no rows
-        raise InputError(f"database file {path!r} (of uri {uri!r}) does not exist")
+        raise InputError(f"database file {redact(path)!r} (of uri {redact(uri)!r}) does not exist")
     return p
 
 
@@ -180,7 +196,7 @@ def _filesystem(raw: str) -> tuple[Any, str]:
     except pa.ArrowInvalid:
         pass  # a scheme pyarrow lacks: fsspec may have it
     except (pa.ArrowException, OSError) as e:
-        raise InputError(f"cannot open {raw!r}: {first_line(e)}") from None
+        raise InputError(f"cannot open {redact(raw)!r}: {scrub(first_line(e), raw)}") from None
     try:
         import fsspec
     except ImportError:
@@ -188,7 +204,7 @@ def _filesystem(raw: str) -> tuple[Any, str]:
     try:
         fs, path = fsspec.core.url_to_fs(raw)
     except (ImportError, ValueError) as e:  # fsspec's message names the package of that scheme
-        raise InputError(f"cannot open {raw!r}: {first_line(e)}") from None
+        raise InputError(f"cannot open {redact(raw)!r}: {scrub(first_line(e), raw)}") from None
     return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path
 
 
@@ -201,10 +217,10 @@ def _dataset_files(fs: Any, root: str, raw: str) -> list[Any]:
         if info.type == pafs.FileType.File:
             return [info]
         if info.type == pafs.FileType.NotFound:
-            raise InputError(f"input path {raw!r} does not exist")
+            raise InputError(f"input path {redact(raw)!r} does not exist")
         found = fs.get_file_info(pafs.FileSelector(root, recursive=True))
     except (pa.ArrowException, OSError) as e:
-        raise InputError(f"cannot list {raw!r}: {first_line(e)}") from None
+        raise InputError(f"cannot list {redact(raw)!r}: {scrub(first_line(e), raw)}") from None
     hidden = (".", "_")
     files = [
         f
@@ -213,7 +229,7 @@ def _dataset_files(fs: Any, root: str, raw: str) -> list[Any]:
         and not any(part.startswith(hidden) for part in f.path[len(root) :].split("/") if part)
     ]
     if not files:
-        raise InputError(f"{raw!r} holds no input files")
+        raise InputError(f"{redact(raw)!r} holds no input files")
     return sorted(files, key=lambda f: f.path)
 
 
@@ -227,7 +243,9 @@ def _dataset_reader(spec: InputSpec, cols: list[str]) -> Iterator[pa.RecordBatch
         files = _dataset_files(fs, root, raw)
         fmt = detect_format(files[0].path, spec.format)
         if fmt not in _DATASET_FORMATS:
-            raise InputError(f"{raw!r} holds {fmt} files; a dataset is read as Parquet, CSV or JSON Lines")
+            raise InputError(
+                f"{redact(raw)!r} holds {fmt} files; a dataset is read as Parquet, CSV or JSON Lines"
+            )
         file_format: Any = _DATASET_FORMATS[fmt]
         if fmt == "csv":  # keys as text, as the CSV reader reads them
             keys = [spec.basket_col, spec.item_col, spec.user_col]
@@ -253,9 +271,63 @@ def _dataset_reader(spec: InputSpec, cols: list[str]) -> Iterator[pa.RecordBatch
 # --------------------------------------------------------------------------------------------- queries
 
 
+def check_query(spec: InputSpec) -> None:
+    """Refuse a query that is not one statement that reads (see the module's notes), naming its source.
+
+    Raises
+    ------
+    InputError
+        More than one statement, or one that is not a SELECT (``COPY ... TO``, ``ATTACH``, ``DELETE``).
+    MissingDependencyError
+        DuckDB, whose parser checks a DuckDB query, is not installed.
+    """
+    uri, sql = spec.uri or "", spec.sql or ""
+    kind, source = kind_of(uri), repr(redact(uri))
+    if kind != "duckdb":
+        one_statement(sql, source)
+        return
+    duckdb = _driver(kind)
+    con = duckdb.connect(":memory:")
+    try:
+        statements = con.extract_statements(sql)
+    except duckdb.Error as e:
+        raise InputError(f"cannot read the query on {source}: {scrub(first_line(e), uri)}") from None
+    finally:
+        con.close()
+    if len(statements) != 1:
+        raise InputError(
+            f"the query on {source} holds {len(statements)} statements; give one SELECT (or WITH ...) "
+            "statement: likewise only reads"
+        )
+    kind_name = statements[0].type.name
+    if kind_name != "SELECT":
+        raise InputError(
+            f"the query on {source} is a {kind_name} statement: give one SELECT (or WITH ...) statement, "
+            "likewise only reads"
+        )
+
+
+def _authenticate(spec: InputSpec) -> None:
+    """Connect to the query's PostgreSQL server and leave: the server checks the credentials."""
+    uri = spec.uri or ""
+    try:
+        _driver("postgresql").connect(uri).close()
+    except _errors(spec) as e:
+        raise InputError(f"cannot read {label_of(spec)}: {scrub(first_line(e), uri)}") from None
+
+
+def _read_only(cur: Any, label: str) -> None:
+    """Make the transaction the query runs in read-only (PostgreSQL), and check that it is."""
+    cur.execute("SET TRANSACTION READ ONLY")
+    cur.execute("SELECT current_setting('transaction_read_only')")
+    if cur.fetchone() != ("on",):
+        raise InputError(f"cannot run {label} read-only: the server did not make the transaction read-only")
+
+
 def _query_reader(spec: InputSpec) -> Iterator[pa.RecordBatchReader]:
     uri, sql = spec.uri or "", spec.sql or ""
     kind = kind_of(uri)
+    check_query(spec)
     driver = _driver(kind)
     path = _db_file(uri, kind)
     with contextlib.ExitStack() as stack:
@@ -278,6 +350,10 @@ def _query_reader(spec: InputSpec) -> Iterator[pa.RecordBatchReader]:
         stack.callback(con.close)
         cur = con.cursor()
         stack.callback(cur.close)
+        if kind == "sqlite":
+            cur.execute("PRAGMA query_only = ON")  # nothing is written, not even by ATTACH
+        else:
+            _read_only(cur, label_of(spec))
         cur.execute(sql)
         yield cur.fetch_record_batch()
 
@@ -355,7 +431,7 @@ def stage(spec: InputSpec, dest: Path, *, progress: bool = False) -> InputSpec:
                         n_rows += batch.num_rows
     except errors as e:
         dest.unlink(missing_ok=True)
-        raise InputError(f"cannot read {label}: {first_line(e)}") from None
+        raise InputError(f"cannot read {label}: {scrub(first_line(e), spec.uri, *spec.paths)}") from None
     except BaseException:
         dest.unlink(missing_ok=True)
         raise

@@ -8,9 +8,12 @@ renamed into place (:func:`likewise._fileio.atomic_folder`), so a failed export 
 What each holds, one row (point, record) per item:
 
 * the item's ``key`` (the text the user wrote), its ``id`` in the space, its ``count``, its ``type`` in a
-  typed space, and every attribute column of the space's item table (``train --item-attrs``; a column
-  named like one of those is prefixed ``attr_``); the rows of hidden types (attribute tokens) are left
-  out, as :meth:`~likewise.space.embeddings.Embeddings.similar` leaves them out of its answers;
+  typed space, and every attribute column of the space's item table (``train --item-attrs``); a column
+  named like one of ``key``, ``id``, ``count``, ``type``, ``vector``, ``n_products`` or ``embedding``
+  (pgvector's vector column) is renamed ``attr_NAME``, or ``attr_NAME_2``, ``_3``, ... when that name is
+  taken too (:func:`likewise._sql.fit_names`), the same in every format, so no column is lost; the rows
+  of hidden types (attribute tokens) are left out, as
+  :meth:`~likewise.space.embeddings.Embeddings.similar` leaves them out of its answers;
 * the vector, float32: raw in LanceDB, Qdrant, Parquet and pgvector, whose search is told to use
   cosine distance (the space's measure); unit-length in FAISS, whose ``IndexFlatIP`` then ranks by
   cosine;
@@ -22,13 +25,20 @@ format         the folder holds
 =============  ===============================================================================
 ``lancedb``    a LanceDB database: tables ``items`` and ``customers`` (``lancedb.connect(path)``)
 ``qdrant``     Qdrant's local storage: collections ``items`` and ``customers``, cosine distance,
-               point id = the item's id (``QdrantClient(path=...)``)
+               point id = the item's id (``QdrantClient(path=...)``). qdrant-client's local mode
+               searches a collection of more than 20,000 points slowly and says so when it opens one:
+               serve a large export from a Qdrant server. The export itself does not repeat that
+               advice as a warning while it writes
 ``faiss``      ``items.faiss`` (``faiss.read_index``; row i is item ``id`` i of ``items.parquet``),
                ``items.parquet`` (the columns without the vector); the same for customers
 ``parquet``    ``items.parquet`` and ``customers.parquet``: every column and the vector
-``pgvector``   ``likewise.sql``: ``CREATE TABLE`` and ``COPY ... FROM STDIN`` for ``psql -f``, an HNSW
-               index on cosine distance (pgvector >= 0.5; the load was not tested against a live
-               pgvector server, which is not packaged for the machines likewise is tested on)
+``pgvector``   ``likewise.sql``: ``CREATE TABLE`` and ``COPY ... FROM STDIN`` for ``psql -f``, in one
+               transaction, an HNSW index on cosine distance (pgvector >= 0.5; the load was not tested
+               against a live pgvector server, which is not packaged for the machines likewise is
+               tested on). Every name is quoted and every value escaped (:mod:`likewise._sql`); a
+               column name over PostgreSQL's 63 bytes is shortened with a hash of it, the full name
+               kept as the column's comment; a key or value holding NUL, which PostgreSQL text cannot
+               hold, is refused naming it
 =============  ===============================================================================
 
 Each library is an optional extra (``lancedb``, ``qdrant``, ``faiss``); a missing one is a
@@ -45,7 +55,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._fileio import atomic_folder
-from ..errors import InputError, MissingDependencyError
+from .._sql import MAX_NAME_BYTES, copy_text, fit_names, quote_ident, quote_literal
+from ..errors import InputError, MissingDependencyError, shown
 from .itemtypes import TYPE_SEP
 
 if TYPE_CHECKING:
@@ -55,7 +66,8 @@ __all__ = ["EXPORT_FORMATS", "StoreExports", "export", "export_tables"]
 
 #: The formats of :func:`export`.
 EXPORT_FORMATS = ("lancedb", "qdrant", "faiss", "parquet", "pgvector")
-_RESERVED = ("key", "id", "count", "type", "vector", "n_products")
+# names of our own columns (``embedding``: pgvector's vector column), never taken by an attribute
+_RESERVED = ("key", "id", "count", "type", "vector", "n_products", "embedding")
 _BATCH = 1024  # points sent to Qdrant at a time
 
 
@@ -79,15 +91,15 @@ def _attribute_columns(emb: Any, keys: list[str]) -> dict[str, pa.Array]:
     row = {k: i for i, k in enumerate(columns[item_col])}
     at = [row.get(k, row.get(k.partition(TYPE_SEP)[2])) for k in keys]  # product:tent takes tent's row
     out = {}
-    for name, values in columns.items():
-        if name == item_col:
-            continue
+    names = [name for name in columns if name != item_col]
+    for name, column in zip(names, fit_names(names, _RESERVED), strict=True):
+        values = columns[name]
         picked = [None if i is None else values[i] for i in at]
         try:
             array = pa.array(picked)
         except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed kinds of value: kept as their JSON text
             array = pa.array([None if v is None else json.dumps(v) for v in picked], pa.string())
-        out[f"attr_{name}" if name in _RESERVED else name] = array
+        out[column] = array
     return out
 
 
@@ -149,26 +161,36 @@ def _lancedb(tables: dict[str, pa.Table], tmp: Path) -> None:
 
 
 def _qdrant(tables: dict[str, pa.Table], tmp: Path) -> None:
+    import warnings
+
     qdrant_client = _require("qdrant_client", "qdrant", "export --format qdrant")
     from qdrant_client import models
 
     client = qdrant_client.QdrantClient(path=str(tmp))
     try:
-        for name, table in tables.items():
-            vectors = np.asarray(table.column("vector").combine_chunks().flatten(), dtype=np.float32)
-            vectors = vectors.reshape(table.num_rows, -1)
-            params = models.VectorParams(size=vectors.shape[1], distance=models.Distance.COSINE)
-            client.create_collection(name, vectors_config=params)
-            payload = table.drop_columns(["vector"]).to_pylist()
-            ids = table.column("id").to_pylist()
-            for s in range(0, table.num_rows, _BATCH):
-                points = [
-                    models.PointStruct(id=ids[i], vector=vectors[i].tolist(), payload=payload[i])
-                    for i in range(s, min(s + _BATCH, table.num_rows))
-                ]
-                client.upsert(name, points=points, wait=True)
+        with warnings.catch_warnings():
+            # qdrant-client warns on an upsert past 20,000 points that local mode is slow to *search*:
+            # advice for who queries the storage (the module's table gives it), not a fault of writing it
+            warnings.filterwarnings("ignore", "Local mode is not recommended", UserWarning)
+            for name, table in tables.items():
+                _qdrant_collection(client, models, name, table)
     finally:
         client.close()
+
+
+def _qdrant_collection(client: Any, models: Any, name: str, table: pa.Table) -> None:
+    vectors = np.asarray(table.column("vector").combine_chunks().flatten(), dtype=np.float32)
+    vectors = vectors.reshape(table.num_rows, -1)
+    params = models.VectorParams(size=vectors.shape[1], distance=models.Distance.COSINE)
+    client.create_collection(name, vectors_config=params)
+    payload = table.drop_columns(["vector"]).to_pylist()
+    ids = table.column("id").to_pylist()
+    for s in range(0, table.num_rows, _BATCH):
+        points = [
+            models.PointStruct(id=ids[i], vector=vectors[i].tolist(), payload=payload[i])
+            for i in range(s, min(s + _BATCH, table.num_rows))
+        ]
+        client.upsert(name, points=points, wait=True)
 
 
 def _faiss(tables: dict[str, pa.Table], tmp: Path) -> None:
@@ -202,18 +224,17 @@ def _sql_type(t: pa.DataType) -> str:
     return "text"
 
 
-def _copy_text(v: Any) -> str:
-    """One value as COPY's text format writes it: ``\\N`` for NULL, backslash escapes for the rest."""
+def _copy_value(v: Any, column: str, key: Any, table: str) -> str:
+    """One value as COPY's text format writes it: ``\\N`` for NULL, escaped text; NUL refused, naming it."""
     if v is None:
         return "\\N"
     if isinstance(v, bool):
         return "t" if v else "f"
     if isinstance(v, list | dict):
         v = json.dumps(v, ensure_ascii=False)
-    text = str(v)
-    for a, b in (("\\", "\\\\"), ("\t", "\\t"), ("\n", "\\n"), ("\r", "\\r")):
-        text = text.replace(a, b)
-    return text
+    whose = "item" if table == "items" else "customer"
+    what = f"{whose} key" if column == "key" else f"column {column!r} of {whose} {shown(key)}: value"
+    return copy_text(str(v), what)
 
 
 def _pgvector(tables: dict[str, pa.Table], tmp: Path) -> None:
@@ -221,24 +242,32 @@ def _pgvector(tables: dict[str, pa.Table], tmp: Path) -> None:
         f.write(
             '-- likewise vectors for PostgreSQL with pgvector >= 0.5: psql "$DATABASE_URL" -f likewise.sql\n'
         )
+        # the file's text is UTF-8 and its literals standard (backslashes as written), whatever the
+        # server's defaults; one transaction: a load that fails leaves nothing
+        f.write("SET client_encoding = 'UTF8';\nSET standard_conforming_strings = on;\nBEGIN;\n")
         f.write("CREATE EXTENSION IF NOT EXISTS vector;\n")
         for name, table in tables.items():
             cols = [c for c in table.column_names if c != "vector"]
+            sql_names = fit_names(cols, ("embedding",), max_bytes=MAX_NAME_BYTES)  # 63 bytes kept
+            quoted = [quote_ident(c, "column name") for c in sql_names]
             dim = table.schema.field("vector").type.list_size
-            defs = [f'"{c}" {_sql_type(table.schema.field(c).type)}' for c in cols]
+            defs = [f"{q} {_sql_type(table.schema.field(c).type)}" for q, c in zip(quoted, cols, strict=True)]
             defs[cols.index("id")] += " PRIMARY KEY"
             f.write(f"\nCREATE TABLE likewise_{name} (\n    ")
             f.write(",\n    ".join([*defs, f"embedding vector({dim}) NOT NULL"]) + "\n);\n")
-            listed = ", ".join(f'"{c}"' for c in cols)
-            f.write(f"COPY likewise_{name} ({listed}, embedding) FROM STDIN;\n")
+            for q, c, s in zip(quoted, cols, sql_names, strict=True):
+                if c != s:  # shortened: the column's comment keeps the name it had
+                    f.write(f"COMMENT ON COLUMN likewise_{name}.{q} IS {quote_literal(c, 'column name')};\n")
+            f.write(f"COPY likewise_{name} ({', '.join(quoted)}, embedding) FROM STDIN;\n")
             values = table.drop_columns(["vector"]).to_pylist()
             vectors = np.asarray(table.column("vector").combine_chunks().flatten(), dtype=np.float32)
             vectors = vectors.reshape(table.num_rows, -1)
             for row, vec in zip(values, vectors, strict=True):
-                cells = [_copy_text(row[c]) for c in cols]
+                cells = [_copy_value(row[c], c, row["key"], name) for c in cols]
                 f.write("\t".join([*cells, "[" + ",".join(map(str, vec)) + "]"]) + "\n")  # shortest float32
             f.write("\\.\n")
             f.write(f"CREATE INDEX ON likewise_{name} USING hnsw (embedding vector_cosine_ops);\n")
+        f.write("COMMIT;\n")
 
 
 _WRITERS = {
