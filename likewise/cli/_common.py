@@ -412,11 +412,12 @@ def fields_table(fields: Iterable[tuple[str, Any]]) -> str:
 def neighbour_table(
     pairs: Iterable[tuple[str, float]] | Any, what: str = "item", score: str = "score"
 ) -> str:
-    """(key, score) pairs as a numbered table with columns ``#``, ``what`` and ``score``.
+    """Ranked results as a numbered table: ``#``, ``what``, its display name when the space knows names,
+    and ``score``.
 
     Parameters
     ----------
-    pairs : iterable of (str, float), or one query's likewise.Neighbours
+    pairs : one query's likewise.Neighbours, or an iterable of (str, float)
         Ranked results, best first.
     what, score : str
         The headers of the key and score columns.
@@ -425,7 +426,11 @@ def neighbour_table(
     -------
     str
     """
-    if hasattr(pairs, "pairs"):  # a Neighbours is not iterable: it refuses tuple unpacking
+    if hasattr(pairs, "records"):  # a Neighbours is not iterable: it refuses tuple unpacking
+        recs = pairs.records()
+        if any(r["name"] is not None for r in recs):
+            rows = [[i + 1, r["item"], r["name"] or "", r["score"]] for i, r in enumerate(recs)]
+            return text_table(["#", what, "name", score], rows)
         pairs = pairs.pairs()
     return text_table(["#", what, score], [[i + 1, k, float(s)] for i, (k, s) in enumerate(pairs)])
 

@@ -35,8 +35,8 @@ def cmd_similar(args: argparse.Namespace) -> None:
     # A list, not a dict: repeated queries stay, and "#0" (an id) never collides with an item named "0".
     payload = answers_payload(zip(args.items, res.rows(), strict=True))
     text = "\n\n".join(
-        f"similar to {q!s}:\n" + neighbour_table(zip(keys, sc, strict=True), score="cosine")
-        for q, keys, sc in zip(items, res.keys, res.scores, strict=True)
+        f"similar to {q!s}:\n" + neighbour_table(row, score="cosine")
+        for q, row in zip(args.items, res.rows(), strict=True)
     )
     emit(args, payload, text)
 

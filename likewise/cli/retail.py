@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from likewise.data.vocab import parse_items
+from likewise.data.vocab import parse_item, parse_items
 
 from ._common import (
     Commands,
@@ -64,7 +64,7 @@ def cmd_for_customer(args: argparse.Namespace) -> None:
 
     res = for_customer(
         load_space(args.model),
-        args.customer,
+        parse_item(args.customer),
         k=args.k,
         exclude_bought=not args.include_bought,
         types=types_of(args),
@@ -76,7 +76,7 @@ def cmd_next_basket(args: argparse.Namespace) -> None:
     """Print what ``args.customer`` will buy next (repeats included; ``--explore``: only new products)."""
     from likewise.retail import next_basket
 
-    res = next_basket(load_space(args.model), args.customer, k=args.k, explore=args.explore)
+    res = next_basket(load_space(args.model), parse_item(args.customer), k=args.k, explore=args.explore)
     _show(
         args,
         args.customer,
@@ -90,7 +90,7 @@ def cmd_similar_customers(args: argparse.Namespace) -> None:
     """Print the customers closest to ``args.customer``."""
     from likewise.retail import similar_customers
 
-    res = similar_customers(load_space(args.model), args.customer, k=args.k)
+    res = similar_customers(load_space(args.model), parse_item(args.customer), k=args.k)
     _show(args, args.customer, res, f"customers like {args.customer}", "customer")
 
 

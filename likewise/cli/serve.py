@@ -72,7 +72,10 @@ def cmd_serve(args: argparse.Namespace) -> None:
         raise InputError(f"--item-attrs names model {unknown[0]!r}, which is not served")
     config = ServeConfig(
         models=tuple(
-            replace(s, labels_path=Path(labels[s.name]) if labels.get(s.name) else None) for s in specs
+            replace(
+                s, labels_path=Path(labels[s.name]) if labels.get(s.name) else None, name_col=args.name_col
+            )
+            for s in specs
         ),
         token=token,
         limits=Limits(
@@ -219,6 +222,13 @@ def register(commands: Commands) -> None:
         help="the items' names and attributes for the explorer: CSV/TSV with a header or Parquet, one row "
         "per item (the item column found by name), or item<TAB>label lines; an unreadable file, or one "
         "naming none of the model's items, is an error",
+    )
+    s.add_argument(
+        "--name-col",
+        default=None,
+        metavar="COLUMN",
+        help="the item table's column of display names, shown beside every key and searched (default: "
+        "name, product_name, display_name, title or description)",
     )
     s.add_argument("--workers", type=positive_int, default=1, help="server processes (each loads the models)")
     s.add_argument(

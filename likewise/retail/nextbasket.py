@@ -311,12 +311,11 @@ def next_basket(emb: Embeddings, customer: str | int, k: int = 10, *, explore: b
     k_neigh = int(model.get("neighbours", NEIGHBOURS))
     cand, x = _ranked(emb, table, profile, vector, r, k_neigh, explore, _allowed(emb), _log_popularity(emb))
     if len(cand) == 0:
-        return Neighbours([], np.zeros(0, np.int64), np.zeros(0, np.float32))
+        return emb.neighbours_of(np.zeros(0, np.int64), np.zeros(0, np.float32))
     s = _scores(model, x)
     order = np.lexsort((cand, -s))[:k]
     ids = cand[order]
-    keys = emb.keys
-    return Neighbours([keys[i] for i in ids.tolist()], ids.astype(np.int64), s[order].astype(np.float32))
+    return emb.neighbours_of(ids, s[order])
 
 
 def _ranked(

@@ -15,12 +15,12 @@ equal scores are ordered by ascending id so that two runs on the same space alwa
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
 
-from .._check import check_k, check_vectors, is_batch, is_item, jsonable
+from .._check import Row, check_k, check_vectors, is_batch, is_item, jsonable
 from ..data.vocab import OnUnknown, Vocab
 from ..errors import InputError, ItemIndexError, SpaceMismatchError, UnknownItemError
 from ..index import Searcher, check_index_for, searcher_for
@@ -30,6 +30,7 @@ from .analogies import WordQueries
 from .gensim_names import GensimNames
 from .implicit_names import ImplicitNames
 from .itemtable import ItemTable, Types
+from .names import ItemNames, names_from_table
 from .persist import SpaceFiles
 from .results import Neighbours, SpaceVector, compute_fingerprint
 from .search import normalise_rows, top_k_search
@@ -37,7 +38,7 @@ from .vectorstores import StoreExports
 
 __all__ = ["Embeddings", "Neighbours", "SpaceVector", "compute_fingerprint", "top_k_search"]
 
-Item = str | int | np.integer
+Item = str | int | np.integer | Row
 Restrict = int | Sequence[Item] | set | frozenset | np.ndarray | None
 
 
@@ -116,7 +117,70 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
             None  # the item-item completion model (likewise.space.itemitem.ItemItem), if fitted
         )
         # the item attributes trained with (``{"item_col", "columns"}``; train --item-attrs), for display
-        self.item_table: dict[str, Any] | None = None
+        self._item_table: dict[str, Any] | None = None
+        self._names: ItemNames | None = None  # display names (attach_names, or read from the item table)
+        self._names_from_table = True  # read them from the item table on first use, unless attached
+
+    # ---- display names ---------------------------------------------------------------------------------
+
+    @property
+    def item_table(self) -> dict[str, Any] | None:
+        """The item attributes trained with (``{"item_col", "columns"}``, plus ``"name_col"`` when a name
+        column was chosen; ``train --item-attrs``), or None. Setting it gives the items its names."""
+        return self._item_table
+
+    @item_table.setter
+    def item_table(self, table: dict[str, Any] | None) -> None:
+        self._item_table = table
+        self._names, self._names_from_table = None, True
+
+    @property
+    def item_names(self) -> ItemNames | None:
+        """The display names of the items (:class:`~likewise.space.names.ItemNames`), or None.
+
+        From :meth:`attach_names`, else from the :attr:`item_table` (its ``name``, ``product_name``,
+        ``display_name``, ``title`` or ``description`` column: :mod:`likewise.space.names`).
+        """
+        if self._names is None and self._names_from_table and self._item_table is not None:
+            self._names = names_from_table(self._item_table, self._vocab.keys)
+            self._names_from_table = self._names is not None
+        return self._names
+
+    @property
+    def names(self) -> list[str | None]:
+        """The display name of each item, in id order (None where none is known; all None without names)."""
+        named = self.item_names
+        return [None] * len(self) if named is None else list(named.names)
+
+    def name_of(self, item: Item) -> str | None:
+        """The display name of one item (None when none is known)."""
+        named = self.item_names
+        return None if named is None else named.names[self.id_of(item)]
+
+    def attach_names(self, names: Sequence[Any] | Mapping[str, Any] | None, column: str = "name") -> None:
+        """Give the items display names (None takes them away); answers then carry them.
+
+        Parameters
+        ----------
+        names : sequence (one per id), mapping of key to name, or None
+            Names; None or ``""`` for an item without one.
+        column : str
+            Where they came from (a table column), shown in :attr:`item_names`.
+        """
+        if names is None:
+            self._names, self._names_from_table = None, False
+            return
+        if isinstance(names, Mapping):
+            names = [names.get(k) for k in self._vocab.keys]
+        names = list(names)
+        if len(names) != len(self):
+            raise InputError(f"names has {len(names)} entries, the space has {len(self)} items")
+        self._names, self._names_from_table = ItemNames.of(names, column), False
+
+    def _by_name(self, name: str) -> int | None:
+        """The row a display name finds (None: no item has it); a name several items have raises."""
+        named = self.item_names
+        return None if named is None else named.find(name, self._vocab.keys, self._vocab.what)
 
     # ---- properties ------------------------------------------------------------------------------------
 
@@ -180,12 +244,14 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
         return len(self._vocab)
 
     def __contains__(self, item: object) -> bool:
-        """True for a known key, or an int id in ``[0, V)``."""
-        if isinstance(item, str):
-            return item in self._vocab
-        if is_item(item):
-            return 0 <= int(item) < len(self)  # type: ignore[arg-type]
-        return False
+        """True for a known key (an int: the key written the same way), or a ``Row`` in ``[0, V)``."""
+        if not is_item(item):
+            return False
+        try:
+            self._vocab.resolve(item)
+        except (UnknownItemError, ItemIndexError):
+            return False
+        return True
 
     def __getitem__(self, item: Item | Sequence[Item]) -> SpaceVector:
         """``emb["tent"]``, ``emb[7]``: the raw vector of an item; ``emb[["tent", "tarp"]]``: a stack of them.
@@ -304,12 +370,15 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
     # ---- items -----------------------------------------------------------------------------------------
 
     def id_of(self, item: object) -> int:
-        """Id of one item.
+        """Row of one item: the one reading of an item given to a query (:meth:`Vocab.resolve`), then the
+        display names the space carries (:attr:`names`).
 
         Parameters
         ----------
-        item : str or int
-            A key, or an id (checked against the table size).
+        item : str, int or Row
+            A key; an int is the key written the same way (``43`` is the key ``"43"``); a unique display
+            name (``"Tent, 2 person"``) is its item; ``likewise.Row(n)`` is row ``n`` (checked against
+            the table size).
 
         Returns
         -------
@@ -318,31 +387,29 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
         Raises
         ------
         UnknownItemError
-            An unknown key (with close matches, and why it is missing when training dropped it).
+            An unknown key (with close matches, and why it is missing when training dropped it), or a
+            display name several items carry (the message lists them).
         ItemIndexError
-            An id outside ``[0, V)``.
+            A row outside ``[0, V)``.
+        InputError
+            Anything else (a float, a bool ...).
         """
-        if isinstance(item, str):
-            try:
-                return self._vocab.id(item)
-            except UnknownItemError as e:
-                if e.note is None and self._customers is not None and item in self._customers:
-                    raise UnknownItemError(
-                        item,
-                        (),
-                        what=self._vocab.what,
-                        note=f"it is a customer of this space, not a {self._vocab.what}: ask for-customer, "
-                        "similar-customers or lookalike (emb.customers in Python)",
-                    ) from None
-                raise self._visible_suggestions(e) from None
-        if is_item(item):
-            i = int(item)  # type: ignore[call-overload]
-            if not 0 <= i < len(self._vocab):  # before any int64 conversion: 2**63 must not wrap
-                raise ItemIndexError(i, len(self._vocab), what=f"{self._vocab.what} id")
-            return i
-        raise InputError(
-            f"an {self._vocab.what} must be a str key or an int id, got {type(item).__name__} {item!r}"
-        )
+        try:
+            return self._vocab.resolve(item)
+        except UnknownItemError as e:
+            if isinstance(item, str):
+                found = self._by_name(item)
+                if found is not None:
+                    return found
+            if e.note is None and self._customers is not None and str(e.key) in self._customers:
+                raise UnknownItemError(
+                    e.key,
+                    (),
+                    what=self._vocab.what,
+                    note=f"it is a customer of this space, not a {self._vocab.what}: ask for-customer, "
+                    "similar-customers or lookalike (emb.customers in Python)",
+                ) from None
+            raise self._visible_suggestions(e) from None
 
     def _visible_suggestions(self, e: UnknownItemError) -> UnknownItemError:
         """``e`` without the suggestions of hidden types (``attr:`` tokens): they are never asked for."""
@@ -375,9 +442,12 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
         ids: list[int] = []
         kept: list[int] = []
         for pos, item in enumerate(items):
-            if on_unknown == "skip" and isinstance(item, str) and item not in self._vocab:
-                continue
-            ids.append(self.id_of(item))
+            try:
+                ids.append(self.id_of(item))
+            except UnknownItemError:
+                if on_unknown == "skip":
+                    continue
+                raise
             kept.append(pos)
         return np.asarray(ids, dtype=np.int64), np.asarray(kept, dtype=np.int64)
 
@@ -465,15 +535,59 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
     def _result(
         self, ids: np.ndarray, scores: np.ndarray, single: bool, queries: np.ndarray | None = None
     ) -> Neighbours:
-        keys = self._vocab.keys
         if single:
-            return Neighbours([keys[i] for i in ids[0].tolist()], ids[0], scores[0])
-        return Neighbours(
-            [[keys[i] for i in row] for row in ids.tolist()],
-            ids,
-            scores,
-            np.arange(len(ids), dtype=np.int64) if queries is None else queries,
+            return self.neighbours_of(ids[0], scores[0])
+        return self.neighbours_of(
+            ids, scores, np.arange(len(ids), dtype=np.int64) if queries is None else queries
         )
+
+    def neighbours_of(
+        self, rows: np.ndarray, scores: np.ndarray, queries: np.ndarray | None = None
+    ) -> Neighbours:
+        """The answer of a query that found ``rows`` of this space: every query's one way to a result.
+
+        Parameters
+        ----------
+        rows : ndarray of int, shape [k] or [n, k]
+            Rows of this space, best first.
+        scores : ndarray of float, same shape
+        queries : ndarray of int64, optional
+            For a batch: the input position each row answers.
+
+        Returns
+        -------
+        Neighbours
+            With the keys and display names of the rows; its ``ids`` are the rows, or in a space trained
+            from a matrix the matrix's columns.
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        keys = self._vocab.keys
+        named = self.item_names
+        flat = rows.reshape(-1).tolist()
+        key_list = [keys[i] for i in flat]
+        name_list = None if named is None else [named.names[i] for i in flat]
+        ids = self.public_ids(rows)
+        scores = np.asarray(scores, dtype=np.float32)
+        if rows.ndim == 1:
+            return Neighbours(key_list, ids, scores, names=name_list)
+        width = rows.shape[1]
+        chunk = [key_list[r * width : (r + 1) * width] for r in range(rows.shape[0])]
+        names = (
+            None
+            if name_list is None
+            else [name_list[r * width : (r + 1) * width] for r in range(rows.shape[0])]
+        )
+        return Neighbours(chunk, ids, scores, queries, names=names)
+
+    def public_ids(self, rows: np.ndarray) -> np.ndarray:
+        """The ids answers give for ``rows``: the rows themselves, or in a space trained from a matrix its
+        columns (a row without a column, added after training, keeps its row)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if not (self.meta or {}).get("matrix"):
+            return rows
+        col_of_id = self._column_map()[1]
+        cols = col_of_id[rows]
+        return np.where(cols >= 0, cols, rows)
 
     def _query_matrix(self, v: Any) -> tuple[np.ndarray, bool]:
         """Validate query vectors -> (unit-normalised float32 [n, D], single?)."""

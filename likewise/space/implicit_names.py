@@ -269,5 +269,5 @@ class ImplicitNames:
         baskets = self._matrix_baskets(user_items, None)  # type: ignore[attr-defined]
         restrict = self._candidates_of(filter_items, items)
         got = self.recommend(baskets, k=N, restrict=restrict, scoring=scoring)  # type: ignore[attr-defined]
-        out = self._column_map()[1][got.ids]
+        out = got.ids  # already matrix columns: every answer of a matrix-trained space is (public_ids)
         return (out[0], got.scores[0]) if single else (out, got.scores)
