@@ -76,10 +76,16 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
+    import importlib
 
+    if name in _LAZY:
         return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    if not name.startswith("__"):  # a submodule on first use (PEP 562): likewise.retail.train_from_log
+        try:
+            return importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
     raise AttributeError(f"module 'likewise' has no attribute {name!r}")
 
 

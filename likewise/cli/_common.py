@@ -220,7 +220,12 @@ def input_group(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
         The group, for the command's own input options.
     """
     g = p.add_argument_group("input")
-    g.add_argument("--format", default="auto", choices=["auto", "text", "csv", "parquet", "jsonl"])
+    g.add_argument(
+        "--format",
+        default="auto",
+        choices=["auto", "text", "csv", "parquet", "jsonl"],
+        help="the input's format (auto: from the file name and content)",
+    )
     g.add_argument("--delimiter", default=None, help="item separator in text; field separator in CSV")
     g.add_argument(
         "--tokenize",

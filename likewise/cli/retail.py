@@ -28,11 +28,13 @@ from ._common import (
 )
 
 
-def _show(args: argparse.Namespace, query: Any, res: Any, title: str, what: str, **extra: Any) -> None:
-    """Ranked ``what`` (product or customer) under ``title``; the JSON is the one envelope of ``query``'s
-    answer, ``extra`` beside it."""
+def _show(
+    args: argparse.Namespace, query: Any, res: Any, title: str, what: str, score: str = "score", **extra: Any
+) -> None:
+    """Ranked ``what`` (product or customer) under ``title``, the score column headed ``score``; the JSON
+    is the one envelope of ``query``'s answer, ``extra`` beside it."""
     payload = answers_payload([(query, res)], **extra)
-    emit(args, payload, f"{title}:\n" + neighbour_table(res, what))
+    emit(args, payload, f"{title}:\n" + neighbour_table(res, what, score))
 
 
 def cmd_also_bought(args: argparse.Namespace) -> None:
@@ -81,8 +83,10 @@ def cmd_next_basket(args: argparse.Namespace) -> None:
         args,
         args.customer,
         res,
-        f"{'new for' if args.explore else 'next basket of'} {args.customer}",
+        f"{'new for' if args.explore else 'next basket of'} {args.customer} (chance: the estimated "
+        "probability of being in the next basket)",
         "product",
+        score="chance",
     )
 
 
@@ -247,7 +251,7 @@ def register(commands: Commands) -> None:
     from likewise import retail
 
     p = commands.add("also-bought", cmd_also_bought, help="products bought with PRODUCT")
-    p.add_argument("model", metavar="MODEL")
+    p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
     p.add_argument("product", metavar="PRODUCT", help="product key, or #ID")
     k_option(p, retail.also_bought)
     type_option(p)
@@ -257,15 +261,17 @@ def register(commands: Commands) -> None:
         cmd_complete,
         help="products to add to a basket (`recommend`'s answer, with --type for a typed space)",
     )
-    p.add_argument("model", metavar="MODEL")
-    p.add_argument("products", nargs="+", metavar="PRODUCT")
+    p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
+    p.add_argument(
+        "products", nargs="+", metavar="PRODUCT", help="the basket: product keys (or display names)"
+    )
     k_option(p, retail.complete_basket)
     skip_unknown_option(p, "ignore basket products not in the model")
     type_option(p)
 
     p = commands.add("for-customer", cmd_for_customer, help="products to recommend to CUSTOMER")
-    p.add_argument("model", metavar="MODEL")
-    p.add_argument("customer", metavar="CUSTOMER")
+    p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
+    p.add_argument("customer", metavar="CUSTOMER", help="a customer key (#N: row N)")
     k_option(p, retail.for_customer)
     p.add_argument("--include-bought", action="store_true", help="also recommend products already bought")
     type_option(p)
@@ -273,20 +279,20 @@ def register(commands: Commands) -> None:
     p = commands.add(
         "next-basket", cmd_next_basket, help="what CUSTOMER will buy next, repeats included (--explore: new)"
     )
-    p.add_argument("model", metavar="MODEL")
-    p.add_argument("customer", metavar="CUSTOMER")
+    p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
+    p.add_argument("customer", metavar="CUSTOMER", help="a customer key (#N: row N)")
     k_option(p, retail.next_basket)
     p.add_argument(
         "--explore", action="store_true", help="something new: only products the customer never bought"
     )
 
     p = commands.add("similar-customers", cmd_similar_customers, help="customers closest to CUSTOMER")
-    p.add_argument("model", metavar="MODEL")
-    p.add_argument("customer", metavar="CUSTOMER")
+    p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
+    p.add_argument("customer", metavar="CUSTOMER", help="a customer key (#N: row N)")
     k_option(p, retail.similar_customers)
 
     p = commands.add("lookalike", cmd_lookalike, help="customers closest to a seed audience")
-    p.add_argument("model", metavar="MODEL")
+    p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
     p.add_argument("seeds", nargs="*", metavar="SEED", help="seed customer ids")
     p.add_argument(
         "--seeds-file",
@@ -296,7 +302,12 @@ def register(commands: Commands) -> None:
     p.add_argument("--seed-col", default=None, help="column of --seeds-file with the ids (customer_id)")
     skip_unknown_option(p, "report seeds not in the model and go on")
     k_option(p, retail.lookalike, "audience size")
-    p.add_argument("--method", default="centroid", choices=["centroid", "knn"])
+    p.add_argument(
+        "--method",
+        default="centroid",
+        choices=["centroid", "knn"],
+        help="centroid: nearest the seeds' mean; knn: votes of each seed's nearest customers",
+    )
     p.add_argument("-o", "--output", default=None, metavar="CSV", help="export the audience to CSV")
     p.add_argument("--overwrite", action="store_true", help="replace an existing file at CSV")
     p.add_argument(
@@ -304,7 +315,7 @@ def register(commands: Commands) -> None:
     )
 
     p = commands.add("update", cmd_update, help="continue a retail space with new orders")
-    p.add_argument("model", metavar="MODEL")
+    p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
     p.add_argument(
         "new_log",
         nargs="+",
