@@ -244,11 +244,12 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
         return len(self._vocab)
 
     def __contains__(self, item: object) -> bool:
-        """True for a known key (an int: the key written the same way), or a ``Row`` in ``[0, V)``."""
+        """True exactly for what :meth:`id_of` finds: a key (an int: the key written the same way), a unique
+        display name, or a ``Row`` in ``[0, V)``."""
         if not is_item(item):
             return False
         try:
-            self._vocab.resolve(item)
+            self.id_of(item)
         except (UnknownItemError, ItemIndexError):
             return False
         return True
