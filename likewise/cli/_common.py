@@ -29,6 +29,7 @@ __all__ = [
     "load_space",
     "answers_payload",
     "neighbour_table",
+    "titled",
     "positive_int",
     "seed_option",
     "skip_unknown_option",
@@ -438,6 +439,26 @@ def neighbour_table(
             return text_table(["#", what, "name", score], rows)
         pairs = pairs.pairs()
     return text_table(["#", what, score], [[i + 1, k, float(s)] for i, (k, s) in enumerate(pairs)])
+
+
+def titled(emb: Any, written: str, item: Any) -> str:
+    """An item as the user wrote it, with its display name after it when the space knows one (and the
+    user did not write the name itself): ``840361 (Private EGGS - LARGE 1 DZ)``.
+
+    Parameters
+    ----------
+    emb : likewise.Embeddings
+    written : str
+        The item as typed.
+    item : str or likewise.Row
+        The item as parsed.
+
+    Returns
+    -------
+    str
+    """
+    name = emb.name_of(item)
+    return written if name is None or name == written else f"{written} ({name})"
 
 
 def answers_payload(answers: Any, **facts: Any) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from ._common import (
     neighbour_table,
     positive_int,
     skip_unknown_option,
+    titled,
     type_option,
     types_of,
 )
@@ -35,8 +36,8 @@ def cmd_similar(args: argparse.Namespace) -> None:
     # A list, not a dict: repeated queries stay, and "#0" (an id) never collides with an item named "0".
     payload = answers_payload(zip(args.items, res.rows(), strict=True))
     text = "\n\n".join(
-        f"similar to {q!s}:\n" + neighbour_table(row, score="cosine")
-        for q, row in zip(args.items, res.rows(), strict=True)
+        f"similar to {titled(emb, q, item)}:\n" + neighbour_table(row, score="cosine")
+        for q, item, row in zip(args.items, items, res.rows(), strict=True)
     )
     emit(args, payload, text)
 

@@ -23,6 +23,7 @@ from ._common import (
     neighbour_table,
     positive_int,
     skip_unknown_option,
+    titled,
     type_option,
     types_of,
 )
@@ -41,8 +42,9 @@ def cmd_also_bought(args: argparse.Namespace) -> None:
     """Print the products bought with ``args.product``."""
     from likewise.retail import also_bought
 
-    res = also_bought(load_space(args.model), parse_items([args.product])[0], k=args.k, types=types_of(args))
-    _show(args, args.product, res, f"bought with {args.product}", "product")
+    emb, item = load_space(args.model), parse_item(args.product)
+    res = also_bought(emb, item, k=args.k, types=types_of(args))
+    _show(args, args.product, res, f"bought with {titled(emb, args.product, item)}", "product")
 
 
 def cmd_complete(args: argparse.Namespace) -> None:
