@@ -316,8 +316,8 @@ def read_item_attrs(
     matched = sum(1 for r in rows if r >= 0)
     columns = [n for n in names if n != item_col]
     values, groups = _values_and_groups(columns, text_cols, numeric, rows)
-    saved = path.get("name_col") if isinstance(path, dict) else None
-    name_col = choose_name_column(columns, name_col or saved, where)
+    saved = path.get("name_col") if isinstance(path, dict) else None  # chosen by train --name-col
+    name_col = choose_name_column(columns, name_col or (saved if saved in columns else None), where)
     colour = next(
         (
             c

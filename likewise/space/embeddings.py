@@ -65,9 +65,11 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
 
     Notes
     -----
-    Items may be given as str keys or int ids everywhere. Unknown keys raise
-    :class:`~likewise.errors.UnknownItemError` (a ``KeyError``) with close suggestions; ids outside
-    ``[0, V)`` raise :class:`~likewise.errors.ItemIndexError` (an ``IndexError``) naming the table size.
+    An item is the key as written, everywhere: a str key, an int (the key written the same way: ``43`` is
+    ``"43"``, as a table's int64 ids are stored), or a unique display name (:attr:`names`); a row is asked
+    for only as ``likewise.Row(n)``. Unknown keys raise :class:`~likewise.errors.UnknownItemError` (a
+    ``KeyError``) with close suggestions; rows outside ``[0, V)`` raise
+    :class:`~likewise.errors.ItemIndexError` (an ``IndexError``) naming the table size.
     Queries use :attr:`normed`, a unit-length float32 copy of the vectors computed once and cached.
     """
 
@@ -260,7 +262,7 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
         Parameters
         ----------
         item : str, int, or sequence of them
-            A key or an id (as in :meth:`vector`), or a batch of them (as in :meth:`vectors_of`).
+            A key or a Row (as in :meth:`vector`), or a batch of them (as in :meth:`vectors_of`).
 
         Returns
         -------
@@ -286,7 +288,8 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
         if is_batch(item):
             return self.vectors_of(item)  # type: ignore[arg-type]
         raise InputError(
-            f"emb[...] takes a str key, an int id or a sequence of them, got {type(item).__name__} {item!r}"
+            "emb[...] takes a str key, an int key, a Row or a sequence of them, "
+            f"got {type(item).__name__} {item!r}"
         )
 
     def __iter__(self) -> Iterator[str]:
@@ -469,7 +472,7 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
         """
         if not is_item(item):
             raise InputError(
-                f"vector() takes one str key or int id, got {type(item).__name__}; "
+                f"vector() takes one key (str or int) or Row, got {type(item).__name__}; "
                 "use vectors_of() for a batch"
             )
         source = self.normed if norm else self._vectors
@@ -653,7 +656,7 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
             ids, kept = self.ids_of(items, on_unknown)
             single = False
         else:
-            raise InputError(f"items must be a key, an id or a sequence of them, got {type(items).__name__}")
+            raise InputError(f"items must be a key, a Row or a sequence of them, got {type(items).__name__}")
         queries = self.normed[ids]
         restrict = self.typed_restrict(restrict, types)
         out_ids, scores = self._search(queries, k, restrict, np.arange(len(ids)), ids)

@@ -165,7 +165,10 @@ def names_from_table(
     if item_col not in columns:
         return None
     others = [c for c in columns if c != item_col]
-    col = choose_name_column(others, name_col or table.get("name_col"), "the item table")
+    saved = table.get("name_col")  # chosen at training; a table replaced since may lack it
+    if name_col is None and saved in others:
+        name_col = saved
+    col = choose_name_column(others, name_col, "the item table")
     if col is None:
         return None
     by_key = {str(k): v for k, v in zip(columns[item_col], columns[col], strict=True)}
