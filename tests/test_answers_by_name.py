@@ -90,6 +90,8 @@ def test_python_answers_carry_names(shop):
         shop.recommend([key], k=4),
     ):
         assert got.names == [_name(k) for k in got.keys] and all(got.names)
+    chances = retail.next_basket(shop, customer, k=10).scores  # an estimated chance, not log-odds
+    assert ((chances >= 0) & (chances <= 1)).all() and (np.diff(chances) <= 0).all()
     assert retail.similar_customers(shop, customer, k=2).names is None  # customers have no names
     assert [r["name"] for r in retail.similar_customers(shop, customer, k=2).records()] == [None, None]
 
@@ -164,6 +166,15 @@ def test_http_answers_carry_names_also_for_a_space_served_with_its_table(files, 
             return one.json(), named.json()
 
     one, named = asyncio.run(go())
+    by_dept = create_app(
+        Registry([ModelSpec("m", tmp_path / "plain", files / "products.csv", name_col="department")])
+    )
+
+    async def dept():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=by_dept), base_url="http://test") as c:
+            return (await c.get("/models/m/similar", params={"item": "100139", "k": 3})).json()
+
+    assert {r["name"] for r in asyncio.run(dept())["answers"][0]["results"]} <= {"FOOD", "HOME"}
     results = one["answers"][0]["results"]
     assert [r["name"] for r in results] == [_name(r["item"]) for r in results] and all(
         r["name"] for r in results
