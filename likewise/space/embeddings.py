@@ -15,7 +15,7 @@ equal scores are ordered by ascending id so that two runs on the same space alwa
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -30,7 +30,7 @@ from .analogies import WordQueries
 from .gensim_names import GensimNames
 from .implicit_names import ImplicitNames
 from .itemtable import ItemTable, Types
-from .names import ItemNames, names_from_table
+from .names import DisplayNames
 from .persist import SpaceFiles
 from .results import Neighbours, SpaceVector, compute_fingerprint
 from .search import normalise_rows, top_k_search
@@ -42,7 +42,9 @@ Item = str | int | np.integer | Row
 Restrict = int | Sequence[Item] | set | frozenset | np.ndarray | None
 
 
-class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTable, SpaceFiles, StoreExports):
+class Embeddings(
+    BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTable, DisplayNames, SpaceFiles, StoreExports
+):
     """Item vectors with their vocabulary, and neighbour / recommendation / analogy queries.
 
     Parameters
@@ -120,69 +122,8 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
         )
         # the item attributes trained with (``{"item_col", "columns"}``; train --item-attrs), for display
         self._item_table: dict[str, Any] | None = None
-        self._names: ItemNames | None = None  # display names (attach_names, or read from the item table)
+        self._names = None  # display names (DisplayNames: attach_names, or read from the item table)
         self._names_from_table = True  # read them from the item table on first use, unless attached
-
-    # ---- display names ---------------------------------------------------------------------------------
-
-    @property
-    def item_table(self) -> dict[str, Any] | None:
-        """The item attributes trained with (``{"item_col", "columns"}``, plus ``"name_col"`` when a name
-        column was chosen; ``train --item-attrs``), or None. Setting it gives the items its names."""
-        return self._item_table
-
-    @item_table.setter
-    def item_table(self, table: dict[str, Any] | None) -> None:
-        self._item_table = table
-        self._names, self._names_from_table = None, True
-
-    @property
-    def item_names(self) -> ItemNames | None:
-        """The display names of the items (:class:`~likewise.space.names.ItemNames`), or None.
-
-        From :meth:`attach_names`, else from the :attr:`item_table` (its ``name``, ``product_name``,
-        ``display_name``, ``title`` or ``description`` column: :mod:`likewise.space.names`).
-        """
-        if self._names is None and self._names_from_table and self._item_table is not None:
-            self._names = names_from_table(self._item_table, self._vocab.keys)
-            self._names_from_table = self._names is not None
-        return self._names
-
-    @property
-    def names(self) -> list[str | None]:
-        """The display name of each item, in id order (None where none is known; all None without names)."""
-        named = self.item_names
-        return [None] * len(self) if named is None else list(named.names)
-
-    def name_of(self, item: Item) -> str | None:
-        """The display name of one item (None when none is known)."""
-        named = self.item_names
-        return None if named is None else named.names[self.id_of(item)]
-
-    def attach_names(self, names: Sequence[Any] | Mapping[str, Any] | None, column: str = "name") -> None:
-        """Give the items display names (None takes them away); answers then carry them.
-
-        Parameters
-        ----------
-        names : sequence (one per id), mapping of key to name, or None
-            Names; None or ``""`` for an item without one.
-        column : str
-            Where they came from (a table column), shown in :attr:`item_names`.
-        """
-        if names is None:
-            self._names, self._names_from_table = None, False
-            return
-        if isinstance(names, Mapping):
-            names = [names.get(k) for k in self._vocab.keys]
-        names = list(names)
-        if len(names) != len(self):
-            raise InputError(f"names has {len(names)} entries, the space has {len(self)} items")
-        self._names, self._names_from_table = ItemNames.of(names, column), False
-
-    def _by_name(self, name: str) -> int | None:
-        """The row a display name finds (None: no item has it); a name several items have raises."""
-        named = self.item_names
-        return None if named is None else named.find(name, self._vocab.keys, self._vocab.what)
 
     # ---- properties ------------------------------------------------------------------------------------
 

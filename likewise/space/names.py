@@ -19,11 +19,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, UnknownItemError
 
-__all__ = ["NAME_COLUMN_NAMES", "ItemNames", "choose_name_column", "names_from_table"]
+if TYPE_CHECKING:
+    from ..data.vocab import Vocab
+
+__all__ = ["NAME_COLUMN_NAMES", "DisplayNames", "ItemNames", "choose_name_column", "names_from_table"]
 
 #: Column names taken for the display name, in this order (compared case-insensitively).
 NAME_COLUMN_NAMES = ("name", "product_name", "display_name", "title", "description")
@@ -179,3 +182,72 @@ def names_from_table(
             v = by_key.get(k.split(":", 1)[1])
         names.append(v)
     return ItemNames.of(names, col)
+
+
+class DisplayNames:
+    """``item_table``, ``item_names``, ``names``, ``name_of``, ``attach_names`` (mixed into ``Embeddings``;
+    the host sets ``_item_table``, ``_names`` and ``_names_from_table`` and has ``_vocab`` and ``id_of``)."""
+
+    _vocab: Vocab
+    _item_table: dict[str, Any] | None
+    _names: ItemNames | None
+    _names_from_table: bool
+
+    @property
+    def item_table(self) -> dict[str, Any] | None:
+        """The item attributes trained with (``{"item_col", "columns"}``, plus ``"name_col"`` when a name
+        column was chosen; ``train --item-attrs``), or None. Setting it gives the items its names."""
+        return self._item_table
+
+    @item_table.setter
+    def item_table(self, table: dict[str, Any] | None) -> None:
+        self._item_table = table
+        self._names, self._names_from_table = None, True
+
+    @property
+    def item_names(self) -> ItemNames | None:
+        """The display names of the items (:class:`~likewise.space.names.ItemNames`), or None.
+
+        From :meth:`attach_names`, else from the :attr:`item_table` (its ``name``, ``product_name``,
+        ``display_name``, ``title`` or ``description`` column: :mod:`likewise.space.names`).
+        """
+        if self._names is None and self._names_from_table and self._item_table is not None:
+            self._names = names_from_table(self._item_table, self._vocab.keys)
+            self._names_from_table = self._names is not None
+        return self._names
+
+    @property
+    def names(self) -> list[str | None]:
+        """The display name of each item, in id order (None where none is known; all None without names)."""
+        named = self.item_names
+        return [None] * len(self._vocab) if named is None else list(named.names)
+
+    def name_of(self, item: object) -> str | None:
+        """The display name of one item (None when none is known)."""
+        named = self.item_names
+        return None if named is None else named.names[self.id_of(item)]  # type: ignore[attr-defined]
+
+    def attach_names(self, names: Sequence[Any] | Mapping[str, Any] | None, column: str = "name") -> None:
+        """Give the items display names (None takes them away); answers then carry them.
+
+        Parameters
+        ----------
+        names : sequence (one per id), mapping of key to name, or None
+            Names; None or ``""`` for an item without one.
+        column : str
+            Where they came from (a table column), shown in :attr:`item_names`.
+        """
+        if names is None:
+            self._names, self._names_from_table = None, False
+            return
+        if isinstance(names, Mapping):
+            names = [names.get(k) for k in self._vocab.keys]
+        names = list(names)
+        if len(names) != len(self._vocab):
+            raise InputError(f"names has {len(names)} entries, the space has {len(self._vocab)} items")
+        self._names, self._names_from_table = ItemNames.of(names, column), False
+
+    def _by_name(self, name: str) -> int | None:
+        """The row a display name finds (None: no item has it); a name several items have raises."""
+        named = self.item_names
+        return None if named is None else named.find(name, self._vocab.keys, self._vocab.what)
