@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._check import Row
 from ._threads import query_threads
 from .data.vocab import Vocab, parse_item
 from .errors import (
@@ -49,6 +50,7 @@ __all__ = [
     "MissingDependencyError",
     "Neighbours",
     "NotFittedError",
+    "Row",
     "SpaceMismatchError",
     "SpaceVector",
     "TrainConfig",
@@ -74,10 +76,16 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
+    import importlib
 
+    if name in _LAZY:
         return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    if not name.startswith("__"):  # a submodule on first use (PEP 562): likewise.retail.train_from_log
+        try:
+            return importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
     raise AttributeError(f"module 'likewise' has no attribute {name!r}")
 
 
@@ -119,8 +127,9 @@ def train(data: Any = None, config: TrainConfig | None = None, **options: Any) -
     N=10)`` (``filter_items=``, ``items=``, batches of user ids), ``emb.similar_items(column, N=10)``,
     ``emb.similar_users(row, N=10)`` (with ``user_keys``) and ``emb.item_factors`` (see
     :class:`likewise.space.implicit_names.ImplicitNames`). likewise's own queries (``similar``,
-    ``recommend(basket, k)``) take keys (the column number as a str, ``"3"``, when no ``item_keys``
-    were given) or likewise ids, the rows of ``emb.vectors``, and return :class:`Neighbours`.
+    ``recommend(basket, k)``, ``recommend(user_items[rows])``) take keys (without ``item_keys`` the
+    column numbers, given as ints or as text: ``3`` or ``"3"``) and return :class:`Neighbours` whose
+    ``ids`` are matrix columns too.
     """
     from .retail.fit import train as _train  # the one way into training (likewise.readers.resolve_input)
 

@@ -16,6 +16,7 @@ import numpy as np
 from .errors import InputError
 
 __all__ = [
+    "Row",
     "check_int",
     "check_k",
     "check_keys",
@@ -55,9 +56,47 @@ def check_k(k: object) -> int:
     return int(k)
 
 
+class Row:
+    """A row number of a space (or of its customer table), said explicitly: ``emb.similar(Row(5))``.
+
+    An item given in Python is the key it is written as: ``emb.similar(5)`` asks for the key ``"5"``
+    (a DataFrame's int64 ids are stored as such keys), never for whatever sits in row 5. A row number is
+    asked for only through this wrapper, or written ``#5`` on the command line and over HTTP (where it
+    means the key ``"#5"`` when the space has one).
+
+    Parameters
+    ----------
+    n : int
+        The row, ``0 <= n < len(space)`` (checked when it is looked up).
+    written : str, optional
+        The text it was read from (``"#5"``), set by :func:`likewise.parse_item`: a key written the same
+        way wins over the row.
+    """
+
+    __slots__ = ("n", "written")
+
+    def __init__(self, n: int, written: str | None = None) -> None:
+        if isinstance(n, bool | np.bool_) or not isinstance(n, int | np.integer):
+            raise InputError(f"Row({n!r}): a row number is an int")
+        self.n = int(n)
+        self.written = written
+
+    def __repr__(self) -> str:
+        return f"Row({self.n})"
+
+    def __str__(self) -> str:
+        return self.written if self.written is not None else f"#{self.n}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Row) and other.n == self.n
+
+    def __hash__(self) -> int:
+        return hash(("Row", self.n))
+
+
 def is_item(x: object) -> bool:
-    """A single item: a str key or an int id (not a bool)."""
-    return isinstance(x, str | int | np.integer) and not isinstance(x, bool | np.bool_)
+    """A single item: a str key, an int (read as the key it is written as) or a :class:`Row`; not a bool."""
+    return isinstance(x, str | int | np.integer | Row) and not isinstance(x, bool | np.bool_)
 
 
 def is_batch(x: object) -> bool:

@@ -125,7 +125,7 @@ class ItemIndexError(LikewiseError, IndexError):
         self.size = int(size)
         super().__init__(
             f"{what} {self.index} is out of range for a table of {self.size} rows "
-            f"(valid ids are 0..{self.size - 1})"
+            f"(valid {'rows' if what.endswith('row') else 'ids'} are 0..{self.size - 1})"
         )
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from likewise import Row
 from likewise.data.vocab import Vocab
 from likewise.errors import (
     InputError,
@@ -51,15 +52,15 @@ def test_getitem_is_vector(emb: Embeddings) -> None:
     assert isinstance(v, SpaceVector) and v.shape == (emb.dim,) and v.dtype == np.float32
     assert v.fingerprint == emb.fingerprint
     np.testing.assert_array_equal(v, emb.vector("w007"))
-    np.testing.assert_array_equal(emb[7], v)
-    np.testing.assert_array_equal(emb[np.int64(7)], v)
+    np.testing.assert_array_equal(emb[Row(7)], v)
+    np.testing.assert_array_equal(emb[Row(np.int64(7))], v)
 
 
 def test_getitem_batch_is_vectors_of(emb: Embeddings) -> None:
-    got = emb[["w003", 5, np.int32(9)]]
+    got = emb[["w003", Row(5), Row(np.int32(9))]]
     assert isinstance(got, SpaceVector) and got.shape == (3, emb.dim)
-    np.testing.assert_array_equal(got, emb.vectors_of(["w003", 5, 9]))
-    np.testing.assert_array_equal(emb[np.array([1, 2])], np.asarray(emb.vectors)[[1, 2]])
+    np.testing.assert_array_equal(got, emb.vectors_of(["w003", Row(5), Row(9)]))
+    np.testing.assert_array_equal(emb[[Row(1), Row(2)]], np.asarray(emb.vectors)[[1, 2]])
 
 
 def test_getitem_errors_match_vector(emb: Embeddings) -> None:
@@ -69,7 +70,9 @@ def test_getitem_errors_match_vector(emb: Embeddings) -> None:
         emb.vector("w00x")
     assert str(a.value) == str(b.value) and isinstance(a.value, KeyError)
     with pytest.raises(ItemIndexError, match="out of range"):
-        emb[V]
+        emb[Row(V)]
+    with pytest.raises(UnknownItemError, match=r"Row\(7\)"):
+        emb[7]  # an int is the key "7" (this space has none); a row is Row(7)
     with pytest.raises(UnknownItemError):
         emb[["w001", "nope"]]
     for bad in (slice(0, 3), 1.5, True, None):
@@ -80,7 +83,8 @@ def test_getitem_errors_match_vector(emb: Embeddings) -> None:
 def test_contains_len_iter_are_one_mapping(emb: Embeddings) -> None:
     assert len(emb) == V
     assert "w000" in emb and "nope" not in emb
-    assert 0 in emb and V - 1 in emb and V not in emb and -1 not in emb
+    assert Row(0) in emb and Row(V - 1) in emb and Row(V) not in emb and Row(-1) not in emb
+    assert 0 not in emb  # an int is the key "0", which this space lacks
     assert 1.0 not in emb and None not in emb and True not in emb
     assert list(emb) == emb.keys  # iterating yields keys, as a dict does
     for key in list(emb)[:5]:
@@ -104,6 +108,17 @@ CASES = [
 ]
 
 
+def _ours(kwargs: dict) -> dict:
+    """gensim's int indexes as likewise asks for rows (``Row(i)``; a bare int is the key written so)."""
+
+    def row(x):
+        if isinstance(x, list):
+            return [row(v) for v in x]
+        return Row(x) if isinstance(x, int) and not isinstance(x, bool) else x
+
+    return {k: row(v) if k in ("positive", "negative") else v for k, v in kwargs.items()}
+
+
 def _gensim_kwargs(kwargs: dict) -> dict:
     out = dict(kwargs)
     if "restrict" in out:
@@ -116,7 +131,7 @@ def _gensim_kwargs(kwargs: dict) -> dict:
 def test_most_similar_matches_gensim(emb: Embeddings, kv, kwargs: dict, restrict: int | None) -> None:
     if restrict is not None:
         kwargs = {**kwargs, "restrict": restrict}
-    got = emb.most_similar(**kwargs)
+    got = emb.most_similar(**_ours(kwargs))
     want = kv.most_similar(**_gensim_kwargs(kwargs))
     assert isinstance(got, list) and all(isinstance(k, str) and type(s) is float for k, s in got)
     assert [k for k, _ in got] == [k for k, _ in want]

@@ -8,6 +8,7 @@ import hashlib
 import numpy as np
 import pytest
 
+from likewise import Row
 from likewise.data.vocab import Vocab
 from likewise.errors import InputError, ItemIndexError, SpaceMismatchError, UnknownItemError
 from likewise.space.embeddings import Embeddings, Neighbours, SpaceVector, compute_fingerprint, top_k_search
@@ -67,7 +68,7 @@ def test_float64_is_converted_and_properties(emb: Embeddings) -> None:
     assert emb.vectors.dtype == np.float32 and emb.vectors.shape == (V, D)
     assert emb.dim == D and len(emb) == V
     assert emb.keys[0] == "item000" and emb.counts[0] == V
-    assert "item007" in emb and "nope" not in emb and 7 in emb and V not in emb
+    assert "item007" in emb and "nope" not in emb and Row(7) in emb and Row(V) not in emb and 7 not in emb
     assert emb.nbytes == V * D * 4
     assert emb.config == {"seed": 0} and emb.meta == {}
     assert repr(emb) == f"Embeddings(300 items × 16 dims, fingerprint={emb.fingerprint!r})"
@@ -132,11 +133,11 @@ def test_vector_by_key_and_id(emb: Embeddings) -> None:
     v = emb.vector("item005")
     assert isinstance(v, SpaceVector) and v.fingerprint == emb.fingerprint and v.shape == (D,)
     np.testing.assert_array_equal(v, emb.vectors[5])
-    np.testing.assert_array_equal(emb.vector(np.int64(5)), v)
-    np.testing.assert_allclose(np.linalg.norm(emb.vector(5, norm=True)), 1.0, rtol=1e-6)
+    np.testing.assert_array_equal(emb.vector(Row(np.int64(5))), v)
+    np.testing.assert_allclose(np.linalg.norm(emb.vector(Row(5), norm=True)), 1.0, rtol=1e-6)
     v[0] = 1e6  # a copy: the space is untouched
     assert emb.vectors[5, 0] != 1e6
-    batch = emb.vectors_of(["item001", 2])
+    batch = emb.vectors_of(["item001", Row(2)])
     assert isinstance(batch, SpaceVector) and batch.shape == (2, D)
     np.testing.assert_array_equal(batch, emb.vectors[[1, 2]])
 
@@ -150,18 +151,21 @@ def test_unknown_key_suggests(camping: Embeddings) -> None:
 
 
 def test_id_past_the_end(camping: Embeddings) -> None:
-    with pytest.raises(ItemIndexError, match="item id 7 is out of range for a table of 7 rows"):
-        camping.vector(7)
-    with pytest.raises(ItemIndexError, match="item id -1 is out of range for a table of 7 rows"):
-        camping.similar([0, -1])
+    with pytest.raises(ItemIndexError, match="item row 7 is out of range for a table of 7 rows"):
+        camping.vector(Row(7))
+    with pytest.raises(ItemIndexError, match="item row -1 is out of range for a table of 7 rows"):
+        camping.similar([Row(0), Row(-1)])
     with pytest.raises(IndexError):
-        camping.recommend([99])
+        camping.recommend([Row(99)])
 
 
 def test_bad_item_types(camping: Embeddings) -> None:
     with pytest.raises(InputError, match="use vectors_of"):
         camping.vector(["tent"])  # type: ignore[arg-type]
-    with pytest.raises(InputError, match="must be a str key or an int id, got float"):
+    with pytest.raises(
+        InputError,
+        match=r"an item is a str key, an int \(the key written the same way\) or likewise.Row.*got float",
+    ):
         camping.similar([1.5])  # type: ignore[list-item]
     with pytest.raises(InputError, match="on_unknown == 'drop'"):
         camping.similar(["tent"], on_unknown="drop")  # type: ignore[arg-type]
@@ -172,25 +176,25 @@ def test_bad_item_types(camping: Embeddings) -> None:
 
 def test_space_vector_arithmetic() -> None:
     a, b = make_space(seed=1, n=10, dim=4), make_space(seed=2, n=10, dim=4)
-    x, y = a.vector(0), a.vector(1)
-    z = x - y + 2 * a.vector(2) + np.ones(4)
+    x, y = a.vector(Row(0)), a.vector(Row(1))
+    z = x - y + 2 * a.vector(Row(2)) + np.ones(4)
     assert isinstance(z, SpaceVector) and z.fingerprint == a.fingerprint
     plain = np.asarray(z)
     assert type(plain) is np.ndarray
     assert not isinstance(float(x @ y), SpaceVector)
     with pytest.raises(SpaceMismatchError) as info:
-        _ = x + b.vector(0)
+        _ = x + b.vector(Row(0))
     assert a.fingerprint in str(info.value) and b.fingerprint in str(info.value)
     with pytest.raises(SpaceMismatchError):
-        _ = x @ b.vector(0)
+        _ = x @ b.vector(Row(0))
     with pytest.raises(SpaceMismatchError):
-        np.dot(x, b.vector(0))
+        np.dot(x, b.vector(Row(0)))
     with pytest.raises(SpaceMismatchError):
-        np.concatenate([x, b.vector(0)])
+        np.concatenate([x, b.vector(Row(0))])
     with pytest.raises(SpaceMismatchError):
-        x.dot(b.vector(0))  # the ndarray method bypasses __array_ufunc__ / __array_function__
+        x.dot(b.vector(Row(0)))  # the ndarray method bypasses __array_ufunc__ / __array_function__
     assert float(x.dot(y)) == pytest.approx(float(np.dot(np.asarray(x), np.asarray(y))))
-    out = a.vector(3)
+    out = a.vector(Row(3))
     np.add(x, y, out=out)
     assert out.fingerprint == a.fingerprint
     np.testing.assert_allclose(out, a.vectors[0] + a.vectors[1])
@@ -219,7 +223,7 @@ def test_similar_single_matches_brute_force(emb: Embeddings) -> None:
 
 def test_similar_batch_matches_brute_force(emb: Embeddings) -> None:
     n = unit64(emb.vectors)
-    queries = [3, "item100", 299, 0]
+    queries = [Row(3), "item100", Row(299), Row(0)]
     res = emb.similar(queries, k=7)
     assert res.ids.shape == (4, 7) and res.scores.shape == (4, 7) and res.batched
     np.testing.assert_array_equal(res.queries, np.arange(4))
@@ -254,7 +258,7 @@ def test_restrict_out_of_range(emb: Embeddings, restrict: int) -> None:
     with pytest.raises(
         InputError, match=f"restrict == {restrict}, must be between 1 and the vocabulary size 300"
     ):
-        emb.similar(0, restrict=restrict)
+        emb.similar(Row(0), restrict=restrict)
 
 
 def test_restrict_bad_values(camping: Embeddings) -> None:
@@ -284,10 +288,10 @@ def test_ties_broken_by_id() -> None:
     v = rng.normal(size=(40, 6))
     v[10:30] = v[0] * 2.0  # items 10..29 are exactly parallel to item 0
     e = Embeddings(v, Vocab([f"i{i}" for i in range(40)]))
-    res = e.similar(0, k=5)
+    res = e.similar(Row(0), k=5)
     np.testing.assert_array_equal(res.ids, [10, 11, 12, 13, 14])
     np.testing.assert_allclose(res.scores, 1.0, rtol=1e-6)
-    res = e.similar(25, k=3)
+    res = e.similar(Row(25), k=3)
     np.testing.assert_array_equal(res.ids, [0, 10, 11])
 
 
@@ -299,7 +303,7 @@ def test_on_unknown_skip_in_batch(camping: Embeddings) -> None:
     with pytest.raises(UnknownItemError):
         camping.similar("nope", on_unknown="skip")  # a single unknown query has nothing to answer
     with pytest.raises(ItemIndexError):
-        camping.similar(["tent", 70], on_unknown="skip")  # skip is for unknown keys, not bad ids
+        camping.similar(["tent", Row(70)], on_unknown="skip")  # skip is for unknown keys, not bad rows
 
 
 def test_kernel_blocks_match_brute_force(emb: Embeddings) -> None:
@@ -321,13 +325,13 @@ def test_similar_to_vector(emb: Embeddings) -> None:
     q = np.random.default_rng(4).normal(size=(3, D))
     res = emb.similar_to_vector(q[0], k=8)
     assert_matches(res, *oracle(n @ unit64(q[0]), 8))
-    res = emb.similar_to_vector(q, k=8, exclude=["item001", 2])
+    res = emb.similar_to_vector(q, k=8, exclude=["item001", Row(2)])
     assert res.ids.shape == (3, 8)
     for r in range(3):
         np.testing.assert_array_equal(res.ids[r], oracle(n @ unit64(q[r]), 8, exclude=[1, 2])[0])
     # an item's own vector finds itself first (nothing excluded by default)
     assert emb.similar_to_vector(emb.vector("item009"), k=1).keys == ["item009"]
-    assert emb.similar_to_vector(emb.vector(9), k=1, exclude="item009").keys != ["item009"]
+    assert emb.similar_to_vector(emb.vector(Row(9)), k=1, exclude="item009").keys != ["item009"]
 
 
 def test_similar_to_vector_errors(emb: Embeddings) -> None:
@@ -339,7 +343,7 @@ def test_similar_to_vector_errors(emb: Embeddings) -> None:
         emb.similar_to_vector(np.full(D, np.nan))
     other = make_space(seed=5)
     with pytest.raises(SpaceMismatchError) as info:
-        emb.similar_to_vector(other.vector(0))
+        emb.similar_to_vector(other.vector(Row(0)))
     assert other.fingerprint in str(info.value) and emb.fingerprint in str(info.value)
 
 
@@ -348,12 +352,12 @@ def test_similar_to_vector_errors(emb: Embeddings) -> None:
 
 def test_recommend_matches_brute_force(emb: Embeddings) -> None:
     n = unit64(emb.vectors)
-    basket = ["item004", "item019", 250]
+    basket = ["item004", "item019", Row(250)]
     res = emb.recommend(basket, k=10)
     q = n[[4, 19, 250]].sum(axis=0)
     assert_matches(res, *oracle(n @ unit64(q), 10, exclude=[4, 19, 250]))
 
-    baskets = [["item004", "item019"], [7], [1, 2, 3, 4]]
+    baskets = [["item004", "item019"], [Row(7)], [Row(1), Row(2), Row(3), Row(4)]]
     res = emb.recommend(baskets, k=5, restrict=100)
     assert res.ids.shape == (3, 5)
     for row, b in enumerate([[4, 19], [7], [1, 2, 3, 4]]):
@@ -392,7 +396,7 @@ def test_analogy_add_matches_brute_force(emb: Embeddings) -> None:
 def test_analogy_mul_matches_brute_force_and_formula(emb: Embeddings) -> None:
     n = unit64(emb.vectors)
     a, b, c = 11, 22, 33
-    res = emb.analogy(a, b, c, k=10, method="mul")
+    res = emb.analogy(Row(a), Row(b), Row(c), k=10, method="mul")
     pos = lambda i: (1 + n @ n[i]) / 2  # noqa: E731
     want_scores = pos(b) * pos(c) / (pos(a) + 1e-6)
     assert_matches(res, *oracle(want_scores, 10, exclude=[a, b, c]))
@@ -407,13 +411,14 @@ def test_analogy_batch_and_restrict(emb: Embeddings) -> None:
     n = unit64(emb.vectors)
     a, b, c = [1, 5, 9], [2, 6, 10], [3, 7, 11]
     for method in ("add", "mul"):
-        res = emb.analogy(a, [emb.keys[i] for i in b], c, k=4, method=method, restrict=150)
+        rows = lambda xs: [Row(i) for i in xs]  # noqa: E731
+        res = emb.analogy(rows(a), [emb.keys[i] for i in b], rows(c), k=4, method=method, restrict=150)
         assert res.ids.shape == (3, 4)
         for r in range(3):
-            single = emb.analogy(a[r], b[r], c[r], k=4, method=method, restrict=150)
+            single = emb.analogy(Row(a[r]), Row(b[r]), Row(c[r]), k=4, method=method, restrict=150)
             np.testing.assert_array_equal(res.ids[r], single.ids)
             np.testing.assert_allclose(res.scores[r], single.scores, rtol=1e-6)
-    res = emb.analogy(1, 2, 3, k=3, restrict={"item010", "item020", "item030", "item002"})
+    res = emb.analogy(Row(1), Row(2), Row(3), k=3, restrict={"item010", "item020", "item030", "item002"})
     want = oracle(n @ unit64(n[2] - n[1] + n[3]), 3, exclude=[1, 2, 3], candidates=[10, 20, 30, 2])
     assert_matches(res, *want)
 
@@ -468,9 +473,9 @@ def test_doesnt_match_planted() -> None:
 
 def test_similarity(emb: Embeddings) -> None:
     n = unit64(emb.vectors)
-    assert emb.similarity("item001", 2) == pytest.approx(float(n[1] @ n[2]), abs=1e-6)
-    assert isinstance(emb.similarity(1, 2), float)
-    got = emb.similarity([1, 3], ["item002", 4])
+    assert emb.similarity("item001", Row(2)) == pytest.approx(float(n[1] @ n[2]), abs=1e-6)
+    assert isinstance(emb.similarity(Row(1), Row(2)), float)
+    got = emb.similarity([Row(1), Row(3)], ["item002", Row(4)])
     np.testing.assert_allclose(got, [n[1] @ n[2], n[3] @ n[4]], atol=1e-6)
 
 
@@ -481,7 +486,14 @@ def test_neighbours_records(camping: Embeddings) -> None:
     res = camping.similar("tent", k=2)
     recs = res.to_records()
     assert [r["rank"] for r in recs] == [1, 2]
-    assert recs[0] == {"rank": 1, "item": res.keys[0], "id": int(res.ids[0]), "score": float(res.scores[0])}
+    first = {
+        "rank": 1,
+        "item": res.keys[0],
+        "id": int(res.ids[0]),
+        "score": float(res.scores[0]),
+        "name": None,
+    }
+    assert recs[0] == first
     assert res[1] == (res.keys[1], float(res.scores[1]))
     batch = camping.similar(["tent", "zzz", "map"], k=2, on_unknown="skip").to_records()
     assert [r["query"] for r in batch] == [0, 0, 2, 2]
@@ -492,7 +504,7 @@ def test_space_vector_survives_pickle_and_slicing() -> None:
     import pickle
 
     e = make_space(seed=1, n=10, dim=4)
-    v = e.vector(0)
+    v = e.vector(Row(0))
     assert pickle.loads(pickle.dumps(v)).fingerprint == e.fingerprint
     assert v[:2].fingerprint == e.fingerprint
-    assert e.vectors_of([0, 1])[1].fingerprint == e.fingerprint
+    assert e.vectors_of([Row(0), Row(1)])[1].fingerprint == e.fingerprint

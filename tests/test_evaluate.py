@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from likewise import Embeddings, Vocab
+from likewise import Embeddings, Row, Vocab
 from likewise.baselines.counts import BASELINES
 from likewise.data.datasets import planted_baskets, ring_baskets
 from likewise.errors import CorruptModelError, InputError
@@ -194,7 +194,7 @@ def test_embedding_recommender_equals_recommend():
     emb = Embeddings(rng.standard_normal((40, 6)), Vocab([f"k{i}" for i in range(40)]))
     contexts = [rng.choice(40, size=3, replace=False) for _ in range(20)]
     top = EmbeddingRecommender(emb).recommend_ids(contexts, 5)
-    ref = emb.recommend([[int(x) for x in c] for c in contexts], k=5).ids
+    ref = emb.recommend([[Row(int(x)) for x in c] for c in contexts], k=5).ids
     np.testing.assert_array_equal(top, ref)
 
 

@@ -9,7 +9,7 @@ import pickle
 import numpy as np
 import pytest
 
-from likewise import train
+from likewise import Row, train
 from likewise.data.formats import write_word2vec
 from likewise.data.vocab import Vocab
 from likewise.errors import InputError, SpaceMismatchError, UnknownItemError
@@ -39,6 +39,19 @@ def kv(emb: Embeddings):
         kv.set_vecattr(key, "count", int(count))
     kv.fill_norms()
     return kv
+
+
+def ours(x):
+    """gensim's int index as likewise asks for a row: ``Row(i)`` (a bare int is the key written so)."""
+    if isinstance(x, list):
+        return [ours(v) for v in x]
+    return Row(x) if isinstance(x, int | np.integer) else x
+
+
+def test_an_int_is_a_key_not_gensims_index(emb: Embeddings, kv) -> None:
+    np.testing.assert_array_equal(emb.get_vector(Row(42)), kv.get_vector(42))  # gensim's index, said so
+    with pytest.raises(UnknownItemError, match=r"the int 42 is read as the key '42'.*Row\(42\)"):
+        emb.get_vector(42)  # gensim would answer row 42: likewise reads what was written
 
 
 def assert_same_list(got: list, want: list) -> None:
@@ -73,10 +86,11 @@ def test_vectors_vector_size_and_norms(emb: Embeddings, kv) -> None:
 @pytest.mark.parametrize("key", ["w000", "w042", 42, np.int64(199)])
 @pytest.mark.parametrize("norm", [False, True])
 def test_get_vector(emb: Embeddings, kv, key, norm: bool) -> None:
-    got = emb.get_vector(key, norm=norm)
+    got = emb.get_vector(ours(key), norm=norm)
     assert isinstance(got, SpaceVector) and got.shape == (D,) and got.dtype == np.float32
     np.testing.assert_allclose(got, kv.get_vector(key, norm=norm), rtol=1e-6, atol=1e-7)
-    np.testing.assert_allclose(emb.get_vector(key, True) @ emb.get_vector(key, True), 1.0, atol=1e-6)
+    mine = ours(key)
+    np.testing.assert_allclose(emb.get_vector(mine, True) @ emb.get_vector(mine, True), 1.0, atol=1e-6)
 
 
 # ---- neighbours -------------------------------------------------------------------------------------------
@@ -87,9 +101,9 @@ def test_get_vector(emb: Embeddings, kv, key, norm: bool) -> None:
 @pytest.mark.parametrize("restrict_vocab", [None, 60])
 def test_similar_by_word_and_key(emb: Embeddings, kv, word, topn: int, restrict_vocab) -> None:
     want = kv.similar_by_word(word, topn=topn, restrict_vocab=restrict_vocab)
-    assert_same_list(emb.similar_by_word(word, topn=topn, restrict_vocab=restrict_vocab), want)
+    assert_same_list(emb.similar_by_word(ours(word), topn=topn, restrict_vocab=restrict_vocab), want)
     assert_same_list(
-        emb.similar_by_key(word, topn, restrict_vocab), kv.similar_by_key(word, topn, restrict_vocab)
+        emb.similar_by_key(ours(word), topn, restrict_vocab), kv.similar_by_key(word, topn, restrict_vocab)
     )
 
 
@@ -125,7 +139,7 @@ def test_most_similar_cosmul_with_a_raw_vector_matches_gensim(emb: Embeddings, k
 
 
 def test_most_similar_cosmul_is_the_mul_analogy_and_honours_restrict(emb: Embeddings) -> None:
-    got = emb.most_similar_cosmul(positive=[10, "w020"], negative=["w030"])  # int ids too
+    got = emb.most_similar_cosmul(positive=[Row(10), "w020"], negative=["w030"])  # rows too
     mul = emb.analogy("w030", "w010", "w020", k=10, method="mul")
     assert [k for k, _ in got] == mul.keys
     np.testing.assert_allclose([s for _, s in got], mul.scores, atol=1e-6)
@@ -154,10 +168,10 @@ def test_most_similar_cosmul_errors(emb: Embeddings) -> None:
 
 @pytest.mark.parametrize(("w1", "w2"), [("w001", "w002"), ("w010", "w010"), ("w150", 7)])
 def test_distance(emb: Embeddings, kv, w1, w2) -> None:
-    got = emb.distance(w1, w2)
+    got = emb.distance(ours(w1), ours(w2))
     assert type(got) is float
     np.testing.assert_allclose(got, kv.distance(w1, w2), atol=1e-6)
-    np.testing.assert_allclose(got, 1.0 - emb.similarity(w1, w2), atol=1e-12)
+    np.testing.assert_allclose(got, 1.0 - emb.similarity(ours(w1), ours(w2)), atol=1e-12)
 
 
 def test_distances(emb: Embeddings, kv) -> None:
@@ -178,7 +192,7 @@ def test_distances(emb: Embeddings, kv) -> None:
     [(["w001", "w002"], ["w003"]), (["w010"], ["w010"]), (["w001", "w050", "w099"], ["w002", 7, "w150"])],
 )
 def test_n_similarity(emb: Embeddings, kv, ws1, ws2) -> None:
-    got = emb.n_similarity(ws1, ws2)
+    got = emb.n_similarity(ours(ws1), ours(ws2))
     assert type(got) is float
     np.testing.assert_allclose(got, kv.n_similarity(ws1, ws2), atol=1e-6)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from likewise import Embeddings, Vocab
+from likewise import Embeddings, Row, Vocab
 from likewise.cli import main
 from likewise.errors import CorruptModelError, InputError, SpaceMismatchError
 
@@ -48,7 +48,7 @@ def test_build_measures_recall_against_exact(space, index):
 
 def test_ann_top_k_matches_exact_on_the_same_queries(space, index):
     q = np.arange(0, 4000, 37, dtype=np.int64)
-    exact = space.similar(q.tolist(), k=10)
+    exact = space.similar([Row(i) for i in q.tolist()], k=10)
     got = ann_top_k(index, space.normed, space.normed[q], 10, np.arange(len(q)), q)
     assert got is not None
     ids, scores = got

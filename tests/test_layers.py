@@ -75,6 +75,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise.data.vocab",
             "likewise.space.itemtypes",  # the type of each row of a typed space
             "likewise.space.results",  # SpaceVector, Neighbours, fingerprints
+            "likewise.space.names",  # the display names of items: which column, the lookup by name
             "likewise.space.itemitem",  # the item-item completion model (EASE): arrays in, arrays out
             "likewise.space.store",  # the files of a saved space; no model class
             "likewise.space.history",  # each customer's purchase counts per product: arrays in, arrays out

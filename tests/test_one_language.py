@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
 
-from likewise import Embeddings, Vocab, parse_item  # noqa: E402
+from likewise import Embeddings, Row, Vocab, parse_item  # noqa: E402
 from likewise.cli import main  # noqa: E402
 from likewise.data.vocab import MAX_ID_DIGITS, parse_items  # noqa: E402
 from likewise.errors import InputError  # noqa: E402
@@ -46,16 +46,17 @@ def http_get(path, url, **params):
 
 def test_the_parser_reads_ids_keys_and_refuses_other_digits():
     assert parse_items(["#12", "tent", "#tag", "#", "#-3", "#1a", "12"]) == [
-        12,
+        Row(12),
         "tent",
         "#tag",
         "#",
-        -3,
+        Row(-3),
         "#1a",
         "12",
     ]
+    assert parse_item("#12").written == "#12"  # a key written "#12" wins over row 12 (Vocab.resolve)
     for text in BAD_DIGITS:
-        with pytest.raises(InputError, match="an id after '#'"):
+        with pytest.raises(InputError, match="a row number after '#'"):
             parse_item(text)
 
 
@@ -67,16 +68,16 @@ def test_any_text_is_a_key_an_id_or_one_input_error(text):
     except InputError as e:
         assert text.startswith("#") and "\n" not in str(e)
         return
-    if isinstance(got, int):
-        assert text == f"#{got}" or text == f"#{'-' if got < 0 else ''}{text.lstrip('#-')}"
-        assert text[1:].lstrip("-").isascii() and int(text[1:]) == got
+    if isinstance(got, Row):
+        assert got.written == text
+        assert text[1:].lstrip("-").isascii() and int(text[1:]) == got.n
     else:
         assert got == text
 
 
 @given(st.integers(min_value=0, max_value=10**MAX_ID_DIGITS - 1))
 def test_every_written_id_reads_back(i):
-    assert parse_item(f"#{i}") == i
+    assert parse_item(f"#{i}") == Row(i)
 
 
 @pytest.mark.parametrize("text", BAD_DIGITS)
@@ -84,9 +85,9 @@ def test_a_bad_id_is_one_line_and_exit_1_on_the_cli_and_a_4xx_over_http(model, c
     capsys.readouterr()
     assert main(["similar", str(model), text]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err and "an id after '#'" in err
+    assert err.count("\n") == 1 and "Traceback" not in err and "a row number after '#'" in err
     r = http_get(model, "/models/m/similar", item=text)
-    assert 400 <= r.status_code < 500 and "an id after '#'" in r.json()["error"]
+    assert 400 <= r.status_code < 500 and "a row number after '#'" in r.json()["error"]
 
 
 @pytest.mark.parametrize("text", ["#32", "#-1", "#99999999999999999999"])
@@ -100,9 +101,9 @@ def test_an_id_outside_the_table_is_one_line_on_the_cli_and_404_over_http(model,
 
 def test_cli_http_and_python_give_the_same_answer_records(model, capsys):
     emb = Embeddings.load(model)
-    for written, item in [("p3", "p3"), ("#5", 5), ("#tag", "#tag")]:
+    for written, item in [("p3", "p3"), ("#5", Row(5)), ("#tag", "#tag")]:
         want = emb.similar(item, k=4).records()
-        assert [set(r) for r in want] == [{"item", "id", "score"}] * 4
+        assert [set(r) for r in want] == [{"item", "id", "score", "name"}] * 4
         capsys.readouterr()
         assert main(["similar", str(model), written, "-k", "4", "--json"]) == 0
         cli = json.loads(capsys.readouterr().out)["answers"][0]["results"]

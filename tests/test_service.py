@@ -18,7 +18,7 @@ httpx = pytest.importorskip("httpx")
 
 from _live import live_server  # noqa: E402
 
-from likewise import Embeddings, Vocab  # noqa: E402
+from likewise import Embeddings, Row, Vocab  # noqa: E402
 from likewise.cli import main  # noqa: E402
 from likewise.data.datasets import planted_baskets  # noqa: E402
 from likewise.errors import InputError  # noqa: E402
@@ -108,7 +108,7 @@ def test_health_models_and_info(client, models):
         and "/models/{name}/place" not in queries
     )
     record = doc["components"]["schemas"]["AnswerRecord"]["properties"]
-    assert set(record) == {"item", "id", "score"}
+    assert set(record) == {"item", "id", "score", "name"}
 
 
 def test_queries_answer_what_the_library_answers(client, models):
@@ -123,14 +123,14 @@ def test_queries_answer_what_the_library_answers(client, models):
     # the planted structure: an item's neighbours are from its group
     assert all(n["item"].startswith("g0_") for n in r.json()["answers"][0]["results"])
 
-    r = client.get("/models/shop/similar", params={"item": "#3", "k": 2})  # an id
-    assert [n["id"] for n in r.json()["answers"][0]["results"]] == emb.similar(3, k=2).ids.tolist()
+    r = client.get("/models/shop/similar", params={"item": "#3", "k": 2})  # a row
+    assert [n["id"] for n in r.json()["answers"][0]["results"]] == emb.similar(Row(3), k=2).ids.tolist()
 
     r = client.post(
-        "/models/shop/similar", json={"items": ["g1_i1", 5, "nope"], "k": 3, "skip_unknown": True}
+        "/models/shop/similar", json={"items": ["g1_i1", "#5", 5, "nope"], "k": 3, "skip_unknown": True}
     )
     res = r.json()["answers"]
-    assert [x["query"] for x in res] == ["g1_i1", 5]
+    assert [x["query"] for x in res] == ["g1_i1", "#5"]  # 5 is the key "5", which the shop lacks
     assert [n["item"] for n in res[0]["results"]] == emb.similar("g1_i1", k=3).keys
 
     vec = emb.vector("g2_i3").tolist()

@@ -117,8 +117,7 @@ def campaigns_for_audience(
         return emb.similar_to_vector(centre[0], k=k, restrict=allowed)
     none = np.zeros(0, np.int64)
     ids, scores = affinity_top_k(emb, centre, check_k(k), none, none, allowed=allowed)
-    keys = emb.keys
-    return Neighbours([keys[i] for i in ids[0].tolist()], ids[0], scores[0].astype(np.float32))
+    return emb.neighbours_of(ids[0], scores[0])
 
 
 def campaign_products(

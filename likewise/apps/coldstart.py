@@ -231,8 +231,7 @@ def place(
     if emb.context is not None:  # the placed vector against every output row: what is bought with it
         none = np.zeros(0, np.int64)
         out, scores = affinity_top_k(emb, vector[None, :], k, none, none, allowed=allowed)
-        keys = emb.keys
-        bought = Neighbours([keys[i] for i in out[0].tolist()], out[0], scores[0].astype(np.float32))
+        bought = emb.neighbours_of(out[0], scores[0])
     return Placed(
         key=key,
         item_type=kind,

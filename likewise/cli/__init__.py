@@ -117,3 +117,16 @@ def _one_process_unless_train(args: argparse.Namespace) -> Iterator[bool]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+def __getattr__(name: str) -> object:
+    """A submodule on first use (PEP 562), as after ``import likewise``."""
+    import importlib
+
+    if not name.startswith("__"):
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

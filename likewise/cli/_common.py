@@ -29,6 +29,7 @@ __all__ = [
     "load_space",
     "answers_payload",
     "neighbour_table",
+    "titled",
     "positive_int",
     "seed_option",
     "skip_unknown_option",
@@ -220,7 +221,12 @@ def input_group(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
         The group, for the command's own input options.
     """
     g = p.add_argument_group("input")
-    g.add_argument("--format", default="auto", choices=["auto", "text", "csv", "parquet", "jsonl"])
+    g.add_argument(
+        "--format",
+        default="auto",
+        choices=["auto", "text", "csv", "parquet", "jsonl"],
+        help="the input's format (auto: from the file name and content)",
+    )
     g.add_argument("--delimiter", default=None, help="item separator in text; field separator in CSV")
     g.add_argument(
         "--tokenize",
@@ -412,11 +418,12 @@ def fields_table(fields: Iterable[tuple[str, Any]]) -> str:
 def neighbour_table(
     pairs: Iterable[tuple[str, float]] | Any, what: str = "item", score: str = "score"
 ) -> str:
-    """(key, score) pairs as a numbered table with columns ``#``, ``what`` and ``score``.
+    """Ranked results as a numbered table: ``#``, ``what``, its display name when the space knows names,
+    and ``score``.
 
     Parameters
     ----------
-    pairs : iterable of (str, float), or one query's likewise.Neighbours
+    pairs : one query's likewise.Neighbours, or an iterable of (str, float)
         Ranked results, best first.
     what, score : str
         The headers of the key and score columns.
@@ -425,9 +432,33 @@ def neighbour_table(
     -------
     str
     """
-    if hasattr(pairs, "pairs"):  # a Neighbours is not iterable: it refuses tuple unpacking
+    if hasattr(pairs, "records"):  # a Neighbours is not iterable: it refuses tuple unpacking
+        recs = pairs.records()
+        if any(r["name"] is not None for r in recs):
+            rows = [[i + 1, r["item"], r["name"] or "", r["score"]] for i, r in enumerate(recs)]
+            return text_table(["#", what, "name", score], rows)
         pairs = pairs.pairs()
     return text_table(["#", what, score], [[i + 1, k, float(s)] for i, (k, s) in enumerate(pairs)])
+
+
+def titled(emb: Any, written: str, item: Any) -> str:
+    """An item as the user wrote it, with its display name after it when the space knows one (and the
+    user did not write the name itself): ``840361 (Private EGGS - LARGE 1 DZ)``.
+
+    Parameters
+    ----------
+    emb : likewise.Embeddings
+    written : str
+        The item as typed.
+    item : str or likewise.Row
+        The item as parsed.
+
+    Returns
+    -------
+    str
+    """
+    name = emb.name_of(item)
+    return written if name is None or name == written else f"{written} ({name})"
 
 
 def answers_payload(answers: Any, **facts: Any) -> dict[str, Any]:

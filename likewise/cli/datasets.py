@@ -108,11 +108,11 @@ def register(commands: Commands) -> None:
         description="Write orders.parquet / orders.csv, products.csv, customers.csv and truth.json.",
     )
     r.add_argument("-o", "--output", required=True, metavar="DIR", help="new folder to write")
-    r.add_argument("--customers", type=positive_int, default=2_000)
+    r.add_argument("--customers", type=positive_int, default=2_000, help="customers to generate")
     r.add_argument("--products", type=positive_int, default=600, help="at least 120 (one per product type)")
     r.add_argument("--orders-per-customer", type=float, default=8.0, help="mean orders per customer")
     r.add_argument("--basket-size", type=float, default=4.0, help="mean lines per order before complements")
-    r.add_argument("--format", default="both", choices=["both", "parquet", "csv"])
+    r.add_argument("--format", default="both", choices=["both", "parquet", "csv"], help="of the order log")
     seed_option(r, generated.retail_orders, "seeds the generator")
 
     e = datasets.add(
@@ -123,7 +123,7 @@ def register(commands: Commands) -> None:
         "(campaigns.csv, articles.csv, products.csv, customers.csv, truth.json).",
     )
     e.add_argument("-o", "--output", required=True, metavar="DIR", help="new folder to write")
-    e.add_argument("--customers", type=positive_int, default=2_000)
+    e.add_argument("--customers", type=positive_int, default=2_000, help="customers to generate")
     e.add_argument("--products", type=positive_int, default=600, help="at least 120 (one per product type)")
     e.add_argument("--campaigns-per-department", type=positive_int, default=2, help="1..4")
     seed_option(e, eventdata.shop_events, "seeds the generator")
@@ -135,9 +135,11 @@ def register(commands: Commands) -> None:
         description="Write reads.csv, articles.csv (title; topic is the planted answer), readers.csv.",
     )
     c.add_argument("-o", "--output", required=True, metavar="DIR", help="new folder to write")
-    c.add_argument("--readers", type=positive_int, default=1_000)
+    c.add_argument("--readers", type=positive_int, default=1_000, help="readers to generate")
     c.add_argument("--topics", type=positive_int, default=8, help="1..8")
-    c.add_argument("--articles-per-topic", type=positive_int, default=15)
+    c.add_argument(
+        "--articles-per-topic", type=positive_int, default=15, help="articles written on each topic"
+    )
     seed_option(c, eventdata.content_sessions, "seeds the generator")
 
     j = datasets.add(
@@ -155,6 +157,6 @@ def register(commands: Commands) -> None:
     j.add_argument("--format", default="parquet", choices=["parquet", "csv", "both"], help="of the order log")
 
     n = datasets.add("names", cmd_names, help="a names file (one per line) for the next-character model")
-    n.add_argument("-o", "--output", required=True, metavar="FILE")
+    n.add_argument("-o", "--output", required=True, metavar="FILE", help="the text file to write")
     n.add_argument("--overwrite", action="store_true", help="replace an existing file at FILE")
     n.add_argument("--top", type=positive_int, default=None, help="keep only the N most common names")

@@ -31,4 +31,4 @@ def register(commands: Commands) -> None:
     from likewise.apps import demo
 
     seed_option(d, demo.run_demo)
-    d.add_argument("--quiet", action="store_true")
+    d.add_argument("--quiet", action="store_true", help="no progress bar")

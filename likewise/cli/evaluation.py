@@ -397,7 +397,7 @@ def _register_eval(commands: Commands) -> None:
         description="Evaluate a saved space; held-out results are printed beside the baselines "
         "(counts, EASE, and ALS when implicit is installed).",
     )
-    e.add_argument("model", metavar="MODEL")
+    e.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
     e.add_argument("--analogies", metavar="FILE", help="questions-words.txt format")
     e.add_argument(
         "--pairs", metavar="FILE", nargs="+", help="WordSim-353 / SimLex-999 format (tab-separated)"
@@ -437,12 +437,17 @@ def _register_split(commands: Commands) -> None:
         description="Hold out a seeded share of the sequences: one random item of each test basket, or the "
         "last item of each test sequence. The folder holds train.txt, test.tsv and split.json.",
     )
-    s.add_argument("input", nargs="+", metavar="INPUT")
-    s.add_argument("-o", "--output", required=True, metavar="DIR")
-    s.add_argument("--mode", default="basket", choices=["basket", "sequence"])
-    s.add_argument("--test-fraction", type=float, default=0.2)
+    s.add_argument("input", nargs="+", metavar="INPUT", help="the sequences or baskets to split (files)")
+    s.add_argument("-o", "--output", required=True, metavar="DIR", help="new folder: train and test parts")
+    s.add_argument(
+        "--mode",
+        default="basket",
+        choices=["basket", "sequence"],
+        help="basket: hold out an item of each test basket; sequence: the last item",
+    )
+    s.add_argument("--test-fraction", type=float, default=0.2, help="share of sequences held out")
     seed_option(s, split_sequences, "seeds which sequences are held out")
-    s.add_argument("--overwrite", action="store_true")
+    s.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
     _add_input_options(s)
 
 
@@ -453,9 +458,12 @@ def _register_export(commands: Commands) -> None:
         cmd_export,
         help="write vectors for gensim, word2vec, fastText, the Projector, or a vector store",
     )
-    x.add_argument("model", metavar="MODEL")
+    x.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
     x.add_argument(
-        "--format", required=True, choices=["word2vec", "word2vec-binary", "projector", *STORE_FORMATS]
+        "--format",
+        required=True,
+        choices=["word2vec", "word2vec-binary", "projector", *STORE_FORMATS],
+        help="what to write: a word2vec file, TensorFlow Projector files, or a vector store",
     )
     x.add_argument(
         "-o",
@@ -477,14 +485,19 @@ def _register_export(commands: Commands) -> None:
 def _register_import(commands: Commands) -> None:
     """Add ``likewise import``."""
     i = commands.add("import", cmd_import, help="make a saved space of word2vec / fastText .vec vectors")
-    i.add_argument("file", metavar="FILE")
-    i.add_argument("-o", "--output", required=True, metavar="MODEL")
+    i.add_argument("file", metavar="FILE", help="a word2vec / fastText file, text or binary")
+    i.add_argument("-o", "--output", required=True, metavar="MODEL", help="new model folder")
     kind = i.add_mutually_exclusive_group()
     kind.add_argument("--binary", action="store_true", help="word2vec binary (default: detected)")
     kind.add_argument("--text", action="store_true", help="word2vec text / .vec (default: detected)")
     i.add_argument("--limit", type=positive_int, default=None, help="read only the first N vectors")
-    i.add_argument("--unicode-errors", default="strict", choices=["strict", "replace", "ignore"])
-    i.add_argument("--overwrite", action="store_true")
+    i.add_argument(
+        "--unicode-errors",
+        default="strict",
+        choices=["strict", "replace", "ignore"],
+        help="keys that are not UTF-8: fail, replace the bad bytes, or drop them",
+    )
+    i.add_argument("--overwrite", action="store_true", help="replace an existing model folder")
 
 
 def _register_sweep_dim(commands: Commands) -> None:
@@ -505,12 +518,19 @@ def _register_sweep_dim(commands: Commands) -> None:
     w.add_argument(
         "input", nargs="+", metavar="INPUT", help="input files, or one folder from `likewise split`"
     )
-    w.add_argument("--dims", type=_parse_dims, default=[1, 2, 4, 8, 16, 32, 64])
+    w.add_argument(
+        "--dims",
+        type=_parse_dims,
+        default=[1, 2, 4, 8, 16, 32, 64],
+        help="dimensions to train, comma-separated",
+    )
     w.add_argument("-o", "--output", default=None, metavar="PICTURE", help=".png / .svg, or a stem for both")
     w.add_argument("--overwrite", action="store_true", help="replace existing pictures at PICTURE")
-    w.add_argument("--mode", default="basket", choices=["basket", "sequence"])
-    w.add_argument("--test-fraction", type=float, default=0.2)
-    w.add_argument("-k", type=positive_int, default=10)
+    w.add_argument(
+        "--mode", default="basket", choices=["basket", "sequence"], help="as `likewise split --mode`"
+    )
+    w.add_argument("--test-fraction", type=float, default=0.2, help="share of sequences held out")
+    w.add_argument("-k", type=positive_int, default=10, help="list length of HR@k and NDCG@k")
     w.add_argument(
         "--scoring",
         default="affinity",
@@ -524,35 +544,40 @@ def _register_sweep_dim(commands: Commands) -> None:
         help="drawn as lines on the HR panel (default: popular,cocount,ease)",
     )
     m = w.add_argument_group("training")
-    m.add_argument("--epochs", type=positive_int, default=5)
-    m.add_argument("--window", type=positive_int, default=5)
-    m.add_argument("--negative", type=int, default=5)
+    m.add_argument("--epochs", type=positive_int, default=5, help="passes over the data per dimension")
+    m.add_argument("--window", type=positive_int, default=5, help="context window (sequence mode)")
+    m.add_argument("--negative", type=int, default=5, help="negative samples per positive pair")
     m.add_argument(
         "--sample", type=float, default=None, help="subsampling threshold (default: 1e-3 sequence, 0 basket)"
     )
     m.add_argument(
         "--min-count", type=positive_int, default=None, help="default: 5 sequence, 1 basket (as train)"
     )
-    m.add_argument("--lr", type=float, default=0.025)
+    m.add_argument("--lr", type=float, default=0.025, help="initial learning rate")
     seed_option(m, split_sequences, "seeds the split and every training")
-    m.add_argument("--deterministic", action="store_true")
+    m.add_argument("--deterministic", action="store_true", help="one thread: bit-identical runs")
     _add_input_options(w)
 
 
 def _register_plot(commands: Commands) -> None:
     """Add ``likewise plot``."""
     p = commands.add("plot", cmd_plot, help="draw the PCA map or the training loss of a space")
-    p.add_argument("model", metavar="MODEL")
+    p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
     p.add_argument("-o", "--output", required=True, metavar="PICTURE", help=".png or .svg")
     p.add_argument("--overwrite", action="store_true", help="replace an existing file at PICTURE")
-    p.add_argument("--kind", default="map", choices=["map", "loss"])
+    p.add_argument(
+        "--kind",
+        default="map",
+        choices=["map", "loss"],
+        help="map: the items in 2-D; loss: training loss per pass",
+    )
     p.add_argument(
         "--labels", default=None, metavar="FILE", help="map: colour by labels, as eval --labels reads them"
     )
     p.add_argument("--annotate", nargs="+", default=None, metavar="ITEM", help="map: items to name")
     p.add_argument("--top", type=int, default=15, help="map: name the N most frequent items")
     p.add_argument("--max-points", type=positive_int, default=2000, help="map: sample large spaces")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seeds the 2-D projection")
 
 
 def register(commands: Commands) -> None:

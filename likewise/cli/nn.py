@@ -283,7 +283,7 @@ def register(commands: Commands) -> None:
     t.add_argument("--hidden", type=positive_int, default=100, help="tanh units (default 100)")
     t.add_argument("--tied", action="store_true", help="score outputs against the input table")
     t.add_argument("--steps", type=positive_int, default=20_000, help="Adam steps (default 20000)")
-    t.add_argument("--batch-size", type=positive_int, default=128)
+    t.add_argument("--batch-size", type=positive_int, default=128, help="sequences per optimiser step")
     t.add_argument("--lr", type=float, default=0.01, help="Adam learning rate (lr/10 for the last quarter)")
     t.add_argument(
         "--val-fraction", type=float, default=0.1, help="share of sequences held out (default 0.1)"
@@ -301,17 +301,19 @@ def register(commands: Commands) -> None:
     _device_args(t)
 
     s = commands.add("sample", cmd_sample, help="generate sequences (e.g. names) from a next-item model")
-    s.add_argument("model", metavar="MODEL")
+    s.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
     s.add_argument("-n", type=positive_int, default=20, help="how many (default 20)")
     s.add_argument("--seed", type=int, default=0, help="(default: 0, sample's)")
-    s.add_argument("--temperature", type=float, default=1.0)
-    s.add_argument("--max-len", type=positive_int, default=50)
+    s.add_argument(
+        "--temperature", type=float, default=1.0, help="sampling temperature (lower: likelier items)"
+    )
+    s.add_argument("--max-len", type=positive_int, default=50, help="longest sequence to sample")
     _device_args(s)
 
     p = commands.add("predict-next", cmd_predict_next, help="most probable next items after ITEM...")
-    p.add_argument("model", metavar="MODEL")
+    p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
     p.add_argument("items", nargs="+", metavar="ITEM", help="the session so far (a chars model splits words)")
-    p.add_argument("-k", type=positive_int, default=10)
+    p.add_argument("-k", type=positive_int, default=10, help="how many next items")
     p.add_argument("--include-end", action="store_true", help="also rank the end of the sequence")
     _device_args(p)
 

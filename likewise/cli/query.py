@@ -21,6 +21,7 @@ from ._common import (
     neighbour_table,
     positive_int,
     skip_unknown_option,
+    titled,
     type_option,
     types_of,
 )
@@ -35,8 +36,8 @@ def cmd_similar(args: argparse.Namespace) -> None:
     # A list, not a dict: repeated queries stay, and "#0" (an id) never collides with an item named "0".
     payload = answers_payload(zip(args.items, res.rows(), strict=True))
     text = "\n\n".join(
-        f"similar to {q!s}:\n" + neighbour_table(zip(keys, sc, strict=True), score="cosine")
-        for q, keys, sc in zip(items, res.keys, res.scores, strict=True)
+        f"similar to {titled(emb, q, item)}:\n" + neighbour_table(row, score="cosine")
+        for q, item, row in zip(args.items, items, res.rows(), strict=True)
     )
     emit(args, payload, text)
 
@@ -121,8 +122,8 @@ def register(commands: Commands) -> None:
     from likewise.space.embeddings import Embeddings
 
     s = commands.add("similar", cmd_similar, help="nearest items to each ITEM")
-    s.add_argument("model", metavar="MODEL")
-    s.add_argument("items", nargs="+", metavar="ITEM", help="item key, or #ID for an id")
+    s.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
+    s.add_argument("items", nargs="+", metavar="ITEM", help="an item key (or display name), or #N for row N")
     k_option(s, Embeddings.similar)
     s.add_argument("--restrict", type=positive_int, default=None, help="search only the N most frequent")
     type_option(s)
@@ -132,10 +133,14 @@ def register(commands: Commands) -> None:
         cmd_recommend,
         help="items to add to a basket of ITEMs, any space (`complete` gives the same answer, of products)",
     )
-    c.add_argument("model", metavar="MODEL")
-    c.add_argument("items", nargs="+", metavar="ITEM")
+    c.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
+    c.add_argument(
+        "items", nargs="+", metavar="ITEM", help="the basket: item keys (or display names), #N for row N"
+    )
     k_option(c, Embeddings.recommend)
-    c.add_argument("--restrict", type=positive_int, default=None)
+    c.add_argument(
+        "--restrict", type=positive_int, default=None, help="recommend only among the N most frequent"
+    )
     skip_unknown_option(c, "ignore basket items not in the model")
     c.add_argument(
         "--scoring",
@@ -147,13 +152,15 @@ def register(commands: Commands) -> None:
     type_option(c)
 
     a = commands.add("analogy", cmd_analogy, help="A is to B as C is to ?")
-    a.add_argument("model", metavar="MODEL")
-    a.add_argument("a", metavar="A")
-    a.add_argument("b", metavar="B")
-    a.add_argument("c", metavar="C")
+    a.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
+    a.add_argument("a", metavar="A", help='A of "A is to B as C is to ?"')
+    a.add_argument("b", metavar="B", help="B, what A becomes")
+    a.add_argument("c", metavar="C", help="C, what to find the like of")
     k_option(a, Embeddings.analogy)
     a.add_argument("--method", default="add", choices=["add", "mul"], help="3CosAdd or 3CosMul")
-    a.add_argument("--restrict", type=positive_int, default=None)
+    a.add_argument(
+        "--restrict", type=positive_int, default=None, help="answer only among the N most frequent"
+    )
 
     i = commands.add("info", cmd_info, help="size, dimensions and training config of a model")
-    i.add_argument("model", metavar="MODEL")
+    i.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from likewise.data.vocab import parse_items
+from likewise.data.vocab import parse_item, parse_items
 
 from ._common import (
     Commands,
@@ -23,24 +23,28 @@ from ._common import (
     neighbour_table,
     positive_int,
     skip_unknown_option,
+    titled,
     type_option,
     types_of,
 )
 
 
-def _show(args: argparse.Namespace, query: Any, res: Any, title: str, what: str, **extra: Any) -> None:
-    """Ranked ``what`` (product or customer) under ``title``; the JSON is the one envelope of ``query``'s
-    answer, ``extra`` beside it."""
+def _show(
+    args: argparse.Namespace, query: Any, res: Any, title: str, what: str, score: str = "score", **extra: Any
+) -> None:
+    """Ranked ``what`` (product or customer) under ``title``, the score column headed ``score``; the JSON
+    is the one envelope of ``query``'s answer, ``extra`` beside it."""
     payload = answers_payload([(query, res)], **extra)
-    emit(args, payload, f"{title}:\n" + neighbour_table(res, what))
+    emit(args, payload, f"{title}:\n" + neighbour_table(res, what, score))
 
 
 def cmd_also_bought(args: argparse.Namespace) -> None:
     """Print the products bought with ``args.product``."""
     from likewise.retail import also_bought
 
-    res = also_bought(load_space(args.model), parse_items([args.product])[0], k=args.k, types=types_of(args))
-    _show(args, args.product, res, f"bought with {args.product}", "product")
+    emb, item = load_space(args.model), parse_item(args.product)
+    res = also_bought(emb, item, k=args.k, types=types_of(args))
+    _show(args, args.product, res, f"bought with {titled(emb, args.product, item)}", "product")
 
 
 def cmd_complete(args: argparse.Namespace) -> None:
@@ -64,7 +68,7 @@ def cmd_for_customer(args: argparse.Namespace) -> None:
 
     res = for_customer(
         load_space(args.model),
-        args.customer,
+        parse_item(args.customer),
         k=args.k,
         exclude_bought=not args.include_bought,
         types=types_of(args),
@@ -76,13 +80,15 @@ def cmd_next_basket(args: argparse.Namespace) -> None:
     """Print what ``args.customer`` will buy next (repeats included; ``--explore``: only new products)."""
     from likewise.retail import next_basket
 
-    res = next_basket(load_space(args.model), args.customer, k=args.k, explore=args.explore)
+    res = next_basket(load_space(args.model), parse_item(args.customer), k=args.k, explore=args.explore)
     _show(
         args,
         args.customer,
         res,
-        f"{'new for' if args.explore else 'next basket of'} {args.customer}",
+        f"{'new for' if args.explore else 'next basket of'} {args.customer} (chance: the estimated "
+        "probability of being in the next basket)",
         "product",
+        score="chance",
     )
 
 
@@ -90,7 +96,7 @@ def cmd_similar_customers(args: argparse.Namespace) -> None:
     """Print the customers closest to ``args.customer``."""
     from likewise.retail import similar_customers
 
-    res = similar_customers(load_space(args.model), args.customer, k=args.k)
+    res = similar_customers(load_space(args.model), parse_item(args.customer), k=args.k)
     _show(args, args.customer, res, f"customers like {args.customer}", "customer")
 
 
@@ -247,7 +253,7 @@ def register(commands: Commands) -> None:
     from likewise import retail
 
     p = commands.add("also-bought", cmd_also_bought, help="products bought with PRODUCT")
-    p.add_argument("model", metavar="MODEL")
+    p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
     p.add_argument("product", metavar="PRODUCT", help="product key, or #ID")
     k_option(p, retail.also_bought)
     type_option(p)
@@ -257,15 +263,17 @@ def register(commands: Commands) -> None:
         cmd_complete,
         help="products to add to a basket (`recommend`'s answer, with --type for a typed space)",
     )
-    p.add_argument("model", metavar="MODEL")
-    p.add_argument("products", nargs="+", metavar="PRODUCT")
+    p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
+    p.add_argument(
+        "products", nargs="+", metavar="PRODUCT", help="the basket: product keys (or display names)"
+    )
     k_option(p, retail.complete_basket)
     skip_unknown_option(p, "ignore basket products not in the model")
     type_option(p)
 
     p = commands.add("for-customer", cmd_for_customer, help="products to recommend to CUSTOMER")
-    p.add_argument("model", metavar="MODEL")
-    p.add_argument("customer", metavar="CUSTOMER")
+    p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
+    p.add_argument("customer", metavar="CUSTOMER", help="a customer key (#N: row N)")
     k_option(p, retail.for_customer)
     p.add_argument("--include-bought", action="store_true", help="also recommend products already bought")
     type_option(p)
@@ -273,20 +281,20 @@ def register(commands: Commands) -> None:
     p = commands.add(
         "next-basket", cmd_next_basket, help="what CUSTOMER will buy next, repeats included (--explore: new)"
     )
-    p.add_argument("model", metavar="MODEL")
-    p.add_argument("customer", metavar="CUSTOMER")
+    p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
+    p.add_argument("customer", metavar="CUSTOMER", help="a customer key (#N: row N)")
     k_option(p, retail.next_basket)
     p.add_argument(
         "--explore", action="store_true", help="something new: only products the customer never bought"
     )
 
     p = commands.add("similar-customers", cmd_similar_customers, help="customers closest to CUSTOMER")
-    p.add_argument("model", metavar="MODEL")
-    p.add_argument("customer", metavar="CUSTOMER")
+    p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
+    p.add_argument("customer", metavar="CUSTOMER", help="a customer key (#N: row N)")
     k_option(p, retail.similar_customers)
 
     p = commands.add("lookalike", cmd_lookalike, help="customers closest to a seed audience")
-    p.add_argument("model", metavar="MODEL")
+    p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
     p.add_argument("seeds", nargs="*", metavar="SEED", help="seed customer ids")
     p.add_argument(
         "--seeds-file",
@@ -296,7 +304,12 @@ def register(commands: Commands) -> None:
     p.add_argument("--seed-col", default=None, help="column of --seeds-file with the ids (customer_id)")
     skip_unknown_option(p, "report seeds not in the model and go on")
     k_option(p, retail.lookalike, "audience size")
-    p.add_argument("--method", default="centroid", choices=["centroid", "knn"])
+    p.add_argument(
+        "--method",
+        default="centroid",
+        choices=["centroid", "knn"],
+        help="centroid: nearest the seeds' mean; knn: votes of each seed's nearest customers",
+    )
     p.add_argument("-o", "--output", default=None, metavar="CSV", help="export the audience to CSV")
     p.add_argument("--overwrite", action="store_true", help="replace an existing file at CSV")
     p.add_argument(
@@ -304,7 +317,7 @@ def register(commands: Commands) -> None:
     )
 
     p = commands.add("update", cmd_update, help="continue a retail space with new orders")
-    p.add_argument("model", metavar="MODEL")
+    p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
     p.add_argument(
         "new_log",
         nargs="+",

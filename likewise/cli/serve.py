@@ -72,7 +72,10 @@ def cmd_serve(args: argparse.Namespace) -> None:
         raise InputError(f"--item-attrs names model {unknown[0]!r}, which is not served")
     config = ServeConfig(
         models=tuple(
-            replace(s, labels_path=Path(labels[s.name]) if labels.get(s.name) else None) for s in specs
+            replace(
+                s, labels_path=Path(labels[s.name]) if labels.get(s.name) else None, name_col=args.name_col
+            )
+            for s in specs
         ),
         token=token,
         limits=Limits(
@@ -170,12 +173,22 @@ def register(commands: Commands) -> None:
         description="Build an HNSW index (hnswlib) over MODEL, measure its recall@10 against exact search "
         "and save it as MODEL/index; queries then use it when no --restrict is given.",
     )
-    i.add_argument("model", metavar="MODEL")
+    i.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
     i.add_argument("--m", type=positive_int, default=16, help="links per node (default 16)")
-    i.add_argument("--ef-construction", type=positive_int, default=200)
-    i.add_argument("--ef-search", type=positive_int, default=128)
+    i.add_argument(
+        "--ef-construction",
+        type=positive_int,
+        default=200,
+        help="HNSW build breadth (higher: better graph, slower)",
+    )
+    i.add_argument(
+        "--ef-search",
+        type=positive_int,
+        default=128,
+        help="HNSW query breadth (higher: better recall, slower)",
+    )
     i.add_argument("--threads", type=positive_int, default=None, help="build threads (default: all cores)")
-    i.add_argument("--seed", type=int, default=0)
+    i.add_argument("--seed", type=int, default=0, help="seeds the graph's construction")
     i.add_argument("--recall-queries", type=int, default=1000, help="items used to measure recall@10")
     i.add_argument("--overwrite", action="store_true", help="replace an existing index")
 
@@ -189,7 +202,7 @@ def register(commands: Commands) -> None:
     )
     s.add_argument("models", nargs="+", metavar="MODEL", help="NAME=PATH or PATH")
     s.add_argument("--host", default="127.0.0.1", help="bind address (default loopback; others need a token)")
-    s.add_argument("--port", type=int, default=8000)
+    s.add_argument("--port", type=int, default=8000, help="TCP port to listen on")
     s.add_argument(
         "--token-file",
         default=None,
@@ -220,6 +233,13 @@ def register(commands: Commands) -> None:
         "per item (the item column found by name), or item<TAB>label lines; an unreadable file, or one "
         "naming none of the model's items, is an error",
     )
+    s.add_argument(
+        "--name-col",
+        default=None,
+        metavar="COLUMN",
+        help="the item table's column of display names, shown beside every key and searched (default: "
+        "name, product_name, display_name, title or description)",
+    )
     s.add_argument("--workers", type=positive_int, default=1, help="server processes (each loads the models)")
     s.add_argument(
         "--watch", type=float, default=2.0, help="seconds between checks for a new model version (0: off)"
@@ -230,11 +250,14 @@ def register(commands: Commands) -> None:
         default=3000,
         help="items on the map (most frequent); also bounds the t-SNE map's work",
     )
-    s.add_argument("--max-k", type=positive_int, default=1000)
-    s.add_argument("--max-batch", type=positive_int, default=1000)
+    s.add_argument("--max-k", type=positive_int, default=1000, help="largest k a request may ask for")
+    s.add_argument("--max-batch", type=positive_int, default=1000, help="most queries in one request")
     s.add_argument("--max-body", type=positive_int, default=1 << 20, help="request body limit in bytes")
     s.add_argument("--max-key", type=positive_int, default=1024, help="longest item key, in characters")
     s.add_argument(
-        "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
+        "--log-level",
+        default="warning",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="the server's log level",
     )
     s.add_argument("--access-log", action="store_true", help="log every request")

@@ -87,6 +87,8 @@ def _read_options(args: argparse.Namespace) -> dict[str, Any]:
         read["order_col"] = args.order_col
     if args.user_col:  # customer vectors' weights
         read |= {"half_life_days": args.half_life_days, "popularity_power": args.popularity_power}
+    if args.name_col is not None:  # the display names' column of --item-attrs (checked after reading it)
+        read["name_col"] = args.name_col
     return read
 
 
@@ -330,6 +332,13 @@ def _typed_options(y: argparse._ActionsContainer) -> None:
         "--attrs-item-col",
         default=None,
         help="the item column of --item-attrs (default: one named like --item-col, else the first)",
+    )
+    y.add_argument(
+        "--name-col",
+        default=None,
+        metavar="COLUMN",
+        help="the column of --item-attrs holding display names, shown beside every key in answers and "
+        "usable in queries (default: name, product_name, display_name, title or description)",
     )
     config_option(
         y, "typed_negatives", action="store_true", help="draw negatives from the type of the item predicted"

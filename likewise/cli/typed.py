@@ -168,7 +168,7 @@ def register(commands: Commands) -> None:
     from likewise.apps import campaigns, coldstart, content
 
     p = commands.add("campaigns", cmd_campaigns, help="campaigns that fit a customer, or an audience")
-    p.add_argument("model", metavar="MODEL")
+    p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
     p.add_argument("customers", nargs="*", metavar="CUSTOMER", help="one customer, or an audience")
     p.add_argument(
         "--customers-file", default=None, help="the audience: one customer id a line, a CSV or Parquet"
@@ -178,8 +178,8 @@ def register(commands: Commands) -> None:
     p.add_argument("--campaign-type", default="campaign", help="the type campaigns have (campaign)")
 
     p = commands.add("campaign-products", cmd_campaign_products, help="products bought with a campaign")
-    p.add_argument("model", metavar="MODEL")
-    p.add_argument("campaign", metavar="CAMPAIGN")
+    p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
+    p.add_argument("campaign", metavar="CAMPAIGN", help="a campaign key")
     k_option(p, campaigns.campaign_products)
     p.add_argument("--product-type", default="product", help="the type products have (product)")
     p.add_argument("--campaign-type", default="campaign", help="the type campaigns have (campaign)")
@@ -187,17 +187,22 @@ def register(commands: Commands) -> None:
     p = commands.add(
         "campaign-audience", cmd_campaign_audience, help="customers who look like a campaign's responders"
     )
-    p.add_argument("model", metavar="MODEL")
-    p.add_argument("campaign", metavar="CAMPAIGN")
+    p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
+    p.add_argument("campaign", metavar="CAMPAIGN", help="a campaign key")
     k_option(p, campaigns.campaign_audience, "audience size")
-    p.add_argument("--method", default="centroid", choices=["centroid", "knn"])
+    p.add_argument(
+        "--method",
+        default="centroid",
+        choices=["centroid", "knn"],
+        help="centroid: nearest the responders' mean; knn: votes of each responder's nearest customers",
+    )
     p.add_argument("-o", "--output", default=None, metavar="CSV", help="export the audience to CSV")
     p.add_argument("--overwrite", action="store_true", help="replace an existing file at CSV")
     p.add_argument("--min-score", type=float, default=None, help="cut the audience here")
     p.add_argument("--campaign-type", default="campaign", help="the type campaigns have (campaign)")
 
     p = commands.add("read-next", cmd_read_next, help="articles to read next, after articles or for a reader")
-    p.add_argument("model", metavar="MODEL")
+    p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
     p.add_argument(
         "articles", nargs="*", metavar="ARTICLE", help="the article(s) just read, most recent last"
     )
@@ -208,7 +213,7 @@ def register(commands: Commands) -> None:
     skip_unknown_option(p, "ignore articles not in the model")
 
     p = commands.add("place", cmd_place, help="place new products from their attributes (cold start)")
-    p.add_argument("model", metavar="MODEL")
+    p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
     p.add_argument("--attrs", nargs="+", default=None, metavar="NAME=VALUE", help="one product's attributes")
     p.add_argument("--attrs-file", default=None, metavar="FILE", help="a CSV/Parquet table of new products")
     p.add_argument("--item-col", default=None, help="--attrs-file: the product column (default: the first)")

@@ -16,22 +16,27 @@ from typing import Literal
 
 import numpy as np
 
+from .._check import Row
 from ..errors import InputError, ItemIndexError, UnknownItemError, shown
 
 #: Characters of an unknown key that "did you mean" compares (keeps the error path's work bounded).
 MAX_SUGGEST_CHARS = 200
 
-__all__ = ["Dropped", "KeyList", "Vocab", "parse_item", "parse_items", "ranked_vocab"]
+__all__ = ["Dropped", "KeyList", "Row", "Vocab", "parse_item", "parse_items", "ranked_vocab"]
 
-#: Digits an id written ``#N`` may have: more than any table holds (int64), few enough to convert at once.
+#: Digits a row number written ``#N`` may have: more than any table holds (int64), few enough to convert
+#: at once.
 MAX_ID_DIGITS = 20
 
 
-def parse_item(text: str) -> str | int:
-    """An item as a person writes it in text: ``#12`` is the item with id 12, anything else is a key.
+def parse_item(text: str) -> str | Row:
+    """An item as a person writes it in text: ``#12`` is row 12 unless a key ``#12`` exists, anything else
+    is a key.
 
     The one parser of written items: the command line, the HTTP service (keys in paths, queries and JSON
-    strings) and Python callers reading ids from text all use it, so ``#12`` means the same everywhere.
+    strings) and Python callers reading items from text all use it, so ``#12`` means the same everywhere.
+    The row is :class:`~likewise.Row` carrying the text it was read from, so that :meth:`Vocab.resolve`
+    gives a key written ``#12`` precedence: an item keyed ``#12`` stays reachable.
 
     Parameters
     ----------
@@ -40,9 +45,9 @@ def parse_item(text: str) -> str | int:
 
     Returns
     -------
-    str or int
-        The key unchanged, or the id when ``text`` is ``#`` then ASCII digits (``#-3`` is id -3, refused
-        later as outside the table).
+    str or Row
+        The key unchanged, or ``Row(n, written=text)`` when ``text`` is ``#`` then ASCII digits (``#-3`` is
+        row -3, refused later as outside the table).
 
     Raises
     ------
@@ -53,7 +58,7 @@ def parse_item(text: str) -> str | int:
     Examples
     --------
     >>> parse_item("#12"), parse_item("tent"), parse_item("#tag")
-    (12, 'tent', '#tag')
+    (Row(12), 'tent', '#tag')
     """
     if not (text.startswith("#") and len(text) > 1):
         return text
@@ -61,13 +66,13 @@ def parse_item(text: str) -> str | int:
     if not digits.isdigit() and not digits.isdecimal():
         return text  # "#tag", "#1a": a key that starts with '#'
     if not digits.isascii():  # "#²", "#٣": digits, but not the ones an id is written in
-        raise InputError(f"{shown(text)}: an id after '#' is written in ASCII digits 0-9")
+        raise InputError(f"{shown(text)}: a row number after '#' is written in ASCII digits 0-9")
     if len(digits) > MAX_ID_DIGITS:
-        raise InputError(f"{shown(text)}: an id after '#' has at most {MAX_ID_DIGITS} digits")
-    return int(text[1:])
+        raise InputError(f"{shown(text)}: a row number after '#' has at most {MAX_ID_DIGITS} digits")
+    return Row(int(text[1:]), written=text)
 
 
-def parse_items(texts: Iterable[str]) -> list[str | int]:
+def parse_items(texts: Iterable[str]) -> list[str | Row]:
     """:func:`parse_item` of each of ``texts``.
 
     Parameters
@@ -76,7 +81,7 @@ def parse_items(texts: Iterable[str]) -> list[str | int]:
 
     Returns
     -------
-    list of str or int
+    list of str or Row
     """
     return [parse_item(t) for t in texts]
 
@@ -281,8 +286,60 @@ class Vocab:
             raise self.unknown(key)
         return i
 
-    def unknown(self, key: object) -> UnknownItemError:
-        """The error for a missing ``key``: why it was dropped when it was, else close keys."""
+    def resolve(self, item: object) -> int:
+        """The row of an item as a caller gave it: the one reading of an item given in Python.
+
+        Parameters
+        ----------
+        item : str, int or Row
+            A key (or an alias of one); an int is the key written the same way (``43`` is the key
+            ``"43"``: a table's int64 ids are stored as their text); a :class:`~likewise.Row` is a row
+            number (one read from ``#12`` is the key ``"#12"`` when there is one).
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        UnknownItemError
+            No key (or alias) is written so; for an int, the message says how to ask for a row.
+        ItemIndexError
+            A :class:`~likewise.Row` outside ``[0, len)``.
+        InputError
+            Anything else (a float, a bool, None ...), named.
+        """
+        if isinstance(item, str):
+            return self.id(item)
+        if isinstance(item, Row):
+            if item.written is not None:
+                i = self.index.get(item.written)
+                if i is not None:
+                    return i
+            if not 0 <= item.n < len(self):
+                raise ItemIndexError(item.n, len(self), what=f"{self.what} row")
+            return item.n
+        if isinstance(item, int | np.integer) and not isinstance(item, bool | np.bool_):
+            key = str(int(item))
+            i = self.lookup(key)
+            if i is None:
+                raise self.unknown(key, asked=int(item))
+            return i
+        raise InputError(
+            f"{'an' if self.what[:1] in 'aeiou' else 'a'} {self.what} is a str key, an int (the key written "
+            f"the same way) or likewise.Row(n) (a row number), got {type(item).__name__} {shown(item)}"
+        )
+
+    def unknown(self, key: object, asked: int | None = None) -> UnknownItemError:
+        """The error for a missing ``key``: why it was dropped when it was, else close keys; ``asked``:
+        the int the caller gave (the message then says how to ask for a row)."""
+        if asked is not None:
+            row = f"Row({asked})" if 0 <= asked < len(self) else "likewise.Row(n)"
+            note = (
+                f"the int {asked} is read as the key {key!r}, which this vocabulary of {len(self)} "
+                f"{self.what}s lacks; a row number is asked for as {row} (#{asked} on the command line)"
+            )
+            return UnknownItemError(key, (), what=self.what, note=note)
         if isinstance(key, str) and key in self.ambiguous:
             means = [self.keys[i] for i in self.ambiguous[key]]
             note = f"it names {len(means)} items of different types ({', '.join(map(repr, means))}); give one"
@@ -310,7 +367,7 @@ class Vocab:
         """Return ``ids`` as int64, raising :class:`ItemIndexError` for any id outside the table."""
         arr = np.asarray(ids)
         if arr.size and not np.issubdtype(arr.dtype, np.integer):
-            raise InputError(f"item ids must be integers, got dtype {arr.dtype}")
+            raise InputError(f"{self.what} rows must be integers, got dtype {arr.dtype}")
         arr = arr.astype(np.int64, copy=False)
         bad = (arr < 0) | (arr >= len(self))
         if bad.any():

@@ -86,7 +86,7 @@ def evaluate_labels(emb: Embeddings, labels: Mapping[str, str], k: int = 10) -> 
         raise InputError(f"only {len(known)} labelled item(s) are in the space: need at least 2")
     ids = np.array(sorted(emb.vocab.id(key) for key in known), dtype=np.int64)
     keys = [emb.keys[i] for i in ids.tolist()]
-    res = emb.similar(ids.tolist(), k=k, restrict=ids)
+    res = emb.similar(keys, k=k, restrict=ids)
     per: dict[str, list[tuple[bool, float]]] = {}
     for key, row in zip(keys, res.keys, strict=True):
         own = labels[key]

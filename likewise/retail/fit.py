@@ -95,12 +95,20 @@ def train(
     *,
     half_life_days: float | None = None,
     popularity_power: float = 0.0,
+    name_col: str | None = None,
     **options: Any,
 ) -> Embeddings:
     """:func:`likewise.train`: :func:`likewise.training.train.train` and the steps after it
     (:func:`after_training`: customer vectors and their next-basket weights, item attributes, the log's
-    record), for every input."""
+    record), for every input. ``name_col`` names the column of ``item_attrs`` that holds display names
+    (default: :func:`likewise.space.names.choose_name_column`'s)."""
     from ..training.train import train as train_items
+
+    if name_col is not None and options.get("item_attrs") is None:
+        raise InputError(
+            f"name_col={name_col!r} (--name-col) names a column of the item attributes: give item_attrs= "
+            "(--item-attrs) too"
+        )
 
     wants_customers = options.get("user_col") is not None or options.get("user_keys") is not None
     if (half_life_days is not None or popularity_power) and not wants_customers:
@@ -108,11 +116,15 @@ def train(
             "half_life_days= and popularity_power= weigh customer vectors: give user_col= (the log's "
             "customer column)"
         )
-    steps = after_training(half_life_days=half_life_days, popularity_power=popularity_power)
+    steps = after_training(
+        half_life_days=half_life_days, popularity_power=popularity_power, name_col=name_col
+    )
     return train_items(data, config, steps=steps, **options)
 
 
-def after_training(*, half_life_days: float | None = None, popularity_power: float = 0.0) -> list[Any]:
+def after_training(
+    *, half_life_days: float | None = None, popularity_power: float = 0.0, name_col: str | None = None
+) -> list[Any]:
     """The steps after training (:func:`likewise.training.train.train`'s ``steps``) that the input asks for.
 
     A matrix with ``user_keys`` gets a customer vector per row (the mean of its items' vectors). A log
@@ -128,7 +140,7 @@ def after_training(*, half_life_days: float | None = None, popularity_power: flo
         if source.matrix is not None:
             _matrix_customers(emb, source.matrix)
         elif source.options.order_log:
-            _log_steps(emb, corpus, source, half_life_days, popularity_power)
+            _log_steps(emb, corpus, source, half_life_days, popularity_power, name_col)
 
     return [step]
 
@@ -144,16 +156,25 @@ def _matrix_customers(emb: Embeddings, baskets: Any) -> None:
 
 
 def _log_steps(
-    emb: Embeddings, corpus: Any, source: Any, half_life_days: float | None, popularity_power: float
+    emb: Embeddings,
+    corpus: Any,
+    source: Any,
+    half_life_days: float | None,
+    popularity_power: float,
+    name_col: str | None = None,
 ) -> None:
     """:func:`after_training` for a log (see there)."""
     from ..readers.attrs import item_table
+    from ..space.names import choose_name_column
     from .nextbasket import fit_next_basket
 
     read, spec = source.options, source.data
     if read.item_attrs is not None:  # how the table became tokens: a new product is tokenised the same way
         emb.meta["attributes"] = corpus.manifest["input"]["attributes"]
-        emb.item_table = item_table(read.item_attrs, read.attrs_item_col, emb.keys)  # names for the explorer
+        table = item_table(read.item_attrs, read.attrs_item_col, emb.keys)  # names for answers and the map
+        columns = [c for c in table["columns"] if c != table["item_col"]]
+        chosen = choose_name_column(columns, name_col, str(read.item_attrs))
+        emb.item_table = table if chosen is None else {**table, "name_col": chosen}
     if read.user_col is not None:
         t1 = time.perf_counter()
         table = customer_table(

@@ -273,6 +273,22 @@ def _scores(model: dict[str, Any], x: np.ndarray) -> np.ndarray:
     return out
 
 
+def _chances(model: dict[str, Any], s: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The scores shown for ranked candidates (``s``, best first): each one's estimated chance of being in
+    the next basket, in ``[0, 1]``, never rising down the list.
+
+    The fitted model's log-odds become a probability (the logistic function: the order is unchanged);
+    under the customer's own most-bought list, a bought product's chance is the share of the customer's
+    baskets that hold it, a new one's the share of the neighbours' baskets, capped by the chances above it
+    (the list ranks every bought product first).
+    """
+    if model.get("rule") == "own":
+        p = np.where(x[:, 0] > 0, x[:, 1], 0.5 * (x[:, 7] + x[:, 9]))
+    else:
+        p = 1.0 / (1.0 + np.exp(-np.clip(s, -50.0, 50.0)))
+    return np.minimum.accumulate(np.clip(p, 0.0, 1.0)).astype(np.float32) if len(p) else p.astype(np.float32)
+
+
 def next_basket(emb: Embeddings, customer: str | int, k: int = 10, *, explore: bool = False) -> Neighbours:
     """The products ``customer`` is most likely to buy next, repeats included.
 
@@ -281,8 +297,8 @@ def next_basket(emb: Embeddings, customer: str | int, k: int = 10, *, explore: b
     emb : Embeddings
         A space trained from an order log with a customer column (its customer table keeps each
         customer's purchase history and the fitted weights: see the module docstring).
-    customer : str or int
-        A customer key (or row).
+    customer : str, int or Row
+        A customer key (an int is the key written the same way; ``likewise.Row(n)`` is row ``n``).
     k : int
         How many products.
     explore : bool
@@ -291,7 +307,10 @@ def next_basket(emb: Embeddings, customer: str | int, k: int = 10, *, explore: b
     Returns
     -------
     Neighbours
-        Products, best first; ``scores`` are the model's log-odds of each being in the next basket.
+        Products, best first; ``scores`` are each one's estimated chance of being in the next basket, in
+        ``[0, 1]`` and never rising down the list: the fitted logistic model's probability, or under
+        the customer's own most-bought list (too few customers to fit a model) the share of the
+        customer's baskets that hold it (of the neighbours' baskets, for a product never bought).
 
     Raises
     ------
@@ -311,12 +330,11 @@ def next_basket(emb: Embeddings, customer: str | int, k: int = 10, *, explore: b
     k_neigh = int(model.get("neighbours", NEIGHBOURS))
     cand, x = _ranked(emb, table, profile, vector, r, k_neigh, explore, _allowed(emb), _log_popularity(emb))
     if len(cand) == 0:
-        return Neighbours([], np.zeros(0, np.int64), np.zeros(0, np.float32))
+        return emb.neighbours_of(np.zeros(0, np.int64), np.zeros(0, np.float32))
     s = _scores(model, x)
     order = np.lexsort((cand, -s))[:k]
     ids = cand[order]
-    keys = emb.keys
-    return Neighbours([keys[i] for i in ids.tolist()], ids.astype(np.int64), s[order].astype(np.float32))
+    return emb.neighbours_of(ids, _chances(model, s[order], x[order]))
 
 
 def _ranked(

@@ -9,7 +9,7 @@ from typing import Literal
 
 import numpy as np
 
-from .._check import check_k
+from .._check import Row, check_k
 from .._fileio import atomic_file
 from ..errors import InputError, NotFittedError
 from ..space.customers import CustomerTable
@@ -66,8 +66,7 @@ def affinity_top_k(
 
 
 def _product_result(emb: Embeddings, ids: np.ndarray, scores: np.ndarray) -> Neighbours:
-    keys = emb.keys
-    return Neighbours([keys[i] for i in ids.tolist()], ids.astype(np.int64), scores.astype(np.float32))
+    return emb.neighbours_of(ids, scores)
 
 
 def also_bought(emb: Embeddings, item: str | int, k: int = 10, *, types: Types = None) -> Neighbours:
@@ -140,9 +139,11 @@ def for_customer(
     """
     table = customer_table(emb)
     r = table.row(customer)
-    exclude = table.bought(r).astype(np.int64) if exclude_bought else np.zeros(0, np.int64)
+    exclude = table.bought(Row(r)).astype(np.int64) if exclude_bought else np.zeros(0, np.int64)
     if emb.context is None:
-        return emb.similar_to_vector(table.vectors[r], k=k, exclude=exclude.tolist(), types=types)
+        return emb.similar_to_vector(
+            table.vectors[r], k=k, exclude=[Row(i) for i in exclude.tolist()], types=types
+        )
     allowed = emb.typed_restrict(None, types)
     out, scores = affinity_top_k(
         emb, table.vectors[r : r + 1], k, np.zeros(len(exclude), np.int64), exclude, allowed=allowed

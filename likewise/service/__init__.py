@@ -22,3 +22,16 @@ def create_app(*args: Any, **kwargs: Any) -> Any:
     from .app import create_app as _create
 
     return _create(*args, **kwargs)
+
+
+def __getattr__(name: str) -> object:
+    """A submodule on first use (PEP 562), as after ``import likewise``."""
+    import importlib
+
+    if not name.startswith("__"):
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,8 +11,10 @@ How the columns are found (each decided here, once):
 * the **item column**: the column named like the model's items (``item``, ``item_id``, ``key``, ``id``,
   ``product_id``, ``<item_name>_id`` of the manifest, the item column recorded by ``train --item-attrs``),
   case-insensitive; if none is so named, the column whose values match the most model keys;
-* the **name column**: ``name``, ``title``, ``display_name`` or ``product_name``; shown in
-  place of the key and searched (:mod:`~likewise.service.textsearch`);
+* the **name column**: the one given (``serve --name-col``), else ``name``, ``product_name``,
+  ``display_name``, ``title`` or ``description`` (:func:`likewise.space.names.choose_name_column`, the
+  choice every answer's names follow); shown in place of the key and searched
+  (:mod:`~likewise.service.textsearch`);
 * the **colour column** (the default the page offers; any column can be picked): the first text column
   with 2 to :data:`MAX_GROUPS` distinct values, else the first column that is not the name.
 
@@ -30,13 +32,12 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..space.names import NAME_COLUMN_NAMES, choose_name_column
 
 __all__ = ["ITEM_COLUMN_NAMES", "MAX_GROUPS", "NAME_COLUMN_NAMES", "ItemAttrs", "read_item_attrs"]
 
 #: Column names taken for the item column, in this order (compared case-insensitively).
 ITEM_COLUMN_NAMES = ("item", "item_id", "key", "id", "product_id", "product", "sku", "word", "token")
-#: Column names taken for the display name, in this order.
-NAME_COLUMN_NAMES = ("name", "title", "display_name", "product_name")
 #: Most distinct values a column may have to colour the map by value (more: quintile bands or grey).
 MAX_GROUPS = 24
 _BANDS = 5
@@ -242,6 +243,7 @@ def read_item_attrs(
     *,
     hints: list[str] | None = None,
     model: str = "the model",
+    name_col: str | None = None,
 ) -> ItemAttrs:
     """Read an item table and align it with a model's keys (see the module docstring).
 
@@ -257,6 +259,8 @@ def read_item_attrs(
         ``<item_name>_id``).
     model : str
         The model's name, for messages.
+    name_col : str, optional
+        The column of display names (default: :func:`~likewise.space.names.choose_name_column`'s).
 
     Returns
     -------
@@ -312,8 +316,8 @@ def read_item_attrs(
     matched = sum(1 for r in rows if r >= 0)
     columns = [n for n in names if n != item_col]
     values, groups = _values_and_groups(columns, text_cols, numeric, rows)
-    lower = {c.casefold(): c for c in columns}
-    name_col = next((lower[n] for n in NAME_COLUMN_NAMES if n in lower), None)
+    saved = path.get("name_col") if isinstance(path, dict) else None  # chosen by train --name-col
+    name_col = choose_name_column(columns, name_col or (saved if saved in columns else None), where)
     colour = next(
         (
             c

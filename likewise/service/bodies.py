@@ -143,13 +143,14 @@ class AnswerRecord(BaseModel):
     item: str
     id: int
     score: float
+    name: str | None = Field(None, description="the item's display name; null when the model knows none")
 
 
 class Answer(BaseModel):
     """One query's answer: the query as it was sent, and its results best first."""
 
     query: Any = Field(
-        description="a key or #id, a list (basket, seeds, [a, b, c]), a customer, a vector's row"
+        description="a key or #row, a list (basket, seeds, [a, b, c]), a customer, a vector's row"
     )
     results: list[AnswerRecord]
 

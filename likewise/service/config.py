@@ -61,6 +61,7 @@ class ServeConfig:
                         "name": m.name,
                         "path": str(m.path),
                         "labels": None if m.labels_path is None else str(m.labels_path),
+                        "name_col": m.name_col,
                     }
                     for m in self.models
                 ],
@@ -80,7 +81,12 @@ class ServeConfig:
         hosts = data.get("allowed_hosts", sorted(LOOPBACK_NAMES))
         return cls(
             models=tuple(
-                ModelSpec(m["name"], Path(m["path"]), Path(m["labels"]) if m.get("labels") else None)
+                ModelSpec(
+                    m["name"],
+                    Path(m["path"]),
+                    Path(m["labels"]) if m.get("labels") else None,
+                    m.get("name_col"),
+                )
                 for m in data["models"]
             ),
             token=data.get("token") or None,

@@ -53,6 +53,7 @@ class ModelSpec:
     name: str
     path: Path
     labels_path: Path | None = None
+    name_col: str | None = None  # the item table's column of display names (default: chosen by its name)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not NAME_PATTERN.match(self.name) or ".." in self.name:
@@ -385,7 +386,9 @@ class Registry:
             hints = [str((emb.meta or {}).get("attributes", {}).get("item_col") or "")]
             hints += [f"{getattr(emb, 'item_name', None) or 'item'}_id"]
             hints = [h for h in hints if h]
-            attrs = read_item_attrs(source, emb.keys, hints=hints, model=spec.name)
+            attrs = read_item_attrs(source, emb.keys, hints=hints, model=spec.name, name_col=spec.name_col)
+            if attrs.name_column is not None:  # every answer of this model carries the names
+                emb.attach_names(attrs.values[attrs.name_column], column=attrs.name_column)
         folded = [k.casefold() for k in emb.keys]
         listed = range(len(folded)) if emb.types is None else emb.types.ids(None).tolist()
         order = sorted(listed, key=folded.__getitem__)  # hidden tokens (attr:) are never found by prefix

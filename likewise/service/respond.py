@@ -46,8 +46,9 @@ async def answer(fn: Callable[[], Any], queries: int = 1) -> Response:
     return await run_in_threadpool(run)
 
 
-def item_of(raw: str | int) -> str | int:
-    """An item as sent: ints in JSON bodies are ids; in keys ``"#12"`` is id 12 (the CLI's parser)."""
+def item_of(raw: str | int) -> Any:
+    """An item as sent: a JSON int is the key written the same way (``43`` is ``"43"``); in text ``"#12"``
+    is row 12 unless a key ``"#12"`` exists (the CLI's parser, :func:`likewise.parse_item`)."""
     return parse_item(raw) if isinstance(raw, str) else raw
 
 

@@ -63,7 +63,7 @@ async def complete_basket(s: ServedModel, body: BasketBody) -> Response:
 async def for_customer(body: CustomerBody, s: RetailModel) -> Response:
     def run() -> dict:
         res = retail.for_customer(
-            s.emb, body.customer, body.k, exclude_bought=body.exclude_bought, types=body.types
+            s.emb, item_of(body.customer), body.k, exclude_bought=body.exclude_bought, types=body.types
         )
         return envelope([(body.customer, res)])
 
@@ -73,7 +73,7 @@ async def for_customer(body: CustomerBody, s: RetailModel) -> Response:
 @router.post("/models/{name}/next_basket", summary="What a customer will buy next", responses=ANSWERS)
 async def next_basket(body: NextBasketBody, s: RetailModel) -> Response:
     def run() -> dict:
-        res = retail.next_basket(s.emb, body.customer, body.k, explore=body.explore)
+        res = retail.next_basket(s.emb, item_of(body.customer), body.k, explore=body.explore)
         return envelope([(body.customer, res)])
 
     return await answer(run)
@@ -82,7 +82,7 @@ async def next_basket(body: NextBasketBody, s: RetailModel) -> Response:
 @router.post("/models/{name}/similar_customers", summary="Customers like a customer", responses=ANSWERS)
 async def similar_customers(body: CustomerBody, s: RetailModel) -> Response:
     def run() -> dict:
-        return envelope([(body.customer, retail.similar_customers(s.emb, body.customer, body.k))])
+        return envelope([(body.customer, retail.similar_customers(s.emb, item_of(body.customer), body.k))])
 
     return await answer(run)
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from .._check import check_k, is_batch, is_item
+from .._check import Row, check_k, is_batch, is_item
 from ..data.vocab import OnUnknown
 from ..errors import InputError
 from .results import Neighbours
@@ -238,7 +238,7 @@ class WordQueries:
             query /= total
         if topn is None:  # gensim: the cosine of every candidate, in id order
             return self._all_cosines(query, restrict)
-        found = self.similar_to_vector(query, topn, restrict=restrict, exclude=exclude)
+        found = self.similar_to_vector(query, topn, restrict=restrict, exclude=[Row(i) for i in exclude])
         return found.pairs()
 
     def _all_cosines(self, query: np.ndarray, restrict: Restrict) -> np.ndarray:

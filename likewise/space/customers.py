@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..data.vocab import Vocab
-from ..errors import InputError
+from ..errors import InputError, ItemIndexError, UnknownItemError
 from .history import HISTORY_FIELDS
 from .results import items_frame, items_table
 from .search import normalise_rows
@@ -131,16 +131,21 @@ class CustomerTable:
         return len(self.vocab)
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and key in self.vocab
+        """True for a customer key (an int: the key written the same way) or a ``Row`` of the table."""
+        try:
+            self.vocab.resolve(key)
+        except (UnknownItemError, ItemIndexError, InputError):
+            return False
+        return True
 
     def __repr__(self) -> str:
         return f"CustomerTable({len(self)} customers × {self.dim} dims, fingerprint={self.fingerprint!r})"
 
-    def row(self, customer: str | int) -> int:
-        """Row of a customer key (or a row number, checked); unknown keys raise ``UnknownItemError``."""
-        if isinstance(customer, str):
-            return self.vocab.id(customer)
-        return int(self.vocab.check_ids([customer])[0])
+    def row(self, customer: object) -> int:
+        """Row of a customer as given (:meth:`likewise.Vocab.resolve`): a key, an int (the key written the
+        same way: household ``43`` is the key ``"43"``) or ``likewise.Row(n)``; unknown keys raise
+        ``UnknownItemError``, anything else ``InputError`` naming it."""
+        return self.vocab.resolve(customer)
 
     def bought(self, customer: str | int) -> np.ndarray:
         """Product ids the customer bought (sorted, unique)."""

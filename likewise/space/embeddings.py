@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .._check import check_k, check_vectors, is_batch, is_item, jsonable
+from .._check import Row, check_k, check_vectors, is_batch, is_item, jsonable
 from ..data.vocab import OnUnknown, Vocab
 from ..errors import InputError, ItemIndexError, SpaceMismatchError, UnknownItemError
 from ..index import Searcher, check_index_for, searcher_for
@@ -30,6 +30,7 @@ from .analogies import WordQueries
 from .gensim_names import GensimNames
 from .implicit_names import ImplicitNames
 from .itemtable import ItemTable, Types
+from .names import DisplayNames
 from .persist import SpaceFiles
 from .results import Neighbours, SpaceVector, compute_fingerprint
 from .search import centred_unit_rows, evidence_weights, normalise_rows, top_k_search
@@ -37,11 +38,13 @@ from .vectorstores import StoreExports
 
 __all__ = ["Embeddings", "Neighbours", "SpaceVector", "compute_fingerprint", "top_k_search"]
 
-Item = str | int | np.integer
+Item = str | int | np.integer | Row
 Restrict = int | Sequence[Item] | set | frozenset | np.ndarray | None
 
 
-class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTable, SpaceFiles, StoreExports):
+class Embeddings(
+    BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTable, DisplayNames, SpaceFiles, StoreExports
+):
     """Item vectors with their vocabulary, and neighbour / recommendation / analogy queries.
 
     Parameters
@@ -64,9 +67,11 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
 
     Notes
     -----
-    Items may be given as str keys or int ids everywhere. Unknown keys raise
-    :class:`~likewise.errors.UnknownItemError` (a ``KeyError``) with close suggestions; ids outside
-    ``[0, V)`` raise :class:`~likewise.errors.ItemIndexError` (an ``IndexError``) naming the table size.
+    An item is the key as written, everywhere: a str key, an int (the key written the same way: ``43`` is
+    ``"43"``, as a table's int64 ids are stored), or a unique display name (:attr:`names`); a row is asked
+    for only as ``likewise.Row(n)``. Unknown keys raise :class:`~likewise.errors.UnknownItemError` (a
+    ``KeyError``) with close suggestions; rows outside ``[0, V)`` raise
+    :class:`~likewise.errors.ItemIndexError` (an ``IndexError``) naming the table size.
     Queries use :attr:`normed`, a unit-length float32 copy of the vectors computed once and cached.
     """
 
@@ -117,7 +122,9 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
             None  # the item-item completion model (likewise.space.itemitem.ItemItem), if fitted
         )
         # the item attributes trained with (``{"item_col", "columns"}``; train --item-attrs), for display
-        self.item_table: dict[str, Any] | None = None
+        self._item_table: dict[str, Any] | None = None
+        self._names = None  # display names (DisplayNames: attach_names, or read from the item table)
+        self._names_from_table = True  # read them from the item table on first use, unless attached
 
     # ---- properties ------------------------------------------------------------------------------------
 
@@ -207,12 +214,15 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
         return len(self._vocab)
 
     def __contains__(self, item: object) -> bool:
-        """True for a known key, or an int id in ``[0, V)``."""
-        if isinstance(item, str):
-            return item in self._vocab
-        if is_item(item):
-            return 0 <= int(item) < len(self)  # type: ignore[arg-type]
-        return False
+        """True exactly for what :meth:`id_of` finds: a key (an int: the key written the same way), a unique
+        display name, or a ``Row`` in ``[0, V)``."""
+        if not is_item(item):
+            return False
+        try:
+            self.id_of(item)
+        except (UnknownItemError, ItemIndexError):
+            return False
+        return True
 
     def __getitem__(self, item: Item | Sequence[Item]) -> SpaceVector:
         """``emb["tent"]``, ``emb[7]``: the raw vector of an item; ``emb[["tent", "tarp"]]``: a stack of them.
@@ -220,7 +230,7 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
         Parameters
         ----------
         item : str, int, or sequence of them
-            A key or an id (as in :meth:`vector`), or a batch of them (as in :meth:`vectors_of`).
+            A key or a Row (as in :meth:`vector`), or a batch of them (as in :meth:`vectors_of`).
 
         Returns
         -------
@@ -246,7 +256,8 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
         if is_batch(item):
             return self.vectors_of(item)  # type: ignore[arg-type]
         raise InputError(
-            f"emb[...] takes a str key, an int id or a sequence of them, got {type(item).__name__} {item!r}"
+            "emb[...] takes a str key, an int key, a Row or a sequence of them, "
+            f"got {type(item).__name__} {item!r}"
         )
 
     def __iter__(self) -> Iterator[str]:
@@ -331,12 +342,15 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
     # ---- items -----------------------------------------------------------------------------------------
 
     def id_of(self, item: object) -> int:
-        """Id of one item.
+        """Row of one item: the one reading of an item given to a query (:meth:`Vocab.resolve`), then the
+        display names the space carries (:attr:`names`).
 
         Parameters
         ----------
-        item : str or int
-            A key, or an id (checked against the table size).
+        item : str, int or Row
+            A key; an int is the key written the same way (``43`` is the key ``"43"``); a unique display
+            name (``"Tent, 2 person"``) is its item; ``likewise.Row(n)`` is row ``n`` (checked against
+            the table size).
 
         Returns
         -------
@@ -345,31 +359,29 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
         Raises
         ------
         UnknownItemError
-            An unknown key (with close matches, and why it is missing when training dropped it).
+            An unknown key (with close matches, and why it is missing when training dropped it), or a
+            display name several items carry (the message lists them).
         ItemIndexError
-            An id outside ``[0, V)``.
+            A row outside ``[0, V)``.
+        InputError
+            Anything else (a float, a bool ...).
         """
-        if isinstance(item, str):
-            try:
-                return self._vocab.id(item)
-            except UnknownItemError as e:
-                if e.note is None and self._customers is not None and item in self._customers:
-                    raise UnknownItemError(
-                        item,
-                        (),
-                        what=self._vocab.what,
-                        note=f"it is a customer of this space, not a {self._vocab.what}: ask for-customer, "
-                        "similar-customers or lookalike (emb.customers in Python)",
-                    ) from None
-                raise self._visible_suggestions(e) from None
-        if is_item(item):
-            i = int(item)  # type: ignore[call-overload]
-            if not 0 <= i < len(self._vocab):  # before any int64 conversion: 2**63 must not wrap
-                raise ItemIndexError(i, len(self._vocab), what=f"{self._vocab.what} id")
-            return i
-        raise InputError(
-            f"an {self._vocab.what} must be a str key or an int id, got {type(item).__name__} {item!r}"
-        )
+        try:
+            return self._vocab.resolve(item)
+        except UnknownItemError as e:
+            if isinstance(item, str):
+                found = self._by_name(item)
+                if found is not None:
+                    return found
+            if e.note is None and self._customers is not None and str(e.key) in self._customers:
+                raise UnknownItemError(
+                    e.key,
+                    (),
+                    what=self._vocab.what,
+                    note=f"it is a customer of this space, not a {self._vocab.what}: ask for-customer, "
+                    "similar-customers or lookalike (emb.customers in Python)",
+                ) from None
+            raise self._visible_suggestions(e) from None
 
     def _visible_suggestions(self, e: UnknownItemError) -> UnknownItemError:
         """``e`` without the suggestions of hidden types (``attr:`` tokens): they are never asked for."""
@@ -402,9 +414,12 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
         ids: list[int] = []
         kept: list[int] = []
         for pos, item in enumerate(items):
-            if on_unknown == "skip" and isinstance(item, str) and item not in self._vocab:
-                continue
-            ids.append(self.id_of(item))
+            try:
+                ids.append(self.id_of(item))
+            except UnknownItemError:
+                if on_unknown == "skip":
+                    continue
+                raise
             kept.append(pos)
         return np.asarray(ids, dtype=np.int64), np.asarray(kept, dtype=np.int64)
 
@@ -425,7 +440,7 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
         """
         if not is_item(item):
             raise InputError(
-                f"vector() takes one str key or int id, got {type(item).__name__}; "
+                f"vector() takes one key (str or int) or Row, got {type(item).__name__}; "
                 "use vectors_of() for a batch"
             )
         source = self.normed if norm else self._vectors
@@ -492,15 +507,59 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
     def _result(
         self, ids: np.ndarray, scores: np.ndarray, single: bool, queries: np.ndarray | None = None
     ) -> Neighbours:
-        keys = self._vocab.keys
         if single:
-            return Neighbours([keys[i] for i in ids[0].tolist()], ids[0], scores[0])
-        return Neighbours(
-            [[keys[i] for i in row] for row in ids.tolist()],
-            ids,
-            scores,
-            np.arange(len(ids), dtype=np.int64) if queries is None else queries,
+            return self.neighbours_of(ids[0], scores[0])
+        return self.neighbours_of(
+            ids, scores, np.arange(len(ids), dtype=np.int64) if queries is None else queries
         )
+
+    def neighbours_of(
+        self, rows: np.ndarray, scores: np.ndarray, queries: np.ndarray | None = None
+    ) -> Neighbours:
+        """The answer of a query that found ``rows`` of this space: every query's one way to a result.
+
+        Parameters
+        ----------
+        rows : ndarray of int, shape [k] or [n, k]
+            Rows of this space, best first.
+        scores : ndarray of float, same shape
+        queries : ndarray of int64, optional
+            For a batch: the input position each row answers.
+
+        Returns
+        -------
+        Neighbours
+            With the keys and display names of the rows; its ``ids`` are the rows, or in a space trained
+            from a matrix the matrix's columns.
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        keys = self._vocab.keys
+        named = self.item_names
+        flat = rows.reshape(-1).tolist()
+        key_list = [keys[i] for i in flat]
+        name_list = None if named is None else [named.names[i] for i in flat]
+        ids = self.public_ids(rows)
+        scores = np.asarray(scores, dtype=np.float32)
+        if rows.ndim == 1:
+            return Neighbours(key_list, ids, scores, names=name_list)
+        width = rows.shape[1]
+        chunk = [key_list[r * width : (r + 1) * width] for r in range(rows.shape[0])]
+        names = (
+            None
+            if name_list is None
+            else [name_list[r * width : (r + 1) * width] for r in range(rows.shape[0])]
+        )
+        return Neighbours(chunk, ids, scores, queries, names=names)
+
+    def public_ids(self, rows: np.ndarray) -> np.ndarray:
+        """The ids answers give for ``rows``: the rows themselves, or in a space trained from a matrix its
+        columns (a row without a column, added after training, keeps its row)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if not (self.meta or {}).get("matrix"):
+            return rows
+        col_of_id = self._column_map()[1]
+        cols = col_of_id[rows]
+        return np.where(cols >= 0, cols, rows)
 
     def _query_matrix(self, v: Any) -> tuple[np.ndarray, bool]:
         """Validate query vectors -> (unit-normalised float32 [n, D], single?)."""
@@ -576,7 +635,7 @@ class Embeddings(BasketQueries, WordQueries, GensimNames, ImplicitNames, ItemTab
             ids, kept = self.ids_of(items, on_unknown)
             single = False
         else:
-            raise InputError(f"items must be a key, an id or a sequence of them, got {type(items).__name__}")
+            raise InputError(f"items must be a key, a Row or a sequence of them, got {type(items).__name__}")
         restrict = self.typed_restrict(restrict, types)
         shrink = self._shrink_of(evidence)
         if shrink is None:

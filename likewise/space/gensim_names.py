@@ -55,7 +55,9 @@ GENSIM_POINTERS: dict[str, str] = {
     "vectors_for_all": "use emb.vectors_of(keys) (an unknown key raises, with suggestions)",
     "get_mean_vector": "use emb.vectors_of(keys, norm=True).mean(axis=0)",
     "build_vocab": "likewise.train(data, ...) reads the vocabulary and trains in one call",
-    "load_word2vec_format": "use likewise.formats.read_word2vec(path) or `likewise import PATH -o SPACE`",
+    "load_word2vec_format": (
+        "use likewise.data.formats.read_word2vec(path) or `likewise import PATH -o SPACE`"
+    ),
 }
 
 

@@ -188,7 +188,8 @@ class ImplicitNames:
         if recalculate_item or item_users is not None:
             raise InputError(
                 "recalculate_item / item_users: likewise has no user factors to solve a new item from; "
-                "add the item's baskets with likewise.update, then ask similar_items"
+                "add the item's baskets with likewise.training.update.update (`likewise update`), then ask "
+                "similar_items"
             )
         cols, single = _id_array(itemid, "itemid")
         ids = self._ids_of_columns(cols, "itemid")
@@ -270,5 +271,5 @@ class ImplicitNames:
         baskets = self._matrix_baskets(user_items, None)  # type: ignore[attr-defined]
         restrict = self._candidates_of(filter_items, items)
         got = self.recommend(baskets, k=N, restrict=restrict, scoring=scoring)  # type: ignore[attr-defined]
-        out = self._column_map()[1][got.ids]
+        out = got.ids  # already matrix columns: every answer of a matrix-trained space is (public_ids)
         return (out[0], got.scores[0]) if single else (out, got.scores)

@@ -138,12 +138,28 @@ class Neighbours:
     queries : ndarray of int64, shape [n], optional
         For a batch: the position in the input batch that each row answers. Equal to ``arange(n)`` unless
         unknown queries were skipped with ``on_unknown="skip"``. ``None`` for one query.
+    names : list of (str or None), or list of such lists, optional
+        The display name of each neighbour, shaped as ``keys`` (None where the space knows none; see
+        :attr:`likewise.Embeddings.names`). ``None`` (the default) when no name is known at all.
+
+    Notes
+    -----
+    ``ids`` are the space's rows (``likewise.Row(i)`` asks for one), except in a space trained from a
+    matrix (``likewise.train(user_items)``), where they are the matrix's columns whichever query made them.
     """
 
     keys: list[str] | list[list[str]]
     ids: np.ndarray
     scores: np.ndarray
     queries: np.ndarray | None = None
+    names: list[str | None] | list[list[str | None]] | None = None
+
+    def _names_of(self, i: int | None = None) -> list[str | None]:
+        """One query's names (row ``i`` of a batch): Nones when none are known."""
+        keys = self.keys if i is None else self.keys[i]
+        if self.names is None:
+            return [None] * len(keys)
+        return list(self.names if i is None else self.names[i])  # type: ignore[arg-type]
 
     @property
     def batched(self) -> bool:
@@ -174,7 +190,8 @@ class Neighbours:
     def __getitem__(self, i: int) -> Any:
         """One query's :class:`Neighbours` of a batch, or the ``(key, score)`` pair ``i`` of one query."""
         if self.batched:
-            return Neighbours(list(self.keys[i]), self.ids[i], self.scores[i])  # type: ignore[arg-type]
+            names = None if self.names is None else self._names_of(i)
+            return Neighbours(list(self.keys[i]), self.ids[i], self.scores[i], names=names)  # type: ignore[arg-type]
         return self.keys[i], float(self.scores[i])
 
     def __repr__(self) -> str:
@@ -202,17 +219,22 @@ class Neighbours:
         if self.batched:
             raise ValueError("at_least filters one query's answer; index a batch first")
         keep = self.scores >= min_score
+        kept = keep.tolist()
         return Neighbours(
-            [k for k, kept in zip(self.keys, keep.tolist(), strict=True) if kept],
+            [k for k, ok in zip(self.keys, kept, strict=True) if ok],
             self.ids[keep],
             self.scores[keep],
+            names=None
+            if self.names is None
+            else [n for n, ok in zip(self._names_of(), kept, strict=True) if ok],
         )
 
     def records(self) -> list[dict[str, Any]] | list[list[dict[str, Any]]]:
-        """The answer as the one record every front end gives: ``{"item", "id", "score"}`` per neighbour.
+        """The answer as the one record every front end gives: ``{"item", "id", "score", "name"}`` per
+        neighbour.
 
         The command line's ``--json``, the HTTP service and Python give these same records, best first,
-        scores as computed (the float32 value as a Python float).
+        scores as computed (the float32 value as a Python float), ``name`` the item's display name or None.
 
         Returns
         -------
@@ -220,8 +242,11 @@ class Neighbours:
             One query: its records. A batch: one list per query row.
         """
         if not self.batched:
-            return answer_records(self.keys, self.ids, self.scores)  # type: ignore[arg-type]
-        return [answer_records(k, i, s) for k, i, s in zip(self.keys, self.ids, self.scores, strict=True)]
+            return answer_records(self.keys, self.ids, self.scores, self._names_of())  # type: ignore[arg-type]
+        return [
+            answer_records(k, ids, s, self._names_of(r))
+            for r, (k, ids, s) in enumerate(zip(self.keys, self.ids, self.scores, strict=True))
+        ]
 
     def to_records(self) -> list[dict[str, Any]]:
         """Plain-Python rows for a table or a data frame: :meth:`records` with the rank.
@@ -229,7 +254,7 @@ class Neighbours:
         Returns
         -------
         list of dict
-            ``{"rank", "item", "id", "score"}`` per neighbour (rank starts at 1); batch results add
+            ``{"rank", "item", "id", "score", "name"}`` per neighbour (rank starts at 1); batch results add
             ``"query"``, the position of the query in the input batch.
         """
         if not self.batched:
@@ -242,31 +267,36 @@ class Neighbours:
         ]
 
 
-def answer_records(keys: Sequence[str], ids: Any, scores: Any) -> list[dict[str, Any]]:
-    """Ranked ``(key, id, score)`` as the one answer record, ``[{"item", "id", "score"}, ...]``.
+def answer_records(
+    keys: Sequence[str], ids: Any, scores: Any, names: Sequence[str | None] | None = None
+) -> list[dict[str, Any]]:
+    """Ranked ``(key, id, score, name)`` as the one answer record, ``[{"item", "id", "score", "name"}, ...]``.
 
     Parameters
     ----------
     keys : sequence of str
     ids : array-like of int
     scores : array-like of float
+    names : sequence of (str or None), optional
+        Display names (None: unknown; all None when omitted).
 
     Returns
     -------
     list of dict
     """
+    names = [None] * len(keys) if names is None else names
     return [
-        {"item": k, "id": int(i), "score": float(s)}
-        for k, i, s in zip(keys, np.asarray(ids).tolist(), np.asarray(scores).tolist(), strict=True)
+        {"item": k, "id": int(i), "score": float(s), "name": n}
+        for k, i, s, n in zip(keys, np.asarray(ids).tolist(), np.asarray(scores).tolist(), names, strict=True)
     ]
 
 
 def envelope(answers: Iterable[tuple[Any, Neighbours]], **facts: Any) -> dict[str, Any]:
     """The one JSON envelope of every query answer: the command line's ``--json`` and the HTTP service.
 
-    ``{"answers": [{"query": Q, "results": [{"item", "id", "score"}, ...]}, ...], **facts}``: one answer
-    per query, in the order asked (a batch that skipped unknown queries leaves them out), ``query`` as
-    the caller gave it (a key, ``"#12"`` or an id, a list for a basket, seeds or an analogy's ``[a, b,
+    ``{"answers": [{"query": Q, "results": [{"item", "id", "score", "name"}, ...]}, ...], **facts}``: one
+    answer per query, in the order asked (a batch that skipped unknown queries leaves them out), ``query`` as
+    the caller gave it (a key, ``"#12"`` or an int, a list for a basket, seeds or an analogy's ``[a, b,
     c]``, a customer key, a vector's row number), ``results`` its :meth:`Neighbours.records`, best
     first. ``facts`` are what the request fixed for every answer (``"method"``, ``"scoring"``,
     ``"responders"``, ...), beside ``answers``.

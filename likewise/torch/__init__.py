@@ -50,3 +50,16 @@ __all__ = [
     "sweep_dims",
     "train_next",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """A submodule on first use (PEP 562), as after ``import likewise``."""
+    import importlib
+
+    if not name.startswith("__"):
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -325,7 +325,9 @@ def _carry_over(
             "(retrain on the whole log to refit it with the new orders)"
         )
     # the parent's item attributes still name its products; new rows of item_attrs name new ones
-    emb.item_table = parent.item_table if attrs is None else attrs.table(keys)
+    table = parent.item_table if attrs is None else attrs.table(keys)
+    chosen = (parent.item_table or {}).get("name_col")  # the display names' column chosen at training
+    emb.item_table = {**table, "name_col": chosen} if table is not None and chosen else table
     if parent.types is not None:  # a typed space: new items of a typed log say their type in their key
         emb.attach_types(parent.types.extend(_new_types(parent.types, fresh_keys, info)))
     users = corpus.side.get("user") if corpus.user_keys is not None else None
