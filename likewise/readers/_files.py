@@ -178,12 +178,15 @@ class InputSpec:
                 raise InputError("sessions are ordered by time_col: give no order_col with them")
 
     def _check_roles(self) -> None:
-        """A column read as two keys (basket and item, item and type, two types) is refused naming both."""
+        """A column read in two roles (basket and item, item and customer, time and quantity, ...) is
+        refused naming both. ``order_col`` may share the time column (a basket's lines in time order)."""
         roles: list[tuple[str, str | None]] = [("basket_col", self.basket_col)]
         if self.type_cols:  # the item is read from these (item_col and type_col are typing's to refuse)
             roles += [(f"type_cols[{t!r}]", c) for t, c in self.type_cols]
         else:
             roles += [("item_col", self.item_col), ("type_col", self.type_col)]
+        roles += [("user_col", self.user_col), ("time_col", self.time_col)]
+        roles += [("quantity_col", self.quantity_col)]
         seen: dict[str, str] = {}
         for role, col in roles:
             if col is None:
