@@ -5,7 +5,9 @@ bounds of a request. Each test failed before its fix; a class of inputs is fuzze
 from __future__ import annotations
 
 import random
+import shutil
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -100,3 +102,194 @@ def test_typo_search_work_is_bounded_whatever_the_query(monkeypatch, query):
         tracemalloc.stop()
     assert sum(made) <= textsearch.TYPO_WORDS * (textsearch.TYPO_WORD_LENGTH + 1)
     assert peak < 8 * 2**20, f"{peak / 2**20:.1f} MiB held while searching"
+
+
+# ------------------------------------------------------------------ next basket in a typed space
+
+
+TYPE_MAP = "view=product,purchase=product,campaign_open=campaign,article_read=article"
+
+
+@pytest.fixture(scope="module")
+def typed_model(tmp_path_factory) -> Path:
+    """A space trained from the generated event log (products, campaigns, articles) with customers."""
+    root = tmp_path_factory.mktemp("typed")
+    assert (
+        main(["datasets", "events", "-o", str(root / "ev"), "--customers", "300", "--products", "150"]) == 0
+    )
+    argv = ["train", root / "ev" / "events.csv", "--basket-col", "session_id", "--item-col", "item_id"]
+    argv += ["--type-col", "event", "--type-map", TYPE_MAP, "--user-col", "customer_id"]
+    argv += ["--time-col", "timestamp", "--dim", "8", "--epochs", "1", "--seed", "1", "-o", root / "m"]
+    assert main([str(a) for a in argv]) == 0
+    return root / "m"
+
+
+def test_next_basket_in_a_typed_space_offers_products_unless_asked_for_other_types(typed_model, capsys):
+    import likewise
+    from likewise import retail
+
+    emb = likewise.load(typed_model)
+    assert "weights" in emb.customers.config["next_basket"]  # the fitted model, not the own-list rule
+    offered = [retail.next_basket(emb, c, k=10).keys for c in emb.customers.keys]
+    assert all(k.startswith("product:") for keys in offered for k in keys)
+    asked = retail.next_basket(emb, emb.customers.keys[0], k=3, types="campaign")
+    assert len(asked.keys) == 3 and all(k.startswith("campaign:") for k in asked.keys)
+    code, out, err = run(
+        ["next-basket", typed_model, emb.customers.keys[0], "--type", "article", "--json"], capsys
+    )
+    assert code == 0, err
+    assert '"article:' in out and '"product:' not in out
+    code, _, err = run(["next-basket", typed_model, emb.customers.keys[0], "--type", "coupon"], capsys)
+    assert code == 1 and "unknown type 'coupon'" in err
+
+
+def test_next_basket_over_http_takes_types(typed_model):
+    from test_reliability_service import call, make_app
+
+    app = make_app(typed_model)
+    import likewise
+
+    customer = likewise.load(typed_model).customers.keys[0]
+    r = call(app, "POST", "/models/shop/next_basket", json={"customer": customer, "k": 5})
+    assert r.status_code == 200, r.text
+    assert all(a["item"].startswith("product:") for a in r.json()["answers"][0]["results"])
+    r = call(
+        app, "POST", "/models/shop/next_basket", json={"customer": customer, "k": 5, "types": ["campaign"]}
+    )
+    assert r.status_code == 200, r.text
+    assert all(a["item"].startswith("campaign:") for a in r.json()["answers"][0]["results"])
+
+
+def test_next_basket_explore_must_be_a_bool(typed_model):
+    """``explore="no"`` is a non-empty string, so it explored."""
+    import likewise
+    from likewise import retail
+    from likewise.errors import InputError
+
+    emb = likewise.load(typed_model)
+    with pytest.raises(InputError, match=r"explore == 'no', must be True or False"):
+        retail.next_basket(emb, emb.customers.keys[0], explore="no")
+
+
+# ------------------------------------------------------------------ next basket's saved record
+
+
+def _edit(model: Path, to: Path, change) -> Path:
+    """A copy of ``model`` whose manifest's next-basket record is ``change(record)`` (in place)."""
+    import json
+
+    shutil.copytree(model, to)
+    path = to / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    change(manifest["customers"]["config"]["next_basket"])
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    return to
+
+
+def _set(key, value):
+    return lambda rec: rec.__setitem__(key, value)
+
+
+EDITS = {
+    "scale zeros": (lambda rec: rec.__setitem__("scale", [0.0] * len(rec["scale"])), "'scale'"),
+    "weights 5 short": (lambda rec: rec.__setitem__("weights", rec["weights"][:-5]), "'weights'"),
+    "weights removed": (lambda rec: rec.pop("weights"), "'weights'"),
+    "mean as strings": (lambda rec: rec.__setitem__("mean", [str(v) for v in rec["mean"]]), "'mean'"),
+    "neighbours many": (_set("neighbours", "many"), "'neighbours'"),
+    "neighbours -5": (_set("neighbours", -5), "'neighbours'"),
+    "neighbours 10**12": (_set("neighbours", 10**12), "'neighbours'"),
+    "rule magic": (_set("rule", "magic"), "'rule'"),
+    "features renamed": (lambda rec: rec["features"].__setitem__(0, "spend"), "other features"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EDITS))
+def test_an_edited_next_basket_record_is_refused_in_one_line(typed_model, tmp_path, capsys, case):
+    """manifest.json has no checksum: NaN scores, tracebacks or silent answers came from such edits."""
+    import likewise
+
+    change, names = EDITS[case]
+    model = _edit(typed_model, tmp_path / "m", change)
+    customer = likewise.load(typed_model).customers.keys[0]
+    code, out, err = run(["next-basket", model, customer], capsys)
+    assert code == 1, out
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert names in err
+
+
+def test_an_inconsistent_purchase_history_is_refused_at_load(typed_model, tmp_path, capsys):
+    """n_baskets all 0 with its checksum updated scored about -3.5e10, without an error."""
+    from _saved import refresh_entry
+
+    import likewise
+    from likewise.errors import CorruptModelError
+
+    model = tmp_path / "m"
+    shutil.copytree(typed_model, model)
+    name = "customer_history_n_baskets.npy"
+    np.save(model / name, np.zeros_like(np.load(model / name)))
+    refresh_entry(model, name)
+    with pytest.raises(CorruptModelError, match="purchase history is inconsistent"):
+        likewise.load(model)
+    code, _, err = run(["next-basket", model, "C000000"], capsys)
+    assert code == 1 and err.count("\n") == 1, err
+
+
+def test_an_edited_next_basket_record_is_a_json_error_over_http(typed_model, tmp_path):
+    """Served, it answered 200 with ``"score": NaN``; now a reload refuses it (503, JSON) and the loaded
+    version keeps answering."""
+    from test_reliability_service import call, make_app
+
+    model = tmp_path / "m"
+    shutil.copytree(typed_model, model)
+    app = make_app(model)
+    body = {"customer": "C000000", "k": 5}
+    assert call(app, "POST", "/models/shop/next_basket", json=body).status_code == 200
+    shutil.rmtree(model)
+    _edit(typed_model, model, EDITS["scale zeros"][0])
+    r = call(app, "POST", "/models/shop/reload")
+    assert r.status_code == 503 and "'scale'" in r.json()["error"], r.text
+    r = call(app, "POST", "/models/shop/next_basket", json=body)
+    assert r.status_code == 200 and all(np.isfinite(a["score"]) for a in r.json()["answers"][0]["results"])
+
+
+# ------------------------------------------------------------------ one long held-out basket
+
+
+def test_a_long_held_out_basket_is_scored_within_the_documented_block(monkeypatch):
+    """A 9,999-item query built W[rows] @ Ct whole (9,999 x 100,040 float32, 4 GB) against the documented
+    64 MiB. Fuzz: random spaces and baskets, one far longer than a block; the ranks are the same as with a
+    budget that holds everything, and no block of scores passes the budget (counted)."""
+    from likewise.kernels import ranks
+    from likewise.training import auto
+
+    rng = np.random.default_rng(11)
+    real = ranks.count_above
+    largest = []
+
+    def counting(scores, *args, **kw):
+        largest.append(scores.nbytes)
+        return real(scores, *args, **kw)
+
+    for trial in range(8):
+        n_items, dim = int(rng.integers(30, 90)), int(rng.integers(2, 9))
+        W = rng.normal(size=(n_items, dim)).astype(np.float32)
+        C = rng.normal(size=(n_items, dim)).astype(np.float32)
+        bias = rng.normal(size=n_items)
+        queries, hidden = [], []
+        for c in range(12):
+            size = n_items - 1 if c == trial % 12 else int(rng.integers(1, 5))  # one basket of every item
+            items = rng.permutation(n_items)
+            queries.append(items[:size].astype(np.int64))
+            hidden.append(int(items[size]) if size < n_items else int(items[0]))
+        monkeypatch.setattr(auto, "_RANK_BLOCK_BYTES", 1 << 30)
+        whole = auto.validation_completion(W, C, bias, queries, np.array(hidden), k=10, threads=1)
+        budget = 4 * n_items * 6  # six rows of scores
+        monkeypatch.setattr(auto, "_RANK_BLOCK_BYTES", budget)
+        monkeypatch.setattr(ranks, "count_above", counting)
+        largest.clear()
+        blocked = auto.validation_completion(W, C, bias, queries, np.array(hidden), k=10, threads=1)
+        monkeypatch.setattr(ranks, "count_above", real)
+        assert max(largest) <= budget, (max(largest), budget)
+        for rule in whole:
+            np.testing.assert_array_equal(blocked[rule], whole[rule])

@@ -76,7 +76,9 @@ def cmd_next_basket(args: argparse.Namespace) -> None:
     """Print what ``args.customer`` will buy next (repeats included; ``--explore``: only new products)."""
     from likewise.retail import next_basket
 
-    res = next_basket(load_space(args.model), args.customer, k=args.k, explore=args.explore)
+    res = next_basket(
+        load_space(args.model), args.customer, k=args.k, explore=args.explore, types=types_of(args)
+    )
     _show(
         args,
         args.customer,
@@ -279,6 +281,7 @@ def register(commands: Commands) -> None:
     p.add_argument(
         "--explore", action="store_true", help="something new: only products the customer never bought"
     )
+    type_option(p, default="products (the type 'product')")
 
     p = commands.add("similar-customers", cmd_similar_customers, help="customers closest to CUSTOMER")
     p.add_argument("model", metavar="MODEL")

@@ -24,6 +24,11 @@ customer where the top of the list is decided. They are kept in the customer tab
 most-bought list; when the model does no better there (too few customers to fit), the customer's own
 most-bought list answers. ``explore=True`` answers "something new": the same ranking over products the
 customer never bought.
+
+In a typed space (products, campaigns, articles trained together) a next basket offers products: the type
+:data:`PURCHASED` unless ``types=`` names others. The saved weights and settings are checked when the
+space is loaded (:func:`likewise.space.customers.check_next_basket`) and their features against
+:data:`FEATURES` when a query reads them, so an edited ``manifest.json`` is refused in one line.
 """
 
 from __future__ import annotations
@@ -34,15 +39,24 @@ from typing import Any
 
 import numpy as np
 
-from .._check import check_k
-from ..errors import InputError, NotFittedError
+from .._check import check_bool, check_k
+from ..errors import CorruptModelError, InputError, NotFittedError
 from ..space.customers import CustomerTable
 from ..space.embeddings import Embeddings
 from ..space.history import basket_ages, history_of_lines
+from ..space.itemtable import Types
 from ..space.neighbourhood import decay_total, history_neighbour_share, vector_neighbour_share
 from ..space.results import Neighbours
 
-__all__ = ["CANDIDATES", "FEATURES", "NEIGHBOURS", "TRAIN_TOP", "fit_next_basket", "next_basket"]
+__all__ = [
+    "CANDIDATES",
+    "FEATURES",
+    "NEIGHBOURS",
+    "PURCHASED",
+    "TRAIN_TOP",
+    "fit_next_basket",
+    "next_basket",
+]
 
 # Bins (lower edge inclusive, upper exclusive) of baskets since the last purchase and of baskets holding
 # the product: the log-odds of a repeat are far from linear in either.
@@ -76,6 +90,8 @@ FEATURES = (
 )
 #: Similar customers whose purchases are evidence.
 NEIGHBOURS = 100
+#: The type a next basket offers in a typed space unless asked for others (what an order log's items are).
+PURCHASED = "product"
 #: New candidates taken from the neighbours' products and from the affinity, each.
 CANDIDATES = 50
 #: Customers sampled to fit the weights (each one's latest basket held out).
@@ -251,6 +267,12 @@ def _model(table: CustomerTable) -> dict[str, Any]:
             "this space's customer table has no next-basket weights: retrain from the order log "
             "with a customer column (likewise train LOG --basket-col ... --user-col ...)"
         )
+    # the saved record's shape was checked at load; which features the weights are for is known here
+    if "weights" in model and model.get("features") != list(FEATURES):
+        raise CorruptModelError(
+            "the next-basket weights were fitted on other features than this version computes: retrain "
+            "from the order log (likewise train LOG --basket-col ... --user-col ...)"
+        )
     return model
 
 
@@ -273,7 +295,9 @@ def _scores(model: dict[str, Any], x: np.ndarray) -> np.ndarray:
     return out
 
 
-def next_basket(emb: Embeddings, customer: str | int, k: int = 10, *, explore: bool = False) -> Neighbours:
+def next_basket(
+    emb: Embeddings, customer: str | int, k: int = 10, *, explore: bool = False, types: Types = None
+) -> Neighbours:
     """The products ``customer`` is most likely to buy next, repeats included.
 
     Parameters
@@ -287,6 +311,9 @@ def next_basket(emb: Embeddings, customer: str | int, k: int = 10, *, explore: b
         How many products.
     explore : bool
         "Something new": rank only products the customer never bought.
+    types : str or list of str, optional
+        In a typed space, offer items of these types; default: :data:`PURCHASED` (a campaign or an
+        article is not bought).
 
     Returns
     -------
@@ -299,6 +326,11 @@ def next_basket(emb: Embeddings, customer: str | int, k: int = 10, *, explore: b
         The space has no customer table, or its table no purchase history (say how to get one).
     UnknownItemError
         An unknown customer.
+    InputError
+        A bad ``k``, ``explore`` or ``types``; a typed space without :data:`PURCHASED` items and no
+        ``types``.
+    CorruptModelError
+        The saved weights are for other features (retrain).
     """
     from .queries import customer_table
 
@@ -306,10 +338,12 @@ def next_basket(emb: Embeddings, customer: str | int, k: int = 10, *, explore: b
     model = _model(table)
     r = table.row(customer)
     k = check_k(k)
+    explore = check_bool("explore", explore)
+    allowed = _allowed(emb, types)
     profile = _table_profile(table, r)
     vector = np.asarray(table.vectors[r], dtype=np.float32)
     k_neigh = int(model.get("neighbours", NEIGHBOURS))
-    cand, x = _ranked(emb, table, profile, vector, r, k_neigh, explore, _allowed(emb), _log_popularity(emb))
+    cand, x = _ranked(emb, table, profile, vector, r, k_neigh, explore, allowed, _log_popularity(emb))
     if len(cand) == 0:
         return Neighbours([], np.zeros(0, np.int64), np.zeros(0, np.float32))
     s = _scores(model, x)
@@ -341,13 +375,26 @@ def _ranked(
     return cand, _features(profile, cand, neigh, hneigh, aff, log_pop)
 
 
-def _allowed(emb: Embeddings) -> np.ndarray:
-    """The rows a next basket may hold: every row but those of hidden types (attribute tokens)."""
-    allowed = np.ones(len(emb), dtype=bool)
-    types = getattr(emb, "types", None)
-    if types is not None and types.hidden:
-        allowed &= types.mask()
-    return allowed
+def _allowed(emb: Embeddings, types: Types = None) -> np.ndarray:
+    """The rows a next basket may hold: those of ``types``; by default every row of an untyped space
+    but attribute tokens, and in a typed space the :data:`PURCHASED` items."""
+    table = getattr(emb, "types", None)
+    if table is None or types is not None:
+        restrict = emb.typed_restrict(None, types)  # refuses types in an untyped space, unknown types
+        if restrict is None:
+            return np.ones(len(emb), dtype=bool)
+        allowed = np.zeros(len(emb), dtype=bool)
+        allowed[np.asarray(restrict, dtype=np.int64)] = True
+        return allowed
+    shown = [t for t in table.names if t not in table.hidden]
+    if len(shown) <= 1:
+        return table.mask()
+    if PURCHASED not in shown:
+        raise InputError(
+            f"this space's items are of types {', '.join(map(repr, shown))} and none is {PURCHASED!r}: "
+            "name the types a next basket may offer (types=, --type)"
+        )
+    return table.mask([PURCHASED])
 
 
 def _log_popularity(emb: Embeddings) -> np.ndarray:
@@ -499,7 +546,10 @@ def fit_next_basket(
     is_chosen[chosen] = True
     code_of = np.full(n_codes, -1, dtype=np.int64)
     code_of[chosen] = np.arange(len(chosen))
-    allowed = _allowed(emb)
+    try:
+        allowed = _allowed(emb)  # fitted on what a query offers by default
+    except InputError:  # a typed space with no products: a query names its types, the fit takes them all
+        allowed = emb.types.mask()
     xs, ys, owner = [], [], []
     for shift in range(FIT_BASKETS):
         # each chosen customer's basket `shift` from the latest, predicted from the baskets before it

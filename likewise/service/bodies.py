@@ -378,6 +378,7 @@ class NextBasketBody(BaseModel):
     customer: Key
     k: K = default_of(retail.next_basket, "k")
     explore: StrictBool = default_of(retail.next_basket, "explore")
+    types: Types = None
 
 
 class LookalikeBody(BaseModel):

@@ -73,7 +73,7 @@ async def for_customer(body: CustomerBody, s: RetailModel) -> Response:
 @router.post("/models/{name}/next_basket", summary="What a customer will buy next", responses=ANSWERS)
 async def next_basket(body: NextBasketBody, s: RetailModel) -> Response:
     def run() -> dict:
-        res = retail.next_basket(s.emb, body.customer, body.k, explore=body.explore)
+        res = retail.next_basket(s.emb, body.customer, body.k, explore=body.explore, types=body.types)
         return envelope([(body.customer, res)])
 
     return await answer(run)
