@@ -14,6 +14,8 @@ import pytest
 
 from likewise.cli import main
 
+httpx = pytest.importorskip("httpx")
+
 
 def run(argv: list, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     code = main([str(a) for a in argv])
@@ -293,3 +295,129 @@ def test_a_long_held_out_basket_is_scored_within_the_documented_block(monkeypatc
         assert max(largest) <= budget, (max(largest), budget)
         for rule in whole:
             np.testing.assert_array_equal(blocked[rule], whole[rule])
+
+
+# ------------------------------------------------------------------ next basket's per-table arrays
+
+
+def test_concurrent_first_queries_build_the_neighbourhood_once(typed_model, monkeypatch):
+    """30 clients on a cold server each built their own copy (5.6 GB). The one build waits here until
+    every caller has asked, so two builds would be counted whatever the thread timing."""
+    import threading
+
+    import likewise
+    from likewise.space import neighbourhood as nh
+
+    table = likewise.load(typed_model).customers
+    n_items = len(likewise.load(typed_model))
+    callers, entered, builds = 12, [], []
+    everyone_in = threading.Event()
+    real_class, real_fn = nh.Neighbourhood, nh.neighbourhood
+
+    class Counting(real_class):
+        def __init__(self, *args):
+            builds.append(1)
+            everyone_in.wait(timeout=20)
+            super().__init__(*args)
+
+    def asking(*args):
+        entered.append(1)
+        if len(entered) == callers:
+            everyone_in.set()
+        return real_fn(*args)
+
+    monkeypatch.setattr(nh, "Neighbourhood", Counting)
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(asking(table, n_items))) for _ in range(callers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == callers and all(g is got[0] for g in got)
+    assert len(builds) == 1
+
+
+def test_a_server_builds_the_neighbourhood_when_it_loads_not_per_request(typed_model, monkeypatch):
+    import asyncio
+
+    from test_reliability_service import make_app
+
+    from likewise.space import neighbourhood as nh
+
+    builds = []
+    real_class = nh.Neighbourhood
+
+    class Counting(real_class):
+        def __init__(self, *args):
+            builds.append(1)
+            super().__init__(*args)
+
+    monkeypatch.setattr(nh, "Neighbourhood", Counting)
+    app = make_app(typed_model)
+    assert len(builds) == 1  # at load
+
+    async def many():
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as c:
+            body = {"customer": "C000001", "k": 5}
+            return await asyncio.gather(*(c.post("/models/shop/next_basket", json=body) for _ in range(8)))
+
+    assert all(r.status_code == 200 for r in asyncio.run(many()))
+    assert len(builds) == 1
+
+
+@pytest.fixture(scope="module")
+def whale_model(tmp_path_factory):
+    """120 customers of a few products each, and one who bought every product."""
+    import likewise
+
+    rng = np.random.default_rng(4)
+    rows = []
+    for c in range(120):
+        for o in range(4):
+            for p in rng.choice(300, 4, replace=False):
+                rows.append(f"o{c}-{o},c{c},p{p},{1_700_000_000 + o * 86400 + c}")
+    for o in range(30):
+        for p in range(o * 10, o * 10 + 10):
+            rows.append(f"w-{o},whale,p{p},{1_700_000_000 + o * 3600}")
+    path = tmp_path_factory.mktemp("whale") / "orders.csv"
+    path.write_text("order_id,customer_id,product_id,ts\n" + "\n".join(rows) + "\n")
+    return likewise.train(
+        str(path),
+        basket_col="order_id",
+        item_col="product_id",
+        user_col="customer_id",
+        time_col="ts",
+        dim=8,
+        epochs=1,
+        min_count=1,
+        seed=1,
+        progress=False,
+    )
+
+
+def test_a_customer_who_bought_every_product_is_read_within_the_history_cap(whale_model, monkeypatch):
+    """One who bought every product cost 150-240 MB a request; now the products read are the
+    ``max_history`` most recent (counted), and none bought is offered as new."""
+    from likewise import retail
+    from likewise.retail import nextbasket
+
+    emb = whale_model
+    bought = set(emb.customers.bought("whale").tolist())
+    assert len(bought) == 300
+    read = []
+    real = nextbasket.history_neighbour_share
+
+    def counting(table, items, *args):
+        read.append(len(items))
+        return real(table, items, *args)
+
+    monkeypatch.setattr(nextbasket, "history_neighbour_share", counting)
+    res = retail.next_basket(emb, "whale", k=10, max_history=50)
+    assert read == [50]
+    # the 50 most recent products are those of the last five baskets: p250..p299
+    assert all(int(k[1:]) >= 250 for k in res.keys), res.keys
+    new = retail.next_basket(emb, "whale", k=10, explore=True, max_history=50)
+    assert not bought & set(new.ids.tolist())
+    with pytest.raises(Exception, match="max_history == 0"):
+        retail.next_basket(emb, "whale", max_history=0)

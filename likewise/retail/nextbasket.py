@@ -34,12 +34,12 @@ space is loaded (:func:`likewise.space.customers.check_next_basket`) and their f
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .._check import check_bool, check_k
+from .._check import check_bool, check_int, check_k
 from ..errors import CorruptModelError, InputError, NotFittedError
 from ..space.customers import CustomerTable
 from ..space.embeddings import Embeddings
@@ -51,6 +51,7 @@ from ..space.results import Neighbours
 __all__ = [
     "CANDIDATES",
     "FEATURES",
+    "MAX_HISTORY",
     "NEIGHBOURS",
     "PURCHASED",
     "TRAIN_TOP",
@@ -92,6 +93,9 @@ FEATURES = (
 NEIGHBOURS = 100
 #: The type a next basket offers in a typed space unless asked for others (what an order log's items are).
 PURCHASED = "product"
+#: Products of a customer's history a query reads (the most recently bought): bounds one request's work
+#: however much a customer bought (one who bought every product cost 150-240 MB a request).
+MAX_HISTORY = 1000
 #: New candidates taken from the neighbours' products and from the affinity, each.
 CANDIDATES = 50
 #: Customers sampled to fit the weights (each one's latest basket held out).
@@ -120,6 +124,8 @@ class _Profile:
     first: np.ndarray
     decay: np.ndarray
     n: int
+    #: Products bought but left out by a history cap: never offered as new.
+    dropped: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     def find(self, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Which candidates the customer bought, and where they are in the profile's arrays."""
@@ -140,16 +146,26 @@ def _history(table: CustomerTable) -> dict[str, np.ndarray]:
     return table.history
 
 
-def _table_profile(table: CustomerTable, r: int) -> _Profile:
+def _table_profile(table: CustomerTable, r: int, cap: int) -> _Profile:
+    """Customer ``r``'s history, its ``cap`` most recently bought products when it has more (ties: the
+    most often bought)."""
     h = _history(table)
     s, e = int(table.bought_indptr[r]), int(table.bought_indptr[r + 1])
+    keep: slice | np.ndarray = slice(s, e)
+    dropped = np.zeros(0, np.int64)
+    if e - s > cap:
+        recent = np.zeros(e - s, dtype=bool)
+        recent[np.lexsort((-h["decay"][s:e], h["last"][s:e]))[:cap]] = True
+        keep = s + np.flatnonzero(recent)  # still sorted by product id
+        dropped = np.asarray(table.bought_ids[s:e][~recent], dtype=np.int64)
     return _Profile(
-        np.asarray(table.bought_ids[s:e], dtype=np.int64),
-        h["baskets"][s:e],
-        h["last"][s:e],
-        h["first"][s:e],
-        h["decay"][s:e],
+        np.asarray(table.bought_ids[keep], dtype=np.int64),
+        h["baskets"][keep],
+        h["last"][keep],
+        h["first"][keep],
+        h["decay"][keep],
         int(h["n_baskets"][r]),
+        dropped,
     )
 
 
@@ -179,16 +195,17 @@ def _candidates(
     """
     new = []
     every = bool(allowed.all())
+    bought = profile.items if not len(profile.dropped) else np.concatenate([profile.items, profile.dropped])
     for n, score in enumerate(evidence):
         if n < shares:
             idx = np.flatnonzero(score > 0)
-            idx = idx[allowed[idx] & ~np.isin(idx, profile.items)]
+            idx = idx[allowed[idx] & ~np.isin(idx, bought)]
             if len(idx) > CANDIDATES:
                 idx = idx[np.argpartition(-score[idx], CANDIDATES - 1)[:CANDIDATES]]
             new.append(idx)
             continue
         s = np.array(score) if every else np.where(allowed, score, -np.inf)
-        s[profile.items] = -np.inf
+        s[bought] = -np.inf
         m = min(CANDIDATES, int(np.count_nonzero(np.isfinite(s))))
         if m > 0:
             top = np.argpartition(-s, m - 1)[:m]
@@ -296,7 +313,13 @@ def _scores(model: dict[str, Any], x: np.ndarray) -> np.ndarray:
 
 
 def next_basket(
-    emb: Embeddings, customer: str | int, k: int = 10, *, explore: bool = False, types: Types = None
+    emb: Embeddings,
+    customer: str | int,
+    k: int = 10,
+    *,
+    explore: bool = False,
+    types: Types = None,
+    max_history: int = MAX_HISTORY,
 ) -> Neighbours:
     """The products ``customer`` is most likely to buy next, repeats included.
 
@@ -314,6 +337,9 @@ def next_basket(
     types : str or list of str, optional
         In a typed space, offer items of these types; default: :data:`PURCHASED` (a campaign or an
         article is not bought).
+    max_history : int
+        Read at most this many of the customer's products, the most recently bought (bounds the work
+        of one answer; the server's ``--max-history``).
 
     Returns
     -------
@@ -339,8 +365,9 @@ def next_basket(
     r = table.row(customer)
     k = check_k(k)
     explore = check_bool("explore", explore)
+    check_int("max_history", max_history, 1)
     allowed = _allowed(emb, types)
-    profile = _table_profile(table, r)
+    profile = _table_profile(table, r, int(max_history))
     vector = np.asarray(table.vectors[r], dtype=np.float32)
     k_neigh = int(model.get("neighbours", NEIGHBOURS))
     cand, x = _ranked(emb, table, profile, vector, r, k_neigh, explore, allowed, _log_popularity(emb))

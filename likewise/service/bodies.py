@@ -118,6 +118,8 @@ class Limits(BaseModel):
         Longest item or customer key, in characters.
     max_results : int
         Most neighbours in one answer (queries × k), so a small request cannot ask for a huge answer.
+    max_history : int
+        Most products of a customer's history a next-basket answer reads (the most recently bought).
     """
 
     max_k: int = 1000
@@ -127,6 +129,7 @@ class Limits(BaseModel):
     max_map: int = 20000
     max_key: int = 1024
     max_results: int = 100_000
+    max_history: int = default_of(retail.next_basket, "max_history")
 
 
 class ErrorBody(BaseModel):

@@ -379,6 +379,12 @@ class Registry:
         emb.normed  # noqa: B018 -- pay the one-off normalisation now, not in the first request
         if emb.index is not None:
             emb.index.warm()  # read the graph now too
+        table = emb.customers
+        if table is not None and table.history is not None and "next_basket" in table.config:
+            # next basket's similar-customer arrays, built here once rather than by the first requests
+            from ..space.neighbourhood import neighbourhood
+
+            neighbourhood(table, len(emb))
         attrs = None
         source = spec.labels_path or emb.item_table  # a file given to serve, else the one trained with
         if source:

@@ -25,7 +25,7 @@ from fastapi.responses import Response
 from .. import retail
 from .._check import default_of
 from .bodies import ANSWERS, BasketBody, CustomerBody, LookalikeBody, NextBasketBody
-from .deps import KeyParam, KParam, RetailModel, ServedModel, TypesParam
+from .deps import AppLimits, KeyParam, KParam, RetailModel, ServedModel, TypesParam
 from .explorer_routes import Limit, Prefix, Projection, Sample, sample_for
 from .respond import answer, envelope, item_of
 
@@ -71,9 +71,16 @@ async def for_customer(body: CustomerBody, s: RetailModel) -> Response:
 
 
 @router.post("/models/{name}/next_basket", summary="What a customer will buy next", responses=ANSWERS)
-async def next_basket(body: NextBasketBody, s: RetailModel) -> Response:
+async def next_basket(body: NextBasketBody, s: RetailModel, limits: AppLimits) -> Response:
     def run() -> dict:
-        res = retail.next_basket(s.emb, body.customer, body.k, explore=body.explore, types=body.types)
+        res = retail.next_basket(
+            s.emb,
+            body.customer,
+            body.k,
+            explore=body.explore,
+            types=body.types,
+            max_history=limits.max_history,
+        )
         return envelope([(body.customer, res)])
 
     return await answer(run)
