@@ -421,3 +421,60 @@ def test_a_customer_who_bought_every_product_is_read_within_the_history_cap(whal
     assert not bought & set(new.ids.tolist())
     with pytest.raises(Exception, match="max_history == 0"):
         retail.next_basket(emb, "whale", max_history=0)
+
+
+# ------------------------------------------------------------------ smaller ones
+
+
+def test_an_unhandled_error_is_a_json_500(tmp_path):
+    """Starlette's own 500 was plain text ``Internal Server Error``."""
+    import asyncio
+
+    from test_reliability_service import make_app, planted
+
+    def boom() -> None:
+        raise RuntimeError("secret path /home/x")
+
+    folder = tmp_path / "shop"
+    planted().save(folder)
+    app = make_app(folder)
+    app.add_api_route("/boom", boom)
+
+    async def go():
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as c:
+            return await c.get("/boom")
+
+    r = asyncio.run(go())
+    assert r.status_code == 500
+    assert r.headers["content-type"] == "application/json"
+    assert "internal error (RuntimeError)" in r.json()["error"]
+    assert "secret" not in r.text
+
+
+def test_seconds_written_as_text_in_a_time_column_of_iso_times_are_read(tmp_path, capsys):
+    """``1704164645`` beside ISO 8601 text was refused as "not a time ... or seconds since 1970"."""
+    import pyarrow as pa
+
+    from likewise.readers.log import column_seconds
+
+    got = column_seconds(
+        Path("f.csv"), "ts", pa.array(["2024-01-02 03:04:05", "1704164645", " 1704164645.5 "])
+    )
+    assert got.tolist() == [1704164645, 1704164645, 1704164645]
+    with pytest.raises(Exception, match="data row 2 .* looks like milliseconds"):
+        column_seconds(Path("f.csv"), "ts", pa.array(["2024-01-02 03:04:05", "1704164645000"]))
+    log = tmp_path / "log.csv"
+    rows = [f"{o},c{o % 3},p{o % 4},{'2024-01-02 03:04:05' if o % 2 else 1704164645 + o}" for o in range(20)]
+    log.write_text("order_id,customer_id,product_id,ts\n" + "\n".join(rows) + "\n")
+    argv = ["train", log, "--basket-col", "order_id", "--item-col", "product_id", "--user-col", "customer_id"]
+    code, _, err = run(
+        [*argv, "--time-col", "ts", "--epochs", "1", "--dim", "4", "-o", tmp_path / "m"], capsys
+    )
+    assert code == 0, err
+
+
+def test_map_coordinates_are_never_negative_zero():
+    from likewise.service.respond import coordinates, dumps
+
+    assert dumps({"x": coordinates([-1e-9, -0.0, 0.123456, -2.5])}) == b'{"x":[0.0,0.0,0.12346,-2.5]}'

@@ -32,6 +32,7 @@ import numpy as np
 from ..errors import InputError, UnknownItemError
 from . import projection as proj
 from .attrs import ItemAttrs, read_item_attrs
+from .respond import coordinates
 from .textsearch import TextIndex
 
 __all__ = ["NAME_PATTERN", "ModelSpec", "Registry", "Served", "parse_model_arg"]
@@ -194,8 +195,8 @@ class Served:
                 "status": "ready",
                 "projection": "pca",
                 "items": keys,
-                "x": np.round(xy[:, 0], 5).tolist(),
-                "y": np.round(xy[:, 1], 5).tolist(),
+                "x": coordinates(xy[:, 0]),
+                "y": coordinates(xy[:, 1]),
                 **self.describe(ids.tolist()),
                 "sampled": n < len(self.emb),
                 "total": len(self.emb),
@@ -302,8 +303,8 @@ class Served:
             **base,
             "status": "ready",
             "projection": projection,
-            "x": np.round(xy[:, 0], 5).tolist(),
-            "y": np.round(xy[:, 1], 5).tolist(),
+            "x": coordinates(xy[:, 0]),
+            "y": coordinates(xy[:, 1]),
             "seconds": job.seconds,
         }, True
 

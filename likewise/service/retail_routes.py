@@ -27,7 +27,7 @@ from .._check import default_of
 from .bodies import ANSWERS, BasketBody, CustomerBody, LookalikeBody, NextBasketBody
 from .deps import AppLimits, KeyParam, KParam, RetailModel, ServedModel, TypesParam
 from .explorer_routes import Limit, Prefix, Projection, Sample, sample_for
-from .respond import answer, envelope, item_of
+from .respond import answer, coordinates, envelope, item_of
 
 __all__ = ["router"]
 
@@ -133,8 +133,8 @@ async def customer(
             "baskets": None if history is None else int(history["n_baskets"][r]),
             "products": len(ids),
             "bought": [{"item": keys[i], "baskets": int(b)} for i, b in zip(top, counts, strict=True)],
-            "x": round(float(xy[0]), 5),
-            "y": round(float(xy[1]), 5),
+            "x": coordinates(xy[0])[0],
+            "y": coordinates(xy[1])[0],
             **s.describe(top),
         }
 
