@@ -478,3 +478,78 @@ def test_map_coordinates_are_never_negative_zero():
     from likewise.service.respond import coordinates, dumps
 
     assert dumps({"x": coordinates([-1e-9, -0.0, 0.123456, -2.5])}) == b'{"x":[0.0,0.0,0.12346,-2.5]}'
+
+
+# ------------------------------------------------------------------ an order id shared by customers
+
+
+def _receipts_log(path: Path, rng: random.Random, customers: int = 30, days: int = 6) -> dict:
+    """Receipt numbers that restart every day: order ``r`` of day ``d`` is the r-th sale of that day,
+    so one order id holds lines of several customers across days. Returns the true baskets."""
+    truth: dict[tuple[str, str], set[str]] = {}
+    rows = []
+    for d in range(days):
+        shoppers = rng.sample(range(customers), rng.randint(min(3, customers), customers))
+        for r, c in enumerate(shoppers):
+            for _ in range(rng.randint(1, 4)):
+                p = f"p{rng.randrange(25)}"
+                rows.append(f"{r},c{c},{p},{1_700_000_000 + d * 86400 + r * 60}")
+                truth.setdefault((f"c{c}", str(r)), set()).add(p)
+    path.write_text("receipt,customer_id,product_id,ts\n" + "\n".join(rows) + "\n")
+    return truth
+
+
+def test_order_ids_shared_by_customers_are_refused_with_count_and_examples_or_scoped(tmp_path, capsys):
+    """163 of 360 orders held lines of two customers: 48 of 61 customers ended with impossible histories,
+    silently."""
+    import likewise
+
+    truth = _receipts_log(tmp_path / "log.csv", random.Random(2))
+    shared = len({o for (_, o) in truth})
+    argv = ["train", tmp_path / "log.csv", "--basket-col", "receipt", "--item-col", "product_id"]
+    argv += ["--user-col", "customer_id", "--time-col", "ts", "--epochs", "1", "--dim", "4"]
+    code, _, err = run([*argv, "-o", tmp_path / "m"], capsys)
+    assert code == 1 and err.count("\n") == 1, err
+    assert f"of {shared:,} orders hold lines of more than one customer (order '" in err
+    assert "--basket-scope customer" in err
+    assert not (tmp_path / "m").exists()
+    code, _, err = run([*argv, "--basket-scope", "customer", "-o", tmp_path / "m"], capsys)
+    assert code == 0, err
+    emb = likewise.load(tmp_path / "m")
+    table = emb.customers
+    for key in table.keys:  # every customer's baskets are their own (customer, receipt) pairs
+        want = sum(1 for (c, _) in truth if c == key)
+        assert int(table.history["n_baskets"][table.row(key)]) == want, key
+    assert emb.meta["retail"]["basket_scope"] == "customer"
+
+
+def test_spanning_orders_are_counted_exactly_and_scoped_baskets_are_one_customers(tmp_path):
+    """Fuzz: random receipt logs read both ways through the one reader."""
+    from likewise.data.corpus import build_corpus
+    from likewise.errors import InputError
+    from likewise.readers import InputSpec
+
+    for seed in range(6):
+        rng = random.Random(seed)
+        path = tmp_path / f"log{seed}.csv"
+        truth = _receipts_log(path, rng, customers=rng.randint(2, 12), days=rng.randint(1, 5))
+        owners: dict[str, set[str]] = {}
+        for c, o in truth:
+            owners.setdefault(o, set()).add(c)
+        spanning = sum(len(cs) > 1 for cs in owners.values())
+        cols = {
+            "basket_col": "receipt",
+            "item_col": "product_id",
+            "user_col": "customer_id",
+            "time_col": "ts",
+        }
+        if spanning:
+            with pytest.raises(InputError, match=f"^{spanning:,} of {len(owners):,} orders hold"):
+                build_corpus(InputSpec(str(path), **cols), cache_dir=tmp_path / "c")
+        corpus = build_corpus(InputSpec(str(path), **cols, basket_scope="customer"), cache_dir=tmp_path / "c")
+        assert corpus.n_sequences == len(truth)
+        users = np.asarray(corpus.side["user"])
+        for a, b in zip(corpus.offsets[:-1], corpus.offsets[1:], strict=True):
+            assert len(set(users[a:b].tolist())) == 1
+    with pytest.raises(InputError, match="needs a customer column"):
+        InputSpec(str(path), basket_col="receipt", item_col="product_id", basket_scope="customer")

@@ -17,6 +17,7 @@ from pathlib import Path
 from ..errors import InputError
 
 __all__ = [
+    "BASKET_SCOPES",
     "COMPRESSION_SUFFIXES",
     "FORMATS",
     "LOG_FORMATS",
@@ -39,6 +40,8 @@ FORMATS = ("auto", "text", "csv", "parquet", "jsonl")
 LOG_FORMATS = ("csv", "parquet", "jsonl")
 #: How text is cut into items (``InputSpec.tokenize``).
 TOKENIZE = ("none", "simple")
+#: What a basket of a log with customers is (``InputSpec.basket_scope``).
+BASKET_SCOPES = ("order", "customer")
 COMPRESSION_SUFFIXES = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".zstd": "zstd"}
 _EXTENSIONS = {
     ".csv": "csv",
@@ -96,6 +99,11 @@ class InputSpec:
         Logs: an item attribute table (CSV/TSV or Parquet, one row per item; :mod:`likewise.readers.attrs`)
         whose tokens (``attr:category=outdoor``) are compiled into the sequences that hold each item, and
         the table's item column (default: its first). An item key of the log may not start ``attr:``.
+    basket_scope : {"order", "customer"}
+        Logs with ``user_col``: what a basket is. ``"order"`` (the default): the rows of one
+        ``basket_col`` value, and an order holding lines of two customers is refused, counted with
+        examples (order ids that restart, daily receipt numbers, would mix two customers' histories);
+        ``"customer"``: the rows of one (customer, ``basket_col``) pair.
     sql, uri : str, optional
         A log read by a query instead of from files (:mod:`likewise.readers.sources`): ``sql`` is the
         query, ``uri`` the database (``postgresql://user@host/db``, ``sqlite:///orders.db``, a
@@ -124,6 +132,7 @@ class InputSpec:
     type_cols: tuple[tuple[str, str], ...] | None = None
     attrs: str | None = None
     attrs_item_col: str | None = None
+    basket_scope: str = "order"
     sql: str | None = None
     uri: str | None = None
 
@@ -165,6 +174,14 @@ class InputSpec:
             if not self.basket_col:
                 raise InputError("attrs (item attributes) apply to a log with basket_col and item_col")
         self._check_roles()
+        if self.basket_scope not in BASKET_SCOPES:
+            choices = ", ".join(map(repr, BASKET_SCOPES))
+            raise InputError(f"basket_scope == {self.basket_scope!r}, must be one of {choices}")
+        if self.basket_scope != "order" and (not self.user_col or self.session_gap is not None):
+            raise InputError(
+                f"basket_scope={self.basket_scope!r} makes each (customer, order) a basket: it needs a "
+                "customer column (user_col, --user-col) and applies to orders, not sessions"
+            )
         typing = self.typing()  # checks the typing options
         if typing is not None:
             object.__setattr__(self, "item_col", typing.item_col)  # "(a, b)" with type_cols
@@ -212,6 +229,8 @@ class InputSpec:
                 out[name] = [list(pair) for pair in getattr(self, name)]
         if self.tokenize != "none":
             out["tokenize"] = self.tokenize
+        if self.basket_scope != "order":
+            out["basket_scope"] = self.basket_scope
         if self.attrs is not None:
             out["attrs"] = str(Path(self.attrs).expanduser().resolve())
         return out

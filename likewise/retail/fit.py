@@ -188,6 +188,8 @@ def _log_steps(
     cols = {k: getattr(spec, k) for k in ("basket_col", "item_col", "user_col", "time_col", "quantity_col")}
     described = spec.typing().describe() if read.typed else {}
     emb.meta["retail"] = {**cols, **described, "sessions": read.sessions, "lines": lines}
+    if read.basket_scope != "order":  # an update reads its new log the same way
+        emb.meta["retail"]["basket_scope"] = read.basket_scope
 
 
 def train_from_log(

@@ -487,6 +487,7 @@ def _new_corpus(new_log: Any, info: dict[str, Any], cache_dir: Any, sql: str | N
         type_col=info.get("type_col"),
         type_map=info.get("type_map"),
         type_cols=info.get("type_cols"),
+        basket_scope=info.get("basket_scope", "order"),
         sql=sql,
     )
     source = resolve_input(new_log, read, stack)
