@@ -5,6 +5,7 @@ bounds of a request. Each test failed before its fix; a class of inputs is fuzze
 from __future__ import annotations
 
 import random
+import re
 import shutil
 import tracemalloc
 from pathlib import Path
@@ -553,3 +554,74 @@ def test_spanning_orders_are_counted_exactly_and_scoped_baskets_are_one_customer
             assert len(set(users[a:b].tolist())) == 1
     with pytest.raises(InputError, match="needs a customer column"):
         InputSpec(str(path), basket_col="receipt", item_col="product_id", basket_scope="customer")
+
+
+# ------------------------------------------------------------------ an update that repeats orders
+
+
+ORDER_LOG = ["--basket-col", "order_id", "--item-col", "product_id", "--user-col", "customer_id"]
+ORDER_LOG += ["--time-col", "ts", "--epochs", "1", "--dim", "4", "--min-count", "1"]
+
+
+def _orders(path: Path, first_order: int, n_orders: int, day0: int) -> None:
+    rng = random.Random(first_order)
+    rows = []
+    for o in range(first_order, first_order + n_orders):
+        c = o % 25
+        for p in rng.sample(range(40), 3):
+            rows.append(f"{o},c{c},p{p},{1_700_000_000 + (day0 + o) * 3600}")
+    path.write_text("order_id,customer_id,product_id,ts\n" + "\n".join(rows) + "\n")
+
+
+def test_an_update_with_orders_already_in_the_model_is_refused_or_skipped_and_counted(tmp_path, capsys):
+    """``likewise update m old.parquet`` doubled C000000's baskets (8 -> 16), without a word."""
+    import likewise
+
+    _orders(tmp_path / "old.csv", 0, 200, 0)
+    argv = ["train", tmp_path / "old.csv", *ORDER_LOG]
+    assert run([*argv, "-o", tmp_path / "m"], capsys)[0] == 0
+    m = likewise.load(tmp_path / "m")
+    before = {k: int(m.customers.history["n_baskets"][m.customers.row(k)]) for k in m.customers.keys}
+    assert before["c0"] == 8 and len(m.customers.orders) == 200
+
+    code, _, err = run(["update", tmp_path / "m", tmp_path / "old.csv", "-o", tmp_path / "u"], capsys)
+    assert code == 1 and err.count("\n") == 1, err
+    assert "of the new log's 200 orders, 200 are already in the model" in err
+    assert "--on-repeat skip" in err and not (tmp_path / "u").exists()
+
+    # half old (ids 100..199), half new (ids 200..299, later): the old ones skipped, counted
+    _orders(tmp_path / "mixed.csv", 100, 200, 0)
+    code, out, err = run(
+        [
+            "update",
+            tmp_path / "m",
+            tmp_path / "mixed.csv",
+            "-o",
+            tmp_path / "u",
+            "--on-repeat",
+            "skip",
+            "--json",
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    assert '"skipped_orders": 100' in out
+    u = likewise.load(tmp_path / "u")
+    after = {k: int(u.customers.history["n_baskets"][u.customers.row(k)]) for k in u.customers.keys}
+    assert after == {k: v + 4 for k, v in before.items()}  # each customer: its 4 new orders once
+    assert len(u.customers.orders) == 300
+
+    # the update's own orders are now the model's: a second pass is refused too
+    code, _, err = run(["update", tmp_path / "u", tmp_path / "mixed.csv", "-o", tmp_path / "u2"], capsys)
+    assert code == 1 and "200 are already in the model" in err
+
+
+def test_an_update_with_orders_older_than_the_models_newest_is_refused(tmp_path, capsys):
+    _orders(tmp_path / "old.csv", 0, 100, 1000)
+    argv = ["train", tmp_path / "old.csv", *ORDER_LOG]
+    assert run([*argv, "-o", tmp_path / "m"], capsys)[0] == 0
+    _orders(tmp_path / "back.csv", 500, 50, 0)  # new ids, but dated before the model's newest order
+    code, _, err = run(["update", tmp_path / "m", tmp_path / "back.csv", "-o", tmp_path / "u"], capsys)
+    assert code == 1 and err.count("\n") == 1, err
+    assert "of the new log's 50 orders, 50 are older than its newest order (" in err
+    assert re.search(r"; e\.g\. customer 'c\d+''s order of 2023-\d\d-\d\d \d\d:\d\d:\d\d: ", err), err

@@ -227,6 +227,7 @@ def cmd_update(args: argparse.Namespace) -> None:
         item_attrs=args.item_attrs,
         attrs_item_col=args.attrs_item_col,
         sql=args.query,
+        on_repeat=args.on_repeat,
     )
     u = emb.meta["update"]
     summary = {
@@ -239,6 +240,7 @@ def cmd_update(args: argparse.Namespace) -> None:
         **({"new_attribute_tokens": u["new_attribute_tokens"]} if "new_attribute_tokens" in u else {}),
         "customers": len(emb.customers) if emb.customers is not None else 0,
         "lines": u["lines"],
+        "skipped_orders": u["skipped_orders"],
         "seconds": u["seconds"],
     }
     emit_fields(args, summary)
@@ -247,6 +249,8 @@ def cmd_update(args: argparse.Namespace) -> None:
 def register(commands: Commands) -> None:
     """Add the retail subcommands."""
     from likewise import retail
+    from likewise._check import default_of
+    from likewise.training.update import ON_REPEAT, update
 
     p = commands.add("also-bought", cmd_also_bought, help="products bought with PRODUCT")
     p.add_argument("model", metavar="MODEL")
@@ -321,6 +325,12 @@ def register(commands: Commands) -> None:
     p.add_argument("--epochs", type=positive_int, default=None, help="default: the model's")
     p.add_argument("--lr-scale", type=float, default=0.5, help="update learning rate / original")
     p.add_argument("--overwrite", action="store_true", help="replace an existing space at NEW_MODEL")
+    p.add_argument(
+        "--on-repeat",
+        choices=ON_REPEAT,
+        default=default_of(update, "on_repeat"),
+        help="orders already in MODEL, or older than its newest: refuse the log (default) or leave them out",
+    )
     p.add_argument(
         "--item-attrs",
         default=None,

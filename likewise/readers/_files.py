@@ -231,9 +231,17 @@ class InputSpec:
             out["tokenize"] = self.tokenize
         if self.basket_scope != "order":
             out["basket_scope"] = self.basket_scope
+        if self.order_ids:  # corpora compiled before order ids were kept lack them: a new key
+            out["order_ids"] = True
         if self.attrs is not None:
             out["attrs"] = str(Path(self.attrs).expanduser().resolve())
         return out
+
+    @property
+    def order_ids(self) -> bool:
+        """A log of orders with customers: each line's order id is kept (hashed) beside it, so an update
+        can tell an order it has already seen."""
+        return bool(self.basket_col and self.user_col and self.session_gap is None)
 
     def typemap(self) -> dict[str, str] | None:
         """``type_map`` as a dict (None when not given)."""

@@ -410,6 +410,10 @@ def _pass2_table(
     columns["i"] = ids
     if user is not None:
         columns["u"] = user
+    if spec.order_ids:  # the order id's hash, kept per line; of its text, so 12 and "12" are one order
+        columns["k"] = (
+            columns["h"] if not scan.basket_is_int else pa.array(hash_keys(basket.cast(pa.string())))
+        )
     if seconds is not None:
         columns["t"] = seconds
     return pa.table(columns)
@@ -428,7 +432,7 @@ def _cut_sessions(
 
 
 #: Side columns carried through grouping: one value per line, kept in the lines' new order.
-_SIDE = {"u": "user", "t": "time"}
+_SIDE = {"u": "user", "t": "time", "k": "order"}
 
 
 def _side(table: pa.Table, idx: np.ndarray | None) -> dict[str, np.ndarray]:
@@ -543,7 +547,9 @@ def iter_log_groups(
         Number of rows of each basket; sums to ``len(ids)``.
     side : dict of str to ndarray
         With ``user_col`` / ``time_col``: ``"user"`` (int32 codes into ``scan.user_keys``) and
-        ``"time"`` (int64 seconds since 1970), one per row, aligned with ``ids``; else empty.
+        ``"time"`` (int64 seconds since 1970), one per row, aligned with ``ids``; with both a basket and
+        a customer column (:attr:`InputSpec.order_ids`), ``"order"`` (uint64, the hash of the line's
+        order id, :func:`hash_keys` of its text); else empty.
     """
     budget = GROUP_MEMORY_BUDGET if budget is None else budget
     n_parts = n_partitions(scan.est_bytes, budget)

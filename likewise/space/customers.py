@@ -59,6 +59,10 @@ class CustomerTable:
         (int32, one per customer).
         What :func:`likewise.retail.next_basket` ranks repeats by; absent in tables built from lines
         without baskets.
+    orders : ndarray of uint64, optional
+        The orders the table was built from: the sorted, distinct 64-bit hashes of their ids
+        (:func:`likewise.readers.hash_keys` of the id's text), 8 bytes an order; an update refuses (or
+        skips) a new order already among them.
     """
 
     def __init__(
@@ -71,6 +75,7 @@ class CustomerTable:
         fingerprint: str,
         config: dict[str, Any] | None = None,
         history: dict[str, np.ndarray] | None = None,
+        orders: np.ndarray | None = None,
     ) -> None:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(vocab):
@@ -95,6 +100,7 @@ class CustomerTable:
         if self.config.get("next_basket") is not None:
             check_next_basket(self.config["next_basket"])
         self.history = _checked_history(history, len(ids), len(vocab), indptr)
+        self.orders = None if orders is None else np.unique(np.asarray(orders, dtype=np.uint64))
         self._normed: np.ndarray | None = None
 
     @property

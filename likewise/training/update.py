@@ -24,7 +24,11 @@ space (the old folder is never written to):
   that hold it, tokenised by the parent's rules (``meta["attributes"]``). An item's attributes come from
   ``item_attrs`` (a table of new products, or new attributes of old ones), else from the parent's
   saved item table, else, for a placed product, from the tokens it was placed with; a token the parent
-  has no row for gets one (``min_count`` applies, as to new products), typed ``attr`` and hidden.
+  has no row for gets one (``min_count`` applies, as to new products), typed ``attr`` and hidden;
+* an order the model already holds (its id among the parent's orders, kept as 64-bit hashes with the
+  customer table) or older than the parent's newest order (``meta["retail"]["newest"]``) is refused,
+  counted with an example, or left out with ``on_repeat="skip"`` and counted in ``meta["update"]``: an
+  order added twice counted twice in every history it touched.
 """
 
 from __future__ import annotations
@@ -51,7 +55,11 @@ from ..space.store import check_target
 from .config import min_count_for
 from .train import TrainConfig, train_tables
 
-__all__ = ["update"]
+__all__ = ["ON_REPEAT", "update"]
+
+#: What an update does with an order it already holds or one older than its newest: refuse the log, or
+#: leave such orders out.
+ON_REPEAT = ("refuse", "skip")
 
 _TOKEN_PREFIX = f"{SIDE_TYPE}{TYPE_SEP}"  # an attribute token's key: attr:column=value
 
@@ -111,6 +119,7 @@ def update(
     item_attrs: str | os.PathLike | Any = None,
     attrs_item_col: str | None = None,
     sql: str | None = None,
+    on_repeat: str = "refuse",
 ) -> Embeddings:
     """Continue a retail space with a log of new orders; the result is a new space.
 
@@ -142,6 +151,11 @@ def update(
         the log's item column, else the first).
     sql : str, optional
         Read the new orders by this query on the database ``new_log`` names (``likewise train --query``).
+    on_repeat : {"refuse", "skip"}
+        An order of the new log that the model already holds (same order id, or the same (customer,
+        order) with ``basket_scope="customer"``), or one older than the model's newest order: refuse the
+        log naming how many (the default), or leave those orders out (``meta["update"]["skipped_orders"]``
+        says how many).
 
     Returns
     -------
@@ -155,8 +169,11 @@ def update(
     InputError
         A parent not trained from an order log or without its output table; ``item_attrs`` for a parent
         trained without attributes, or with a column the parent was not trained with; an ``output``
-        that is the parent's folder or would be refused (:func:`likewise._targets.check_target`).
+        that is the parent's folder or would be refused (:func:`likewise._targets.check_target`); orders
+        the model already holds, or older than its newest, unless ``on_repeat="skip"``.
     """
+    if on_repeat not in ON_REPEAT:
+        raise InputError(f"on_repeat == {on_repeat!r}, must be one of {', '.join(map(repr, ON_REPEAT))}")
 
     parent, parent_path, info, attr_spec = _checked_parent(model, lr_scale, item_attrs)
     if output is not None:
@@ -169,10 +186,10 @@ def update(
         config = dataclasses.replace(config, epochs=epochs)
     config.validate()
     with ExitStack() as stack:  # a table in memory is read from a scratch copy while it trains
-        corpus = _new_corpus(new_log, info, cache_dir, sql, stack)
+        corpus = _new_orders(_new_corpus(new_log, info, cache_dir, sql, stack), parent, info, on_repeat)
         t0 = time.perf_counter()
-        seq_ids, seq_offsets = np.asarray(corpus.ids), np.asarray(corpus.offsets)  # codes of corpus.vocab
-        new_keys, new_counts = corpus.vocab.keys, np.asarray(corpus.vocab.counts, dtype=np.int64)
+        seq_ids, seq_offsets = corpus.ids, corpus.offsets  # codes of corpus.keys
+        new_keys, new_counts = corpus.keys, corpus.counts
         attrs = None
         if attr_spec is not None:  # the orders get their items' attribute tokens, as training gave them
             attrs, new_keys, seq_ids, seq_offsets = _with_tokens(
@@ -188,7 +205,7 @@ def update(
         lut = np.array([vocab_index.get(k, -1) for k in new_keys], dtype=np.int64)
         counts = np.concatenate([np.asarray(parent.counts, np.int64), np.zeros(len(fresh_vocab), np.int64)])
         np.add.at(counts, lut[lut >= 0], new_counts[lut >= 0])
-        line_ids = lut[np.asarray(corpus.ids)]  # each line of the new log: its id in the new space, or -1
+        line_ids = lut[corpus.ids]  # each line of the new log: its id in the new space, or -1
         ids, offsets = _kept(lut[seq_ids], seq_offsets)  # the lines and their attribute tokens, trained
         n_old = len(parent)
         new_rows = np.arange(n_old, len(keys))
@@ -212,6 +229,8 @@ def update(
             "lr_scale": lr_scale,
             "epochs": config.epochs,
             "seconds": seconds,
+            "skipped_orders": corpus.skipped,
+            "repeat_check": corpus.checked,
         }
         if attrs is not None:
             record |= {"new_attribute_tokens": new_tokens, "items_with_attributes": attrs.found}
@@ -229,6 +248,7 @@ def update(
         )
         emb.attach_context(C)
         _carry_over(emb, parent, attrs, keys, fresh_vocab.keys, corpus, line_ids, info)
+        _record_orders(emb, parent, corpus)
         if output is not None:
             emb.save(output, overwrite=overwrite)
         return emb
@@ -493,6 +513,111 @@ def _new_corpus(new_log: Any, info: dict[str, Any], cache_dir: Any, sql: str | N
     source = resolve_input(new_log, read, stack)
     cache = source.cache_dir if source.cache_dir is not None else cache_dir
     return build_corpus(source.data, min_count=1, cache_dir=cache, what="item")
+
+
+@dataclasses.dataclass(frozen=True)
+class _NewOrders:
+    """The new log's orders an update adds: lines (ids into ``keys``), orders, side arrays, customers."""
+
+    ids: np.ndarray
+    offsets: np.ndarray
+    side: dict[str, np.ndarray]
+    user_keys: list[str] | None
+    keys: list[str]
+    counts: np.ndarray
+    skipped: int  # orders left out (on_repeat="skip")
+    checked: str  # what repeats were looked for
+
+
+def _new_orders(corpus: Any, parent: Embeddings, info: dict, on_repeat: str) -> _NewOrders:
+    """The new corpus's orders that the parent does not hold: an order whose id the parent's customer
+    table keeps, or one older than the parent's newest order, is refused or (``on_repeat="skip"``) left
+    out, counted either way."""
+    offsets = np.asarray(corpus.offsets, dtype=np.int64)
+    starts = offsets[:-1]
+    n = len(starts)
+    known = None if parent.customers is None else parent.customers.orders
+    order = corpus.side.get("order")
+    times = corpus.side.get("time")
+    newest = info.get("newest")
+    repeated = np.zeros(n, dtype=bool)
+    older = np.zeros(n, dtype=bool)
+    checked = []
+    if known is not None and order is not None and n:
+        first = np.asarray(order)[starts]  # an order's sequences (a long one is cut) share its id
+        at = np.minimum(np.searchsorted(known, first), max(len(known) - 1, 0))
+        repeated = (known[at] == first) if len(known) else repeated
+        checked.append("order ids")
+    if isinstance(newest, int) and times is not None and n:
+        older = np.minimum.reduceat(np.asarray(times), starts) < newest
+        checked.append("times")
+    bad = repeated | older
+    if bad.any() and on_repeat == "refuse":
+        raise _repeat_error(corpus, bad, repeated, older, newest, order)
+    skipped = _count_orders(bad, None if order is None else np.asarray(order)[starts])
+    ids, side = np.asarray(corpus.ids), {k: np.asarray(v) for k, v in corpus.side.items()}
+    keys, counts = corpus.vocab.keys, np.asarray(corpus.vocab.counts, dtype=np.int64)
+    if bad.any():
+        line_keep = np.repeat(~bad, np.diff(offsets))
+        ids, side = ids[line_keep], {k: v[line_keep] for k, v in side.items()}
+        lengths = np.diff(offsets)[~bad]
+        offsets = np.r_[0, np.cumsum(lengths)].astype(np.int64)
+        counts = np.bincount(ids, minlength=len(keys)).astype(np.int64)  # a product of skipped orders only: 0
+    return _NewOrders(
+        ids, offsets, side, corpus.user_keys, keys, counts, skipped, " and ".join(checked) or "none"
+    )
+
+
+def _record_orders(emb: Embeddings, parent: Embeddings, new: _NewOrders) -> None:
+    """The updated space holds the parent's orders and the new ones: their ids with its customer table,
+    the newest time in ``meta["retail"]``."""
+    order, times = new.side.get("order"), new.side.get("time")
+    old = None if parent.customers is None else parent.customers.orders
+    if emb.customers is not None and old is not None and order is not None:
+        emb.customers.orders = np.union1d(old, np.unique(order))
+    retail = emb.meta.get("retail")
+    if isinstance(retail, dict) and times is not None and len(times):
+        retail = emb.meta["retail"] = dict(retail)  # the parent's record stays as it was
+        newest = int(np.max(times))
+        retail["newest"] = max(newest, retail["newest"]) if isinstance(retail.get("newest"), int) else newest
+
+
+def _count_orders(mask: np.ndarray, hashes: np.ndarray | None) -> int:
+    """Orders among the sequences ``mask`` marks (a long order cut in pieces counts once)."""
+    if hashes is None:
+        return int(mask.sum())
+    return len(np.unique(hashes[mask]))
+
+
+def _repeat_error(
+    corpus: Any, bad: np.ndarray, repeated: np.ndarray, older: np.ndarray, newest: Any, order: Any
+) -> InputError:
+    """The refusal of a new log that repeats orders: how many of each kind, an example, the option."""
+    import datetime
+
+    starts = np.asarray(corpus.offsets)[:-1]
+    hashes = None if order is None else np.asarray(order)[starts]
+    total = _count_orders(np.ones(len(bad), bool), hashes)
+    parts = []
+    if repeated.any():
+        parts.append(f"{_count_orders(repeated, hashes):,} are already in the model")
+    if older.any():
+        when = datetime.datetime.fromtimestamp(newest, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S")
+        parts.append(f"{_count_orders(older, hashes):,} are older than its newest order ({when} UTC)")
+    first = int(starts[int(np.flatnonzero(bad)[0])])
+    example = ""
+    users, times = corpus.side.get("user"), corpus.side.get("time")
+    if users is not None and corpus.user_keys is not None and int(users[first]) >= 0:
+        example = f"customer {corpus.user_keys[int(users[first])]!r}'s order"
+        if times is not None:
+            stamp = datetime.datetime.fromtimestamp(int(times[first]), datetime.UTC)
+            example += f" of {stamp.strftime('%Y-%m-%d %H:%M:%S')}"
+        example = f"; e.g. {example}"
+    return InputError(
+        f"of the new log's {total:,} orders, {' and '.join(parts)}{example}: an update adds each order "
+        "once (counted twice, a customer's history doubles). Give on_repeat='skip' (--on-repeat skip) to "
+        "leave them out, or a log of the new orders only"
+    )
 
 
 def _kept(line_ids: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
