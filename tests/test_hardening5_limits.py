@@ -625,3 +625,57 @@ def test_an_update_with_orders_older_than_the_models_newest_is_refused(tmp_path,
     assert code == 1 and err.count("\n") == 1, err
     assert "of the new log's 50 orders, 50 are older than its newest order (" in err
     assert re.search(r"; e\.g\. customer 'c\d+''s order of 2023-\d\d-\d\d \d\d:\d\d:\d\d: ", err), err
+
+
+def test_fuzzed_next_basket_records_load_and_answer_finitely_or_are_refused_in_one_line(typed_model):
+    """Fuzz: random edits of the saved record (values of other types, out of range, lists cut or
+    lengthened, keys removed). Each is refused by the load's check, or by the query as a LikewiseError
+    in one line, or answers finite scores: never a traceback, a NaN or a silent absurd answer."""
+    import copy
+    import math
+
+    import likewise
+    from likewise import retail
+    from likewise.errors import InputError, LikewiseError
+    from likewise.space.customers import check_next_basket
+
+    emb = likewise.load(typed_model)
+    table = emb.customers
+    good = copy.deepcopy(table.config["next_basket"])
+    rng = random.Random(9)
+    oddities = [None, "many", -5, 0, 10**12, 1.5, True, [], {}, float("nan"), float("inf"), "own", "magic"]
+    outcomes = {"refused": 0, "answered": 0}
+    for _ in range(120):
+        rec = copy.deepcopy(good)
+        for _ in range(rng.randint(1, 3)):
+            key = rng.choice(sorted(rec))
+            kind = rng.randrange(4)
+            if kind == 0:
+                rec.pop(key)
+            elif kind == 1 or not isinstance(rec[key], list):
+                rec[key] = rng.choice(oddities)
+            elif kind == 2 and rec[key]:
+                rec[key] = rec[key][: rng.randrange(len(rec[key]))]
+            else:
+                lst = list(rec[key])
+                if lst:
+                    lst[rng.randrange(len(lst))] = rng.choice(oddities)
+                rec[key] = lst
+        try:
+            check_next_basket(rec)
+        except InputError as e:
+            assert "\n" not in str(e)
+            outcomes["refused"] += 1
+            continue
+        table.config["next_basket"] = rec
+        try:
+            res = retail.next_basket(emb, table.keys[0], k=5)
+        except LikewiseError as e:
+            assert "\n" not in str(e)
+            outcomes["refused"] += 1
+        else:
+            assert all(math.isfinite(float(v)) for v in res.scores), rec
+            outcomes["answered"] += 1
+        finally:
+            table.config["next_basket"] = good
+    assert outcomes["refused"] > 50 and outcomes["answered"] > 0, outcomes

@@ -179,6 +179,10 @@ def error_responses(token: bool) -> dict[int | str, dict[str, Any]]:
         405: {"model": ErrorBody, "description": "method not allowed; the Allow header lists the allowed"},
         413: {"model": ErrorBody, "description": "request body over max_body bytes"},
         422: {"model": ErrorBody, "description": "a bad value: the message names it as sent"},
+        500: {
+            "model": ErrorBody,
+            "description": "an internal error, named by its class (the log has details)",
+        },
         503: {"model": ErrorBody, "description": "a reload found the folder damaged; the old version serves"},
     }
     if token:

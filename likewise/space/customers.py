@@ -34,6 +34,9 @@ __all__ = [
 
 #: Most similar customers a saved next-basket record may ask for (a query reads each one's purchases).
 MAX_NEIGHBOURS = 10_000
+# The largest magnitude of a saved mean, scale or weight: the features are shares, logs and 0/1 bins, so
+# a fit never comes near it, while an edited 1e12 gave scores of that size.
+_MOST = 1e6
 
 
 class CustomerTable:
@@ -216,9 +219,10 @@ def check_next_basket(model: Any) -> None:
             not isinstance(values, list)
             or len(values) != len(features) + 1
             or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
-            or not all(math.isfinite(v) for v in values)
+            or not all(math.isfinite(v) and abs(v) <= _MOST for v in values)
         ):
-            raise bad(part, values, f"{len(features) + 1} finite numbers (one per feature, then the bias)")
+            want = f"{len(features) + 1} numbers of at most {_MOST:g} (one per feature, then the bias)"
+            raise bad(part, values, want)
     if not all(v > 0 for v in model["scale"]):
         raise bad("scale", model["scale"], "numbers > 0 (each feature's spread)")
 
