@@ -250,7 +250,8 @@ def register(commands: Commands) -> None:
     """Add the retail subcommands."""
     from likewise import retail
     from likewise._check import default_of
-    from likewise.training.update import ON_REPEAT, update
+    from likewise.training.repeats import ON_REPEAT
+    from likewise.training.update import update
 
     p = commands.add("also-bought", cmd_also_bought, help="products bought with PRODUCT")
     p.add_argument("model", metavar="MODEL")
