@@ -41,7 +41,7 @@ import numpy as np
 
 from .._check import check_bool, check_int, check_k
 from ..errors import CorruptModelError, InputError, NotFittedError
-from ..space.customers import CustomerTable
+from ..space.customers import CustomerTable, check_next_basket
 from ..space.embeddings import Embeddings
 from ..space.history import basket_ages, history_of_lines
 from ..space.itemtable import Types
@@ -632,8 +632,10 @@ def fit_next_basket(
     if rec_m and np.mean(rec_own) > np.mean(rec_m):  # too little data to fit: the simple rule wins
         model["rule"] = "own"
         model["reason"] = "the customers' own most-bought lists did better on the held-out baskets"
-    if not all(math.isfinite(v) for v in (*model["mean"], *model["scale"], *model["weights"])):
-        return _own_model("the fit did not converge to finite weights")
+    try:  # what loading will check: a fit it would refuse is never saved
+        check_next_basket(model)
+    except InputError:
+        return _own_model("the fit did not converge to finite weights of a bounded size")
     return model
 
 
