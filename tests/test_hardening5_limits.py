@@ -406,16 +406,19 @@ def test_a_customer_who_bought_every_product_is_read_within_the_history_cap(whal
     emb = whale_model
     bought = set(emb.customers.bought("whale").tolist())
     assert len(bought) == 300
-    read = []
+    read, rows = [], []
     real = nextbasket.history_neighbour_share
+    pairs_of = np.bincount(np.asarray(emb.customers.bought_ids), minlength=len(emb))  # customers per product
 
     def counting(table, items, *args):
         read.append(len(items))
+        rows.append(int(pairs_of[items].sum()))  # the (customer, product) pairs this search reads
         return real(table, items, *args)
 
     monkeypatch.setattr(nextbasket, "history_neighbour_share", counting)
     res = retail.next_basket(emb, "whale", k=10, max_history=50)
     assert read == [50]
+    assert rows[0] <= 50 * int(pairs_of.max()) and rows[0] < pairs_of.sum() / 3, (rows, pairs_of.sum())
     # the 50 most recent products are those of the last five baskets: p250..p299
     assert all(int(k[1:]) >= 250 for k in res.keys), res.keys
     new = retail.next_basket(emb, "whale", k=10, explore=True, max_history=50)
