@@ -17,6 +17,7 @@ from .errors import InputError
 
 __all__ = [
     "Row",
+    "check_bool",
     "check_int",
     "check_k",
     "check_keys",
@@ -38,6 +39,14 @@ def check_int(name: str, v: Any, lo: int, more: str = "") -> None:
     if isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer) or v < lo:
         tail = f" {more}" if more else ""
         raise InputError(f"{name} == {v!r}, must be an integer >= {lo}{tail}")
+
+
+def check_bool(name: str, v: Any) -> bool:
+    """``v`` as a bool; raises unless it is one (``"no"`` or ``1`` is not: a non-empty string is true
+    in Python, so ``explore="no"`` would have explored)."""
+    if not isinstance(v, bool | np.bool_):
+        raise InputError(f"{name} == {v!r}, must be True or False")
+    return bool(v)
 
 
 def check_real(name: str, v: Any) -> float:

@@ -129,6 +129,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise.evaluate",
             "likewise.retail",
             "likewise.training.update",
+            "likewise.training.repeats",  # which orders of a new log the model already holds
             "likewise.training.tune",
             # typed spaces: campaigns for customers and audiences, their lookalikes
             "likewise.apps.campaigns",

@@ -159,11 +159,21 @@ def test_sessions_and_update(shop, capsys):
         )
         == 0
     )
+    # the same orders a year later under new ids: an update adds orders the model does not hold
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyarrow import csv
+
+    log = csv.read_csv(d / "shop" / "orders.csv")
+    later = pc.add(pc.cast(log["timestamp"], pa.timestamp("s")), pa.scalar(365 * 86400, pa.duration("s")))
+    log = log.set_column(log.schema.get_field_index("timestamp"), "timestamp", later)
+    log = log.set_column(0, "order_id", pc.add(log["order_id"], 10**7))
+    csv.write_csv(log, d / "later.csv")
     got = _json(
-        capsys,
-        ["update", str(model), str(d / "shop" / "orders.csv"), "-o", str(d / "model2"), "--epochs", "1"],
+        capsys, ["update", str(model), str(d / "later.csv"), "-o", str(d / "model2"), "--epochs", "1"]
     )
     assert got["parent"] == str(model) and got["new_products"] == 0 and got["customers"] == 600
+    assert got["skipped_orders"] == 0
     assert got["parent_fingerprint"] != got["fingerprint"]
 
 

@@ -79,8 +79,12 @@ def test_streamed_customers_equal_the_in_memory_build(shop):
 
 def test_side_arrays_follow_the_kept_lines(shop, tmp_path):
     corpus = build_corpus(_spec(shop), min_count=5, what="product", cache_dir=tmp_path / "c")
-    assert sorted(corpus.side) == ["time", "user"]
-    assert corpus.side["user"].shape == corpus.side["time"].shape == corpus.ids.shape
+    assert sorted(corpus.side) == ["order", "time", "user"]  # the order ids' hashes: update checks repeats
+    assert corpus.side["user"].shape == corpus.side["time"].shape == corpus.side["order"].shape
+    assert corpus.side["user"].shape == corpus.ids.shape
+    starts = np.asarray(corpus.offsets)[:-1]
+    order = np.asarray(corpus.side["order"])
+    assert np.array_equal(np.repeat(order[starts], np.diff(corpus.offsets)), order)  # one id per order
     log = retail.read_order_log(shop / "orders.parquet", time_col="timestamp")
     keep = set(corpus.vocab.keys)
     expected = Counter(

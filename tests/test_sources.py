@@ -211,8 +211,13 @@ def test_update_reads_new_orders_by_a_query(pg, log, tmp_path):
     )
     emb.save(tmp_path / "m0")
     sql = "SELECT order_id, customer_id, product_id FROM orders WHERE line >= 900 ORDER BY line"
-    new = update(tmp_path / "m0", pg, tmp_path / "m1", sql=sql, cache_dir=tmp_path / "c")
-    assert new.meta["update"]["lines"] == table.num_rows - 900
+    # an order cut by the split at line 900 is in both parts: skipped, and counted
+    new = update(tmp_path / "m0", pg, tmp_path / "m1", sql=sql, cache_dir=tmp_path / "c", on_repeat="skip")
+    old_orders = set(old.column("order_id").to_pylist())
+    later = table.filter(pa.compute.greater_equal(table["line"], 900)).column("order_id").to_pylist()
+    repeated = [o for o in later if o in old_orders]
+    assert new.meta["update"]["skipped_orders"] == len(set(repeated))
+    assert new.meta["update"]["lines"] == table.num_rows - 900 - len(repeated)
 
 
 # --------------------------------------------------------------------------------------------- SQLite, DuckDB
@@ -294,7 +299,11 @@ def test_hive_folder_and_glob_read_as_the_parquet_file(log, from_parquet, tmp_pa
     assert hive.n_tokens == from_parquet.n_tokens and hive.vocab.keys == from_parquet.vocab.keys
     by_year = _corpus(
         InputSpec(
-            paths=(str(tmp_path / "hive"),), basket_col="order_id", item_col="product_id", user_col="year"
+            paths=(str(tmp_path / "hive"),),
+            basket_col="order_id",
+            item_col="product_id",
+            user_col="year",
+            basket_scope="customer",  # an order at midnight on new year's eve is in two years
         ),
         tmp_path / "c",
     )
@@ -348,9 +357,16 @@ def test_update_reads_new_orders_from_s3(s3, log, tmp_path):
     )
     emb.save(tmp_path / "m0")
     new = update(
-        tmp_path / "m0", "s3://shop/orders/part-1.parquet", tmp_path / "m1", cache_dir=tmp_path / "c"
+        tmp_path / "m0",
+        "s3://shop/orders/part-1.parquet",
+        tmp_path / "m1",
+        cache_dir=tmp_path / "c",
+        on_repeat="skip",  # the order cut by the split at line 1000 is in both parts
     )
-    assert new.meta["update"]["lines"] == table.num_rows - 1000
+    old_orders = set(table.slice(0, 1000).column("order_id").to_pylist())
+    repeated = [o for o in table.slice(1000).column("order_id").to_pylist() if o in old_orders]
+    assert new.meta["update"]["skipped_orders"] == len(set(repeated)) == 1
+    assert new.meta["update"]["lines"] == table.num_rows - 1000 - len(repeated)
 
 
 def test_the_facade_trains_from_an_input_spec_query_with_and_without_customers(log, tmp_path):

@@ -413,9 +413,9 @@ def test_update_keeps_a_space_typed(shop, tmp_path):
     new = tmp_path / "new.csv"
     new.write_text(
         "session_id,customer_id,item_id,event,timestamp\n"
-        "9001,C000001,tent-00000,purchase,2026-06-01 10:00:00\n"
-        "9001,C000001,autumn-outdoor,campaign_open,2026-06-01 10:00:00\n"
-        "9001,C000001,tent-00000,view,2026-06-01 10:01:00\n"
+        "9001,C000001,tent-00000,purchase,2027-06-01 10:00:00\n"
+        "9001,C000001,autumn-outdoor,campaign_open,2027-06-01 10:00:00\n"
+        "9001,C000001,tent-00000,view,2027-06-01 10:01:00\n"
     )
     up = update(d / "m", new, tmp_path / "m2", epochs=1)
     assert up.type_of("autumn-outdoor") == "campaign" and len(up) == len(emb) + 1

@@ -178,15 +178,16 @@ def positive_int(s: str) -> int:
     return v
 
 
-def type_option(p: argparse.ArgumentParser) -> None:
-    """``--type T`` (repeatable, or ``a,b``): in a typed space, answer with items of these types only."""
+def type_option(p: argparse.ArgumentParser, default: str = "every type but attributes") -> None:
+    """``--type T`` (repeatable, or ``a,b``): in a typed space, answer with items of these types only
+    (``default`` says which when it is not given)."""
     p.add_argument(
         "--type",
         dest="types",
         action="append",
         default=None,
         metavar="TYPE",
-        help="typed space: only items of this type (repeat, or a,b); default: every type but attributes",
+        help=f"typed space: only items of this type (repeat, or a,b); default: {default}",
     )
 
 

@@ -80,7 +80,13 @@ def cmd_next_basket(args: argparse.Namespace) -> None:
     """Print what ``args.customer`` will buy next (repeats included; ``--explore``: only new products)."""
     from likewise.retail import next_basket
 
-    res = next_basket(load_space(args.model), parse_item(args.customer), k=args.k, explore=args.explore)
+    res = next_basket(
+        load_space(args.model),
+        parse_item(args.customer),
+        k=args.k,
+        explore=args.explore,
+        types=types_of(args),
+    )
     _show(
         args,
         args.customer,
@@ -231,6 +237,7 @@ def cmd_update(args: argparse.Namespace) -> None:
         item_attrs=args.item_attrs,
         attrs_item_col=args.attrs_item_col,
         sql=args.query,
+        on_repeat=args.on_repeat,
     )
     u = emb.meta["update"]
     summary = {
@@ -243,6 +250,7 @@ def cmd_update(args: argparse.Namespace) -> None:
         **({"new_attribute_tokens": u["new_attribute_tokens"]} if "new_attribute_tokens" in u else {}),
         "customers": len(emb.customers) if emb.customers is not None else 0,
         "lines": u["lines"],
+        "skipped_orders": u["skipped_orders"],
         "seconds": u["seconds"],
     }
     emit_fields(args, summary)
@@ -251,6 +259,9 @@ def cmd_update(args: argparse.Namespace) -> None:
 def register(commands: Commands) -> None:
     """Add the retail subcommands."""
     from likewise import retail
+    from likewise._check import default_of
+    from likewise.training.repeats import ON_REPEAT
+    from likewise.training.update import update
 
     p = commands.add("also-bought", cmd_also_bought, help="products bought with PRODUCT")
     p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
@@ -287,6 +298,7 @@ def register(commands: Commands) -> None:
     p.add_argument(
         "--explore", action="store_true", help="something new: only products the customer never bought"
     )
+    type_option(p, default="products (the type 'product')")
 
     p = commands.add("similar-customers", cmd_similar_customers, help="customers closest to CUSTOMER")
     p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")
@@ -331,6 +343,12 @@ def register(commands: Commands) -> None:
     p.add_argument("--epochs", type=positive_int, default=None, help="default: the model's")
     p.add_argument("--lr-scale", type=float, default=0.5, help="update learning rate / original")
     p.add_argument("--overwrite", action="store_true", help="replace an existing space at NEW_MODEL")
+    p.add_argument(
+        "--on-repeat",
+        choices=ON_REPEAT,
+        default=default_of(update, "on_repeat"),
+        help="orders already in MODEL, or older than its newest: refuse the log (default) or leave them out",
+    )
     p.add_argument(
         "--item-attrs",
         default=None,

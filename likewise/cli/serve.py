@@ -79,7 +79,11 @@ def cmd_serve(args: argparse.Namespace) -> None:
         ),
         token=token,
         limits=Limits(
-            max_k=args.max_k, max_batch=args.max_batch, max_body=args.max_body, max_key=args.max_key
+            max_k=args.max_k,
+            max_batch=args.max_batch,
+            max_body=args.max_body,
+            max_key=args.max_key,
+            max_history=args.max_history,
         ),
         map_sample=args.map_sample,
         watch_seconds=args.watch,
@@ -166,6 +170,9 @@ def read_token(args: argparse.Namespace) -> str | None:
 
 def register(commands: Commands) -> None:
     """Add ``index`` and ``serve`` to the ``likewise`` command."""
+    from likewise._check import default_of
+    from likewise.retail import next_basket
+
     i = commands.add(
         "index",
         cmd_index,
@@ -254,6 +261,12 @@ def register(commands: Commands) -> None:
     s.add_argument("--max-batch", type=positive_int, default=1000, help="most queries in one request")
     s.add_argument("--max-body", type=positive_int, default=1 << 20, help="request body limit in bytes")
     s.add_argument("--max-key", type=positive_int, default=1024, help="longest item key, in characters")
+    s.add_argument(
+        "--max-history",
+        type=positive_int,
+        default=default_of(next_basket, "max_history"),
+        help="next basket reads at most this many of a customer's products, the most recent",
+    )
     s.add_argument(
         "--log-level",
         default="warning",

@@ -80,7 +80,7 @@ def _read_options(args: argparse.Namespace) -> dict[str, Any]:
     read |= {"user_col": args.user_col, "time_col": args.time_col, "quantity_col": args.quantity_col}
     read |= {"sessions": args.sessions, "type_col": args.type_col, "type_map": args.type_map}
     read |= {"type_cols": _type_cols(args.type_cols), "item_attrs": args.item_attrs}
-    read |= {"attrs_item_col": args.attrs_item_col}
+    read |= {"attrs_item_col": args.attrs_item_col, "basket_scope": args.basket_scope}
     if ReadOptions(**read).order_log:  # an order log's time orders its orders: --order-col names it too
         read["time_col"] = args.time_col or args.order_col
     else:
@@ -283,9 +283,18 @@ def _vocab_options(g: argparse._ActionsContainer) -> None:
 
 def _order_log_options(o: argparse._ActionsContainer) -> None:
     """Order logs: customers, time, quantities, sessions."""
+    from likewise.readers import BASKET_SCOPES
+
     o.add_argument("--user-col", default=None, help="customer column: also build customer vectors")
     o.add_argument("--time-col", default=None, help="order time column (ISO 8601, timestamp or seconds)")
     o.add_argument("--quantity-col", default=None, help="quantity column (checked to be >= 0)")
+    o.add_argument(
+        "--basket-scope",
+        default="order",
+        choices=BASKET_SCOPES,
+        help="with --user-col, what a basket is: an order id (an order holding lines of two customers is "
+        "refused, with examples) or each (customer, order) pair, for order ids that restart (default: order)",
+    )
     o.add_argument(
         "--sessions",
         default=None,

@@ -86,8 +86,10 @@ class NpyStreamWriter:
         self._fh.close()
 
 
-#: Side arrays a log may carry beside its ids (one value per kept token) and their dtypes.
-SIDE_ARRAYS = {"user": "<i4", "time": "<i8"}
+#: Side arrays a log may carry beside its ids (one value per kept token) and their dtypes: the customer,
+#: the time and, in a log of orders with customers, a 64-bit hash of the line's order id (of the
+#: (customer, order) pair with ``basket_scope="customer"``), what an update checks repeated orders by.
+SIDE_ARRAYS = {"user": "<i4", "time": "<i8", "order": "<u8"}
 
 
 def cut_lengths(lengths: np.ndarray, cap: int) -> tuple[np.ndarray, int]:
@@ -410,6 +412,8 @@ def compile_log(
     scratch = folder / "spill"
     scratch.mkdir()
     side = [name for name, col in (("user", spec.user_col), ("time", spec.time_col)) if col]
+    if spec.order_ids:
+        side.append("order")
     if spec.attrs is not None:
         trim = (min_count, max_items, what)
         manifest = _compile_with_attrs(spec, scan, folder, scratch, side, trim, description)

@@ -42,6 +42,7 @@ module that reads it (``likewise.readers.log.GROUP_MEMORY_BUDGET``), or pass ``b
 from typing import Any
 
 from ._files import (
+    BASKET_SCOPES,
     COMPRESSION_SUFFIXES,
     FORMATS,
     LOG_FORMATS,
@@ -110,6 +111,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "BASKET_SCOPES",
     "COMPRESSION_SUFFIXES",
     "FORMATS",
     "GROUP_MEMORY_BUDGET",

@@ -148,14 +148,18 @@ LAST_SECOND = 16_725_225_600  # 2500-01-01T00:00:00Z
 _UNITS = (("milliseconds", 10**3), ("microseconds", 10**6), ("nanoseconds", 10**9))
 _PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
 _ZONED = r"(Z|z|[+-][0-9]{2}(:?[0-9]{2})?)$"  # ISO 8601's UTC offset at the end of a time
+_NUMBER = r"^\s*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)\s*$"  # seconds since 1970, written as text
 
 
 def _where(path: Path | str, name: str, row: int) -> str:
     return f"time column {name!r} in {path} at data row {row} (rows count from 1, header not counted)"
 
 
-def _number_seconds(path: Path | str, name: str, col: pa.Array, first_row: int) -> np.ndarray:
-    """Numbers as seconds since 1970: finite, and within :data:`FIRST_SECOND` .. :data:`LAST_SECOND`."""
+def _number_seconds(
+    path: Path | str, name: str, col: pa.Array, first_row: int, rows: np.ndarray | None = None
+) -> np.ndarray:
+    """Numbers as seconds since 1970: finite, and within :data:`FIRST_SECOND` .. :data:`LAST_SECOND`
+    (``rows``: each value's place in the column, when ``col`` holds some of its values)."""
     values = col.to_numpy(zero_copy_only=False)
     as_float = np.asarray(values, dtype=np.float64)
     bad = ~((as_float >= FIRST_SECOND) & (as_float < LAST_SECOND))  # NaN fails both
@@ -163,7 +167,7 @@ def _number_seconds(path: Path | str, name: str, col: pa.Array, first_row: int) 
         return np.asarray(values).astype(np.int64)
     i = int(np.flatnonzero(bad)[0])
     v = col[i].as_py()
-    where = _where(path, name, first_row + i + 1)
+    where = _where(path, name, first_row + (i if rows is None else int(rows[i])) + 1)
     if not np.isfinite(as_float[i]):
         raise InputError(f"{where} holds {v!r}: a time must be a finite number of seconds since 1970")
     for unit, per in _UNITS:
@@ -180,10 +184,17 @@ def _number_seconds(path: Path | str, name: str, col: pa.Array, first_row: int) 
 
 def _text_micros(path: Path | str, name: str, strings: pa.Array, first_row: int) -> np.ndarray:
     """ISO 8601 text as int64 microseconds since 1970, UTC: a time with an offset is converted to UTC,
-    one without is taken as it is (as before: local times are the user's)."""
+    one without is taken as it is (as before: local times are the user's); a number written as text
+    (``"1704164645"``, in a column that also holds ISO 8601) is seconds since 1970, as a number is."""
+    number = pc.fill_null(pc.match_substring_regex(strings, _NUMBER), False).to_numpy(zero_copy_only=False)
     zoned = pc.fill_null(pc.match_substring_regex(strings, _ZONED), False).to_numpy(zero_copy_only=False)
+    zoned &= ~number
     out = np.empty(len(strings), dtype=np.int64)
-    for mask, unit in ((~zoned, pa.timestamp("us")), (zoned, pa.timestamp("us", tz="UTC"))):
+    if number.any():
+        at = np.flatnonzero(number)
+        values = pc.cast(pc.utf8_trim_whitespace(strings.filter(pa.array(number))), pa.float64())
+        out[number] = _number_seconds(path, name, values, first_row, at) * 10**6
+    for mask, unit in ((~zoned & ~number, pa.timestamp("us")), (zoned, pa.timestamp("us", tz="UTC"))):
         if not mask.any():
             continue
         part = strings.filter(pa.array(mask))

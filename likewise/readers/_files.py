@@ -18,6 +18,7 @@ from .._secrets import redact
 from ..errors import InputError
 
 __all__ = [
+    "BASKET_SCOPES",
     "COMPRESSION_SUFFIXES",
     "FORMATS",
     "LOG_FORMATS",
@@ -40,6 +41,8 @@ FORMATS = ("auto", "text", "csv", "parquet", "jsonl")
 LOG_FORMATS = ("csv", "parquet", "jsonl")
 #: How text is cut into items (``InputSpec.tokenize``).
 TOKENIZE = ("none", "simple")
+#: What a basket of a log with customers is (``InputSpec.basket_scope``).
+BASKET_SCOPES = ("order", "customer")
 COMPRESSION_SUFFIXES = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".zstd": "zstd"}
 _EXTENSIONS = {
     ".csv": "csv",
@@ -97,6 +100,11 @@ class InputSpec:
         Logs: an item attribute table (CSV/TSV or Parquet, one row per item; :mod:`likewise.readers.attrs`)
         whose tokens (``attr:category=outdoor``) are compiled into the sequences that hold each item, and
         the table's item column (default: its first). An item key of the log may not start ``attr:``.
+    basket_scope : {"order", "customer"}
+        Logs with ``user_col``: what a basket is. ``"order"`` (the default): the rows of one
+        ``basket_col`` value, and an order holding lines of two customers is refused, counted with
+        examples (order ids that restart, daily receipt numbers, would mix two customers' histories);
+        ``"customer"``: the rows of one (customer, ``basket_col``) pair.
     sql, uri : str, optional
         A log read by a query instead of from files (:mod:`likewise.readers.sources`): ``sql`` is the
         query, ``uri`` the database (``postgresql://user@host/db``, ``sqlite:///orders.db``, a
@@ -125,6 +133,7 @@ class InputSpec:
     type_cols: tuple[tuple[str, str], ...] | None = None
     attrs: str | None = None
     attrs_item_col: str | None = None
+    basket_scope: str = "order"
     sql: str | None = None
     uri: str | None = None
 
@@ -166,6 +175,14 @@ class InputSpec:
             if not self.basket_col:
                 raise InputError("attrs (item attributes) apply to a log with basket_col and item_col")
         self._check_roles()
+        if self.basket_scope not in BASKET_SCOPES:
+            choices = ", ".join(map(repr, BASKET_SCOPES))
+            raise InputError(f"basket_scope == {self.basket_scope!r}, must be one of {choices}")
+        if self.basket_scope != "order" and (not self.user_col or self.session_gap is not None):
+            raise InputError(
+                f"basket_scope={self.basket_scope!r} makes each (customer, order) a basket: it needs a "
+                "customer column (user_col, --user-col) and applies to orders, not sessions"
+            )
         typing = self.typing()  # checks the typing options
         if typing is not None:
             object.__setattr__(self, "item_col", typing.item_col)  # "(a, b)" with type_cols
@@ -186,12 +203,15 @@ class InputSpec:
         return f"InputSpec({', '.join(f'{k}={v!r}' for k, v in fields.items())})"
 
     def _check_roles(self) -> None:
-        """A column read as two keys (basket and item, item and type, two types) is refused naming both."""
+        """A column read in two roles (basket and item, item and customer, time and quantity, ...) is
+        refused naming both. ``order_col`` may share the time column (a basket's lines in time order)."""
         roles: list[tuple[str, str | None]] = [("basket_col", self.basket_col)]
         if self.type_cols:  # the item is read from these (item_col and type_col are typing's to refuse)
             roles += [(f"type_cols[{t!r}]", c) for t, c in self.type_cols]
         else:
             roles += [("item_col", self.item_col), ("type_col", self.type_col)]
+        roles += [("user_col", self.user_col), ("time_col", self.time_col)]
+        roles += [("quantity_col", self.quantity_col)]
         seen: dict[str, str] = {}
         for role, col in roles:
             if col is None:
@@ -217,9 +237,19 @@ class InputSpec:
                 out[name] = [list(pair) for pair in getattr(self, name)]
         if self.tokenize != "none":
             out["tokenize"] = self.tokenize
+        if self.basket_scope != "order":
+            out["basket_scope"] = self.basket_scope
+        if self.order_ids:  # corpora compiled before order ids were kept lack them: a new key
+            out["order_ids"] = True
         if self.attrs is not None:
             out["attrs"] = str(Path(self.attrs).expanduser().resolve())
         return out
+
+    @property
+    def order_ids(self) -> bool:
+        """A log of orders with customers: each line's order id is kept (hashed) beside it, so an update
+        can tell an order it has already seen."""
+        return bool(self.basket_col and self.user_col and self.session_gap is None)
 
     def typemap(self) -> dict[str, str] | None:
         """``type_map`` as a dict (None when not given)."""

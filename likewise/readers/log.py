@@ -58,6 +58,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -398,6 +399,8 @@ def _pass2_table(
         seconds = pa.array(column_seconds(path, spec.time_col, batch.column(spec.time_col)))
     if spec.session_gap is not None and user is not None:
         basket = user.cast(pa.int64())  # sessions: a customer's lines in time order, cut at gaps later
+    elif spec.basket_scope == "customer" and user is not None:  # a basket is a (customer, order) pair
+        basket = pc.binary_join_element_wise(user.cast(pa.string()), basket.cast(pa.string()), "\x1f")
     columns = {"h": pa.array(hash_keys(basket)), "b": basket}
     if spec.session_gap is not None:
         columns["o"] = seconds
@@ -407,6 +410,10 @@ def _pass2_table(
     columns["i"] = ids
     if user is not None:
         columns["u"] = user
+    if spec.order_ids:  # the order id's hash, kept per line; of its text, so 12 and "12" are one order
+        columns["k"] = (
+            columns["h"] if not scan.basket_is_int else pa.array(hash_keys(basket.cast(pa.string())))
+        )
     if seconds is not None:
         columns["t"] = seconds
     return pa.table(columns)
@@ -425,7 +432,7 @@ def _cut_sessions(
 
 
 #: Side columns carried through grouping: one value per line, kept in the lines' new order.
-_SIDE = {"u": "user", "t": "time"}
+_SIDE = {"u": "user", "t": "time", "k": "order"}
 
 
 def _side(table: pa.Table, idx: np.ndarray | None) -> dict[str, np.ndarray]:
@@ -438,8 +445,9 @@ def _side(table: pa.Table, idx: np.ndarray | None) -> dict[str, np.ndarray]:
     return out
 
 
-def _group(table: pa.Table, ordered: bool) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-    """Sort one partition by (hash, basket, order) -- stably, so ties keep file order -- and cut it."""
+def _group(table: pa.Table, ordered: bool) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], Any]:
+    """Sort one partition by (hash, basket, order) -- stably, so ties keep file order -- and cut it: the
+    ids, the baskets' lengths, the side columns and each basket's key."""
     table = table.combine_chunks()
     n = table.num_rows
     h = table.column("h").to_numpy()
@@ -464,10 +472,10 @@ def _group(table: pa.Table, ordered: bool) -> tuple[np.ndarray, np.ndarray, dict
     starts = np.flatnonzero(change)
     lengths = np.diff(np.append(starts, n)).astype(np.int64)
     ids = table.column("i").to_numpy()[idx].astype(np.int32, copy=False)
-    return ids, lengths, _side(table, idx)
+    return ids, lengths, _side(table, idx), table.column("b").take(pa.array(idx[starts]))
 
 
-def _group_arrow(table: pa.Table, ordered: bool) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+def _group_arrow(table: pa.Table, ordered: bool) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], Any]:
     keys = [("h", "ascending"), ("b", "ascending")] + ([("o", "ascending")] if ordered else [])
     table = table.sort_by(keys).combine_chunks()  # Arrow's sort is stable: ties keep file order
     h = table.column("h").to_numpy()
@@ -479,7 +487,30 @@ def _group_arrow(table: pa.Table, ordered: bool) -> tuple[np.ndarray, np.ndarray
         change[1:] = (h[1:] != h[:-1]) | ~same_b
     starts = np.flatnonzero(change)
     lengths = np.diff(np.append(starts, n)).astype(np.int64)
-    return table.column("i").to_numpy().astype(np.int32, copy=False), lengths, _side(table, None)
+    ids = table.column("i").to_numpy().astype(np.int32, copy=False)
+    return ids, lengths, _side(table, None), b.take(pa.array(starts))
+
+
+def _spanning(lengths: np.ndarray, user: np.ndarray) -> np.ndarray:
+    """Which baskets hold lines of more than one customer (bool, one per basket)."""
+    if len(lengths) == 0:
+        return np.zeros(0, dtype=bool)
+    starts = np.cumsum(lengths) - lengths
+    return np.minimum.reduceat(user, starts) != np.maximum.reduceat(user, starts)
+
+
+def _spanning_error(spanning: int, baskets: int, examples: list[tuple[str, list[str]]]) -> InputError:
+    """The refusal of a log whose order ids hold lines of several customers, with examples."""
+    shown = "; ".join(
+        f"order {k!r}: customers {', '.join(map(repr, users[:3]))}" + (", ..." if len(users) > 3 else "")
+        for k, users in examples
+    )
+    return InputError(
+        f"{spanning:,} of {baskets:,} orders hold lines of more than one customer ({shown}): an order id "
+        "shared by customers (receipt numbers that restart daily, say) would mix their histories. If an "
+        "order is one customer's, give basket_scope='customer' (--basket-scope customer) to make each "
+        "(customer, order) a basket; else fix the log's order ids"
+    )
 
 
 def iter_log_groups(
@@ -516,7 +547,9 @@ def iter_log_groups(
         Number of rows of each basket; sums to ``len(ids)``.
     side : dict of str to ndarray
         With ``user_col`` / ``time_col``: ``"user"`` (int32 codes into ``scan.user_keys``) and
-        ``"time"`` (int64 seconds since 1970), one per row, aligned with ``ids``; else empty.
+        ``"time"`` (int64 seconds since 1970), one per row, aligned with ``ids``; with both a basket and
+        a customer column (:attr:`InputSpec.order_ids`), ``"order"`` (uint64, the hash of the line's
+        order id, :func:`hash_keys` of its text); else empty.
     """
     budget = GROUP_MEMORY_BUDGET if budget is None else budget
     n_parts = n_partitions(scan.est_bytes, budget)
@@ -561,6 +594,11 @@ def iter_log_groups(
         for sink, writer in writers.values():
             writer.close()
             sink.close()
+    # a basket of one order id holding lines of two customers is refused (counted, with examples), unless
+    # a basket is a (customer, order) pair
+    one_customer = users is not None and spec.basket_scope == "order"
+    spanning = baskets = 0
+    examples: list[tuple[str, list[str]]] = []
     for p in range(n_parts):
         if p in in_memory:
             table = pa.concat_tables(in_memory.pop(p))
@@ -572,7 +610,20 @@ def iter_log_groups(
             continue
         if progress and p % max(1, n_parts // 10) == 0:
             log_progress(f"sorting partition {p + 1}/{n_parts}")
-        ids, lengths, side = _group(table, ordered)
+        ids, lengths, side, keys = _group(table, ordered)
         if spec.session_gap is not None:
             ids, lengths, side = _cut_sessions(ids, lengths, side, spec.session_gap)
+        elif one_customer:
+            spans = _spanning(lengths, side["user"])
+            spanning += int(spans.sum())
+            baskets += len(lengths)
+            starts = np.cumsum(lengths) - lengths
+            for b in np.flatnonzero(spans)[: 3 - len(examples)].tolist():
+                codes = np.unique(side["user"][starts[b] : starts[b] + lengths[b]])
+                names = [scan.user_keys[c] if c >= 0 else "(none)" for c in codes.tolist()]
+                examples.append((str(keys[b].as_py()), names))
+            if spanning:
+                continue  # the log is refused when every partition is counted
         yield ids, lengths, side
+    if spanning:
+        raise _spanning_error(spanning, baskets, examples)

@@ -81,6 +81,9 @@ class ReadOptions:
         Train on each customer's sessions, a new one after this gap (``"30m"``; :func:`parse_duration`).
     type_col, type_map, type_cols
         A typed event log (:class:`InputSpec`); ``type_map`` may be ``"view=product,purchase=product"``.
+    basket_scope : {"order", "customer"}
+        What a basket of a log with customers is (:class:`InputSpec`): an order id, refused when it holds
+        lines of two customers, or each (customer, order) pair.
     item_attrs : path or table, optional
         Item attributes trained as side information; ``attrs_item_col`` is its item column (default:
         one named like ``item_col``, else its first).
@@ -108,6 +111,7 @@ class ReadOptions:
     type_cols: Any = None
     item_attrs: Any = None
     attrs_item_col: str | None = None
+    basket_scope: str = "order"
     sql: str | None = None
     item_keys: Any = None
     user_keys: Any = None

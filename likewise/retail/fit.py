@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..space.customers import CustomerTable, customer_table
+from ..space.customers import CUSTOMER_BLOCK, CustomerTable, customer_table
 from ..space.embeddings import Embeddings
 from ..training.config import config_with
 from .log import OrderLog
@@ -87,6 +87,13 @@ def build_customer_vectors(
         popularity_power=popularity_power,
         now=now,
     )
+
+
+def distinct_orders(order: np.ndarray) -> np.ndarray:
+    """The sorted distinct order hashes of a corpus's ``side["order"]`` (uint64, one per line), read
+    :data:`~likewise.space.customers.CUSTOMER_BLOCK` lines at a time (a memory-mapped array stays on disk)."""
+    parts = [np.unique(order[s : s + CUSTOMER_BLOCK]) for s in range(0, len(order), CUSTOMER_BLOCK)]
+    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.uint64)
 
 
 def train(
@@ -201,6 +208,8 @@ def _log_steps(
             seed=int(emb.config["seed"]),
         )
         table.config["next_basket"] = fitted
+        if "order" in corpus.side:  # the orders' ids, hashed: an update refuses or skips a repeat of one
+            table.orders = distinct_orders(corpus.side["order"])
         emb.attach_customers(table)
         emb.meta["next_basket_seconds"] = time.perf_counter() - t2
     manifest = corpus.manifest
@@ -209,6 +218,13 @@ def _log_steps(
     cols = {k: getattr(spec, k) for k in ("basket_col", "item_col", "user_col", "time_col", "quantity_col")}
     described = spec.typing().describe() if read.typed else {}
     emb.meta["retail"] = {**cols, **described, "sessions": read.sessions, "lines": lines}
+    if read.basket_scope != "order":  # an update reads its new log the same way
+        emb.meta["retail"]["basket_scope"] = read.basket_scope
+    times = corpus.side.get("time")
+    if times is not None and len(times):  # an update refuses or skips orders older than this
+        emb.meta["retail"]["newest"] = max(
+            int(np.max(times[s : s + CUSTOMER_BLOCK])) for s in range(0, len(times), CUSTOMER_BLOCK)
+        )
 
 
 def train_from_log(

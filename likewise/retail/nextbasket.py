@@ -24,25 +24,40 @@ customer where the top of the list is decided. They are kept in the customer tab
 most-bought list; when the model does no better there (too few customers to fit), the customer's own
 most-bought list answers. ``explore=True`` answers "something new": the same ranking over products the
 customer never bought.
+
+In a typed space (products, campaigns, articles trained together) a next basket offers products: the type
+:data:`PURCHASED` unless ``types=`` names others. The saved weights and settings are checked when the
+space is loaded (:func:`likewise.space.customers.check_next_basket`) and their features against
+:data:`FEATURES` when a query reads them, so an edited ``manifest.json`` is refused in one line.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .._check import check_k
-from ..errors import InputError, NotFittedError
-from ..space.customers import CustomerTable
+from .._check import check_bool, check_int, check_k
+from ..errors import CorruptModelError, InputError, NotFittedError
+from ..space.customers import CustomerTable, check_next_basket
 from ..space.embeddings import Embeddings
 from ..space.history import basket_ages, history_of_lines
+from ..space.itemtable import Types
 from ..space.neighbourhood import decay_total, history_neighbour_share, vector_neighbour_share
 from ..space.results import Neighbours
 
-__all__ = ["CANDIDATES", "FEATURES", "NEIGHBOURS", "TRAIN_TOP", "fit_next_basket", "next_basket"]
+__all__ = [
+    "CANDIDATES",
+    "FEATURES",
+    "MAX_HISTORY",
+    "NEIGHBOURS",
+    "PURCHASED",
+    "TRAIN_TOP",
+    "fit_next_basket",
+    "next_basket",
+]
 
 # Bins (lower edge inclusive, upper exclusive) of baskets since the last purchase and of baskets holding
 # the product: the log-odds of a repeat are far from linear in either.
@@ -76,6 +91,11 @@ FEATURES = (
 )
 #: Similar customers whose purchases are evidence.
 NEIGHBOURS = 100
+#: The type a next basket offers in a typed space unless asked for others (what an order log's items are).
+PURCHASED = "product"
+#: Products of a customer's history a query reads (the most recently bought): bounds one request's work
+#: however much a customer bought (one who bought every product cost 150-240 MB a request).
+MAX_HISTORY = 1000
 #: New candidates taken from the neighbours' products and from the affinity, each.
 CANDIDATES = 50
 #: Customers sampled to fit the weights (each one's latest basket held out).
@@ -104,6 +124,8 @@ class _Profile:
     first: np.ndarray
     decay: np.ndarray
     n: int
+    #: Products bought but left out by a history cap: never offered as new.
+    dropped: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     def find(self, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Which candidates the customer bought, and where they are in the profile's arrays."""
@@ -124,16 +146,26 @@ def _history(table: CustomerTable) -> dict[str, np.ndarray]:
     return table.history
 
 
-def _table_profile(table: CustomerTable, r: int) -> _Profile:
+def _table_profile(table: CustomerTable, r: int, cap: int) -> _Profile:
+    """Customer ``r``'s history, its ``cap`` most recently bought products when it has more (ties: the
+    most often bought)."""
     h = _history(table)
     s, e = int(table.bought_indptr[r]), int(table.bought_indptr[r + 1])
+    keep: slice | np.ndarray = slice(s, e)
+    dropped = np.zeros(0, np.int64)
+    if e - s > cap:
+        recent = np.zeros(e - s, dtype=bool)
+        recent[np.lexsort((-h["decay"][s:e], h["last"][s:e]))[:cap]] = True
+        keep = s + np.flatnonzero(recent)  # still sorted by product id
+        dropped = np.asarray(table.bought_ids[s:e][~recent], dtype=np.int64)
     return _Profile(
-        np.asarray(table.bought_ids[s:e], dtype=np.int64),
-        h["baskets"][s:e],
-        h["last"][s:e],
-        h["first"][s:e],
-        h["decay"][s:e],
+        np.asarray(table.bought_ids[keep], dtype=np.int64),
+        h["baskets"][keep],
+        h["last"][keep],
+        h["first"][keep],
+        h["decay"][keep],
         int(h["n_baskets"][r]),
+        dropped,
     )
 
 
@@ -163,16 +195,17 @@ def _candidates(
     """
     new = []
     every = bool(allowed.all())
+    bought = profile.items if not len(profile.dropped) else np.concatenate([profile.items, profile.dropped])
     for n, score in enumerate(evidence):
         if n < shares:
             idx = np.flatnonzero(score > 0)
-            idx = idx[allowed[idx] & ~np.isin(idx, profile.items)]
+            idx = idx[allowed[idx] & ~np.isin(idx, bought)]
             if len(idx) > CANDIDATES:
                 idx = idx[np.argpartition(-score[idx], CANDIDATES - 1)[:CANDIDATES]]
             new.append(idx)
             continue
         s = np.array(score) if every else np.where(allowed, score, -np.inf)
-        s[profile.items] = -np.inf
+        s[bought] = -np.inf
         m = min(CANDIDATES, int(np.count_nonzero(np.isfinite(s))))
         if m > 0:
             top = np.argpartition(-s, m - 1)[:m]
@@ -251,6 +284,12 @@ def _model(table: CustomerTable) -> dict[str, Any]:
             "this space's customer table has no next-basket weights: retrain from the order log "
             "with a customer column (likewise train LOG --basket-col ... --user-col ...)"
         )
+    # the saved record's shape was checked at load; which features the weights are for is known here
+    if "weights" in model and model.get("features") != list(FEATURES):
+        raise CorruptModelError(
+            "the next-basket weights were fitted on other features than this version computes: retrain "
+            "from the order log (likewise train LOG --basket-col ... --user-col ...)"
+        )
     return model
 
 
@@ -289,7 +328,15 @@ def _chances(model: dict[str, Any], s: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.minimum.accumulate(np.clip(p, 0.0, 1.0)).astype(np.float32) if len(p) else p.astype(np.float32)
 
 
-def next_basket(emb: Embeddings, customer: str | int, k: int = 10, *, explore: bool = False) -> Neighbours:
+def next_basket(
+    emb: Embeddings,
+    customer: str | int,
+    k: int = 10,
+    *,
+    explore: bool = False,
+    types: Types = None,
+    max_history: int = MAX_HISTORY,
+) -> Neighbours:
     """The products ``customer`` is most likely to buy next, repeats included.
 
     Parameters
@@ -303,6 +350,12 @@ def next_basket(emb: Embeddings, customer: str | int, k: int = 10, *, explore: b
         How many products.
     explore : bool
         "Something new": rank only products the customer never bought.
+    types : str or list of str, optional
+        In a typed space, offer items of these types; default: :data:`PURCHASED` (a campaign or an
+        article is not bought).
+    max_history : int
+        Read at most this many of the customer's products, the most recently bought (bounds the work
+        of one answer; the server's ``--max-history``).
 
     Returns
     -------
@@ -318,6 +371,11 @@ def next_basket(emb: Embeddings, customer: str | int, k: int = 10, *, explore: b
         The space has no customer table, or its table no purchase history (say how to get one).
     UnknownItemError
         An unknown customer.
+    InputError
+        A bad ``k``, ``explore`` or ``types``; a typed space without :data:`PURCHASED` items and no
+        ``types``.
+    CorruptModelError
+        The saved weights are for other features (retrain).
     """
     from .queries import customer_table
 
@@ -325,10 +383,13 @@ def next_basket(emb: Embeddings, customer: str | int, k: int = 10, *, explore: b
     model = _model(table)
     r = table.row(customer)
     k = check_k(k)
-    profile = _table_profile(table, r)
+    explore = check_bool("explore", explore)
+    check_int("max_history", max_history, 1)
+    allowed = _allowed(emb, types)
+    profile = _table_profile(table, r, int(max_history))
     vector = np.asarray(table.vectors[r], dtype=np.float32)
     k_neigh = int(model.get("neighbours", NEIGHBOURS))
-    cand, x = _ranked(emb, table, profile, vector, r, k_neigh, explore, _allowed(emb), _log_popularity(emb))
+    cand, x = _ranked(emb, table, profile, vector, r, k_neigh, explore, allowed, _log_popularity(emb))
     if len(cand) == 0:
         return emb.neighbours_of(np.zeros(0, np.int64), np.zeros(0, np.float32))
     s = _scores(model, x)
@@ -359,13 +420,26 @@ def _ranked(
     return cand, _features(profile, cand, neigh, hneigh, aff, log_pop)
 
 
-def _allowed(emb: Embeddings) -> np.ndarray:
-    """The rows a next basket may hold: every row but those of hidden types (attribute tokens)."""
-    allowed = np.ones(len(emb), dtype=bool)
-    types = getattr(emb, "types", None)
-    if types is not None and types.hidden:
-        allowed &= types.mask()
-    return allowed
+def _allowed(emb: Embeddings, types: Types = None) -> np.ndarray:
+    """The rows a next basket may hold: those of ``types``; by default every row of an untyped space
+    but attribute tokens, and in a typed space the :data:`PURCHASED` items."""
+    table = getattr(emb, "types", None)
+    if table is None or types is not None:
+        restrict = emb.typed_restrict(None, types)  # refuses types in an untyped space, unknown types
+        if restrict is None:
+            return np.ones(len(emb), dtype=bool)
+        allowed = np.zeros(len(emb), dtype=bool)
+        allowed[np.asarray(restrict, dtype=np.int64)] = True
+        return allowed
+    shown = [t for t in table.names if t not in table.hidden]
+    if len(shown) <= 1:
+        return table.mask()
+    if PURCHASED not in shown:
+        raise InputError(
+            f"this space's items are of types {', '.join(map(repr, shown))} and none is {PURCHASED!r}: "
+            "name the types a next basket may offer (types=, --type)"
+        )
+    return table.mask([PURCHASED])
 
 
 def _log_popularity(emb: Embeddings) -> np.ndarray:
@@ -517,7 +591,10 @@ def fit_next_basket(
     is_chosen[chosen] = True
     code_of = np.full(n_codes, -1, dtype=np.int64)
     code_of[chosen] = np.arange(len(chosen))
-    allowed = _allowed(emb)
+    try:
+        allowed = _allowed(emb)  # fitted on what a query offers by default
+    except InputError:  # a typed space with no products: a query names its types, the fit takes them all
+        allowed = emb.types.mask()
     xs, ys, owner = [], [], []
     for shift in range(FIT_BASKETS):
         # each chosen customer's basket `shift` from the latest, predicted from the baskets before it
@@ -573,8 +650,10 @@ def fit_next_basket(
     if rec_m and np.mean(rec_own) > np.mean(rec_m):  # too little data to fit: the simple rule wins
         model["rule"] = "own"
         model["reason"] = "the customers' own most-bought lists did better on the held-out baskets"
-    if not all(math.isfinite(v) for v in (*model["mean"], *model["scale"], *model["weights"])):
-        return _own_model("the fit did not converge to finite weights")
+    try:  # what loading will check: a fit it would refuse is never saved
+        check_next_basket(model)
+    except InputError:
+        return _own_model("the fit did not converge to finite weights of a bounded size")
     return model
 
 

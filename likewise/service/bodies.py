@@ -118,6 +118,8 @@ class Limits(BaseModel):
         Longest item or customer key, in characters.
     max_results : int
         Most neighbours in one answer (queries × k), so a small request cannot ask for a huge answer.
+    max_history : int
+        Most products of a customer's history a next-basket answer reads (the most recently bought).
     """
 
     max_k: int = 1000
@@ -127,6 +129,7 @@ class Limits(BaseModel):
     max_map: int = 20000
     max_key: int = 1024
     max_results: int = 100_000
+    max_history: int = default_of(retail.next_basket, "max_history")
 
 
 class ErrorBody(BaseModel):
@@ -177,6 +180,10 @@ def error_responses(token: bool) -> dict[int | str, dict[str, Any]]:
         405: {"model": ErrorBody, "description": "method not allowed; the Allow header lists the allowed"},
         413: {"model": ErrorBody, "description": "request body over max_body bytes"},
         422: {"model": ErrorBody, "description": "a bad value: the message names it as sent"},
+        500: {
+            "model": ErrorBody,
+            "description": "an internal error, named by its class (the log has details)",
+        },
         503: {"model": ErrorBody, "description": "a reload found the folder damaged; the old version serves"},
     }
     if token:
@@ -379,6 +386,7 @@ class NextBasketBody(BaseModel):
     customer: Key
     k: K = default_of(retail.next_basket, "k")
     explore: StrictBool = default_of(retail.next_basket, "explore")
+    types: Types = None
 
 
 class LookalikeBody(BaseModel):

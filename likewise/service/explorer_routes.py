@@ -24,7 +24,7 @@ from ..errors import InputError
 from .bodies import Bound, CoordsBody, ErrorBody, QueryInt
 from .deps import ServedModel, registry_of
 from .projection import PROJECTIONS, check_projection
-from .respond import answer, item_of, json_response
+from .respond import answer, coordinates, item_of, json_response
 
 __all__ = ["Limit", "Prefix", "Projection", "Sample", "router", "sample_for"]
 
@@ -126,8 +126,8 @@ async def coords(request: Request, s: ServedModel, body: CoordsBody) -> Response
         keys = s.emb.keys
         return {
             "items": [keys[i] for i in ids.tolist()],
-            "x": [round(float(v), 5) for v in xy[:, 0]],
-            "y": [round(float(v), 5) for v in xy[:, 1]],
+            "x": coordinates(xy[:, 0]),
+            "y": coordinates(xy[:, 1]),
             **s.describe(ids.tolist()),
         }
 

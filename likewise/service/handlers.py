@@ -8,6 +8,8 @@ status exception
 405    a method the path does not have: ``Allow`` lists every method of every route on the path
 422    :class:`~likewise.errors.InputError`, :class:`~likewise.errors.NotFittedError` and pydantic's
        validation errors, in the API's words (:func:`~likewise.service.bodies.validation_message`)
+500    any other exception: ``{"error": "internal error (ItsClass) ..."}``, its traceback in the server's
+       log (its message is not sent: it may hold a path or a value the client must not see)
 503    :class:`~likewise.errors.CorruptModelError`: a reload found the folder damaged
 ====== ============================================================================================
 """
@@ -86,6 +88,14 @@ async def bad_request(request: Request, e: RequestValidationError) -> Response:
     return json_response({"error": text, "detail": detail}, 422)
 
 
+async def internal(request: Request, e: Exception) -> Response:
+    """500 in the API's JSON (Starlette's own was plain text); Starlette logs the traceback after it."""
+    message = (
+        f"internal error ({type(e).__name__}) on {request.url.path[:200]!r}; the server's log has the details"
+    )
+    return json_response({"error": message}, 500)
+
+
 def allowed_methods(routes: list[Route], path: str) -> set[str]:
     """The methods of every route that matches ``path`` (one path may have GET and POST); HEAD wherever
     GET is (:class:`~likewise.service.guard.HeadAsGet` answers it)."""
@@ -120,4 +130,5 @@ EXCEPTION_HANDLERS: dict[Any, Callable[[Request, Any], Coroutine[Any, Any, Respo
     InputError: bad_input,
     RequestValidationError: bad_request,
     StarletteHTTPException: http_error,
+    Exception: internal,
 }

@@ -32,6 +32,7 @@ import numpy as np
 from ..errors import InputError, UnknownItemError
 from . import projection as proj
 from .attrs import ItemAttrs, read_item_attrs
+from .respond import coordinates
 from .textsearch import TextIndex
 
 __all__ = ["NAME_PATTERN", "ModelSpec", "Registry", "Served", "parse_model_arg"]
@@ -195,8 +196,8 @@ class Served:
                 "status": "ready",
                 "projection": "pca",
                 "items": keys,
-                "x": np.round(xy[:, 0], 5).tolist(),
-                "y": np.round(xy[:, 1], 5).tolist(),
+                "x": coordinates(xy[:, 0]),
+                "y": coordinates(xy[:, 1]),
                 **self.describe(ids.tolist()),
                 "sampled": n < len(self.emb),
                 "total": len(self.emb),
@@ -303,8 +304,8 @@ class Served:
             **base,
             "status": "ready",
             "projection": projection,
-            "x": np.round(xy[:, 0], 5).tolist(),
-            "y": np.round(xy[:, 1], 5).tolist(),
+            "x": coordinates(xy[:, 0]),
+            "y": coordinates(xy[:, 1]),
             "seconds": job.seconds,
         }, True
 
@@ -380,6 +381,12 @@ class Registry:
         emb.normed  # noqa: B018 -- pay the one-off normalisation now, not in the first request
         if emb.index is not None:
             emb.index.warm()  # read the graph now too
+        table = emb.customers
+        if table is not None and table.history is not None and "next_basket" in table.config:
+            # next basket's similar-customer arrays, built here once rather than by the first requests
+            from ..space.neighbourhood import neighbourhood
+
+            neighbourhood(table, len(emb))
         attrs = None
         source = spec.labels_path or emb.item_table  # a file given to serve, else the one trained with
         if source:

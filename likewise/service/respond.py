@@ -10,19 +10,26 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from .._threads import query_threads
 from ..data.vocab import parse_item
 
-__all__ = ["answer", "dumps", "envelope", "item_of", "json_response"]
+__all__ = ["answer", "coordinates", "dumps", "envelope", "item_of", "json_response"]
 
 
 def dumps(payload: Any) -> bytes:
     """``payload`` as compact UTF-8 JSON."""
     # backslashreplace: a lone surrogate that reached an answer becomes its JSON escape, not a 500
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "backslashreplace")
+
+
+def coordinates(values: Any) -> list[float]:
+    """Map coordinates as JSON numbers: five places, and ``0.0`` for ``-0.0`` (a tiny negative value
+    rounded to zero printed ``"x": -0.0``)."""
+    return (np.round(np.asarray(values, dtype=np.float64).reshape(-1), 5) + 0.0).tolist()
 
 
 def json_response(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:

@@ -25,9 +25,9 @@ from fastapi.responses import Response
 from .. import retail
 from .._check import default_of
 from .bodies import ANSWERS, BasketBody, CustomerBody, LookalikeBody, NextBasketBody
-from .deps import KeyParam, KParam, RetailModel, ServedModel, TypesParam
+from .deps import AppLimits, KeyParam, KParam, RetailModel, ServedModel, TypesParam
 from .explorer_routes import Limit, Prefix, Projection, Sample, sample_for
-from .respond import answer, envelope, item_of
+from .respond import answer, coordinates, envelope, item_of
 
 __all__ = ["router"]
 
@@ -71,9 +71,16 @@ async def for_customer(body: CustomerBody, s: RetailModel) -> Response:
 
 
 @router.post("/models/{name}/next_basket", summary="What a customer will buy next", responses=ANSWERS)
-async def next_basket(body: NextBasketBody, s: RetailModel) -> Response:
+async def next_basket(body: NextBasketBody, s: RetailModel, limits: AppLimits) -> Response:
     def run() -> dict:
-        res = retail.next_basket(s.emb, item_of(body.customer), body.k, explore=body.explore)
+        res = retail.next_basket(
+            s.emb,
+            item_of(body.customer),
+            body.k,
+            explore=body.explore,
+            types=body.types,
+            max_history=limits.max_history,
+        )
         return envelope([(body.customer, res)])
 
     return await answer(run)
@@ -126,8 +133,8 @@ async def customer(
             "baskets": None if history is None else int(history["n_baskets"][r]),
             "products": len(ids),
             "bought": [{"item": keys[i], "baskets": int(b)} for i, b in zip(top, counts, strict=True)],
-            "x": round(float(xy[0]), 5),
-            "y": round(float(xy[1]), 5),
+            "x": coordinates(xy[0])[0],
+            "y": coordinates(xy[1])[0],
             **s.describe(top),
         }
 

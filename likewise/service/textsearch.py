@@ -12,6 +12,13 @@ descending count), until ``limit`` items are found:
   query's words (a typo, a swapped pair of letters: ``Alder tnet`` finds ``Alder tent``); when no item
   has a close word for every query word, those with the most.
 
+The typo search is bounded whatever the query: only its first :data:`TYPO_WORDS` words of at most
+:data:`TYPO_WORD_LENGTH` characters are looked for, and a word's one-edit neighbours are found through an
+index of the indexed words' one-letter deletions (a symmetric-delete index, as SymSpell's), so a query
+word costs ``len(word) + 1`` look-ups whatever the alphabet; generating every one-edit variant over the
+catalogue's letters cost ``len(word) * letters`` strings (a 400-character query over 3,000 CJK letters:
+2.4 million strings, gigabytes).
+
 Items of hidden types (``attr:`` tokens) are never in the index, so they are never found or suggested.
 Built once per loaded model (:class:`~likewise.service.models.Registry`); plain Python and NumPy.
 """
@@ -25,13 +32,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["CLOSE_CUTOFF", "TextIndex"]
+__all__ = ["CLOSE_CUTOFF", "TYPO_WORDS", "TYPO_WORD_LENGTH", "TextIndex", "deletions"]
 
 #: difflib's similarity ratio a word must reach to count as the same word mistyped (``tnet``/``tent``
 #: is 0.75; ``tent``/``text`` too, which is why close matches come last and must match every word).
 CLOSE_CUTOFF = 0.74
 #: Close words taken per query word.
 _CLOSE_WORDS = 6
+#: Words of a query looked for as typos (the first ones); the others must match as typed.
+TYPO_WORDS = 8
+#: Longest word looked for as a typo (and indexed for it): a longer one is matched as typed only.
+TYPO_WORD_LENGTH = 32
 # words of letters (digits allowed after the first): numbers are not mistyped words, and 100 k of them
 # would make every close search compare against 100 k strings
 _WORD = re.compile(r"[^\W\d_][^\W_]*")
@@ -81,10 +92,16 @@ class TextIndex:
                 for w in _WORD.findall(text):
                     words[w].add(r)
         self._words = {w: np.fromiter(sorted(r), dtype=np.int64, count=len(r)) for w, r in words.items()}
-        self._letters = "".join(sorted({c for w in self._words for c in w}))
+        # each one-letter deletion of a word (and the word itself) -> the words it comes from
+        deleted: dict[str, list[str]] = defaultdict(list)
         self._by_length: dict[int, list[str]] = defaultdict(list)
         for w in self._words:
+            if len(w) > TYPO_WORD_LENGTH:
+                continue
             self._by_length[len(w)].append(w)
+            for d in deletions(w):
+                deleted[d].append(w)
+        self._deleted = dict(deleted)
 
     def find(self, query: str, limit: int, exclude: set[int] | None = None) -> list[tuple[int, str]]:
         """Up to ``limit`` ``(id, how)`` pairs for ``query`` (see the module docstring), ids in
@@ -144,10 +161,13 @@ class TextIndex:
     def close_words(self, word: str) -> list[str]:
         """Indexed words within a typo of ``word`` (itself first when it is one): one letter dropped,
         added, changed or two swapped (what a short word's ratio misses: ``mgu``/``mug`` is 0.67), then
-        words difflib finds similar."""
+        words difflib finds similar. A word longer than :data:`TYPO_WORD_LENGTH` has none."""
         if word in self._words:
             return [word]
-        near = [w for w in sorted(_edits(word, self._letters)) if w in self._words]
+        if len(word) > TYPO_WORD_LENGTH:
+            return []
+        found = {w for d in deletions(word) for w in self._deleted.get(d, ())}
+        near = sorted(w for w in found if _one_edit(word, w))
         pool = [w for n in range(len(word) - 2, len(word) + 3) for w in self._by_length.get(n, ())]
         near += [
             w
@@ -157,7 +177,7 @@ class TextIndex:
         return near[:_CLOSE_WORDS]
 
     def _close_rows(self, q: str) -> np.ndarray:
-        words = _WORD.findall(q)
+        words = _WORD.findall(q)[:TYPO_WORDS]
         if not words:
             return np.zeros(0, dtype=np.int64)
         hits = np.zeros(len(self._ids), dtype=np.int64)
@@ -172,13 +192,25 @@ class TextIndex:
         return np.flatnonzero(hits == best)
 
 
-def _edits(word: str, letters: str) -> set[str]:
-    """Every string one edit from ``word``: a letter deleted, two neighbours swapped, one replaced or one
-    inserted (Norvig's spelling corrector), over ``letters``."""
-    cuts = [(word[:i], word[i:]) for i in range(len(word) + 1)]
-    return (
-        {a + b[1:] for a, b in cuts if b}
-        | {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1}
-        | {a + c + b[1:] for a, b in cuts if b for c in letters}
-        | {a + c + b for a, b in cuts for c in letters}
+def deletions(word: str) -> list[str]:
+    """``word`` and each string one letter shorter: ``len(word) + 1`` strings, what the typo index keys
+    a word by. Two words within one edit (a letter dropped, added, changed, or two neighbours swapped)
+    share one of them."""
+    return [word] + [word[:i] + word[i + 1 :] for i in range(len(word))]
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """``a`` and ``b`` differ by one edit: a letter dropped or added, one changed, or two neighbours
+    swapped (sharing a deletion is necessary, not sufficient: ``abc``/``bca`` share ``bc``)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    if len(a) < len(b):
+        return a[i:] == b[i + 1 :]
+    return a[i + 1 :] == b[i + 1 :] or (
+        i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2 :] == b[i + 2 :]
     )

@@ -7,6 +7,7 @@ the space can load it without the retail layer.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,20 @@ if TYPE_CHECKING:  # pyarrow and pandas are imported inside the methods that nee
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["CUSTOMER_BLOCK", "CUSTOMER_SUMS_BYTES", "CustomerTable", "customer_table"]
+__all__ = [
+    "CUSTOMER_BLOCK",
+    "CUSTOMER_SUMS_BYTES",
+    "MAX_NEIGHBOURS",
+    "CustomerTable",
+    "check_next_basket",
+    "customer_table",
+]
+
+#: Most similar customers a saved next-basket record may ask for (a query reads each one's purchases).
+MAX_NEIGHBOURS = 10_000
+# The largest magnitude of a saved mean, scale or weight: the features are shares, logs and 0/1 bins, so
+# a fit never comes near it, while an edited 1e12 gave scores of that size.
+_MOST = 1e6
 
 
 class CustomerTable:
@@ -48,6 +62,10 @@ class CustomerTable:
         (int32, one per customer).
         What :func:`likewise.retail.next_basket` ranks repeats by; absent in tables built from lines
         without baskets.
+    orders : ndarray of uint64, optional
+        The orders the table was built from: the sorted, distinct 64-bit hashes of their ids
+        (:func:`likewise.readers.hash_keys` of the id's text), 8 bytes an order; an update refuses (or
+        skips) a new order already among them.
     """
 
     def __init__(
@@ -60,6 +78,7 @@ class CustomerTable:
         fingerprint: str,
         config: dict[str, Any] | None = None,
         history: dict[str, np.ndarray] | None = None,
+        orders: np.ndarray | None = None,
     ) -> None:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(vocab):
@@ -81,7 +100,10 @@ class CustomerTable:
         self.bought_ids = ids
         self.fingerprint = fingerprint
         self.config: dict[str, Any] = dict(config or {})
-        self.history = _checked_history(history, len(ids), len(vocab))
+        if self.config.get("next_basket") is not None:
+            check_next_basket(self.config["next_basket"])
+        self.history = _checked_history(history, len(ids), len(vocab), indptr)
+        self.orders = None if orders is None else np.unique(np.asarray(orders, dtype=np.uint64))
         self._normed: np.ndarray | None = None
         self._profiles: np.ndarray | None = None
 
@@ -197,10 +219,55 @@ def _rows_less(x: np.ndarray, centre: np.ndarray) -> np.ndarray:
     return out
 
 
+def check_next_basket(model: Any) -> None:
+    """Check a saved next-basket record (``config["next_basket"]``, :func:`likewise.retail.fit_next_basket`)
+    before any answer reads it: every part that steers an answer, with its type and range.
+
+    Raises
+    ------
+    InputError
+        One line naming the part, the value found and what is expected.
+    """
+
+    def bad(part: str, value: Any, want: str) -> InputError:
+        shown = repr(value)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        return InputError(f"the next-basket record's {part!r} is {shown}, expected {want}")
+
+    if not isinstance(model, dict):
+        raise bad("next_basket", model, "an object")
+    rule = model.get("rule")
+    if rule not in (None, "own"):
+        raise bad("rule", rule, "'own' or absent (the fitted weights)")
+    k = model.get("neighbours")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_NEIGHBOURS:
+        raise bad("neighbours", k, f"a whole number from 1 to {MAX_NEIGHBOURS:,}")
+    if rule == "own" and "weights" not in model:
+        return
+    features = model.get("features")
+    if not isinstance(features, list) or not features or not all(isinstance(f, str) for f in features):
+        raise bad("features", features, "a list of feature names")
+    for part in ("mean", "scale", "weights"):
+        values = model.get(part)
+        if (
+            not isinstance(values, list)
+            or len(values) != len(features) + 1
+            or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+            or not all(math.isfinite(v) and abs(v) <= _MOST for v in values)
+        ):
+            want = f"{len(features) + 1} numbers of at most {_MOST:g} (one per feature, then the bias)"
+            raise bad(part, values, want)
+    if not all(v > 0 for v in model["scale"]):
+        raise bad("scale", model["scale"], "numbers > 0 (each feature's spread)")
+
+
 def _checked_history(
-    history: dict[str, np.ndarray] | None, n_pairs: int, n: int
+    history: dict[str, np.ndarray] | None, n_pairs: int, n: int, indptr: np.ndarray
 ) -> dict[str, np.ndarray] | None:
-    """The purchase history's arrays, typed and checked against the table's sizes (None: no history)."""
+    """The purchase history's arrays, typed and checked against the table's sizes and against each other
+    (None: no history): a customer with purchases has baskets, a product's baskets are at most the
+    customer's, its last purchase is no older than its first, nor its first older than the customer's
+    first basket, and its recency-weighted count is above 0 and at most its baskets."""
     if history is None:
         return None
     out = {}
@@ -216,6 +283,24 @@ def _checked_history(
         if name == "decay" and not np.all(np.isfinite(arr)):
             raise InputError("the purchase history's 'decay' holds a non-finite value")
         out[name] = arr
+    if n_pairs == 0:
+        return out
+    n_b = np.repeat(out["n_baskets"].astype(np.int64), np.diff(indptr))
+    baskets, last, first, decay = (out[f].astype(np.float64) for f in ("baskets", "last", "first", "decay"))
+    for what, wrong in (
+        ("'baskets' below 1 for a bought product", baskets < 1),
+        ("'baskets' above the customer's 'n_baskets'", baskets > n_b),
+        ("'first' at or past the customer's 'n_baskets'", first >= n_b),
+        ("'last' above 'first'", last > first),
+        ("'baskets' more than the baskets from 'first' to 'last'", baskets > first - last + 1),
+        ("'decay' not above 0 or above 'baskets'", (decay <= 0) | (decay > baskets * (1 + 1e-5))),
+    ):
+        if wrong.any():
+            at = int(np.flatnonzero(wrong)[0])
+            raise InputError(
+                f"the purchase history is inconsistent: {what} ({int(wrong.sum())} of {n_pairs} pairs; the "
+                f"first: customer row {int(np.searchsorted(indptr, at, side='right')) - 1})"
+            )
     return out
 
 

@@ -419,6 +419,10 @@ _CUSTOMER_FILES = (
 )
 
 
+#: The customer table's orders (sorted uint64 hashes of the order ids it was built from).
+ORDERS_FILE = "customer_orders.npy"
+
+
 def _write_customers(table: Any, tmp: Path, files: dict[str, Any]) -> dict[str, Any]:
     write_npy(tmp / "customer_vectors.npy", np.ascontiguousarray(table.vectors, dtype="<f4"))
     write_npy(tmp / "customer_counts.npy", np.ascontiguousarray(table.vocab.counts, dtype="<i8"))
@@ -431,6 +435,10 @@ def _write_customers(table: Any, tmp: Path, files: dict[str, Any]) -> dict[str, 
             name = f"customer_history_{field_name}.npy"
             write_npy(tmp / name, np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")))
             names.append(name)
+    orders = getattr(table, "orders", None)
+    if orders is not None:  # the hashes of the orders it was built from (an update refuses repeats)
+        write_npy(tmp / ORDERS_FILE, np.ascontiguousarray(orders, dtype="<u8"))
+        names.append(ORDERS_FILE)
     for name in names:
         files[name] = file_entry(tmp / name)
     return {
@@ -438,6 +446,7 @@ def _write_customers(table: Any, tmp: Path, files: dict[str, Any]) -> dict[str, 
         "fingerprint": table.fingerprint,
         "config": table.config,
         "history": table.history is not None,
+        "orders": orders is not None,
     }
 
 
@@ -493,6 +502,17 @@ def _read_customers(folder: Path, manifest: dict, paths: dict[str, Path], mmap: 
                     f"customer_history_{f}.npy in {str(folder)!r} is {history[f].dtype}, expected "
                     f"{np.dtype(dtype)}"
                 )
+    orders = None
+    if info.get("orders"):  # written from 2026-12 on; a table without them loads, and an update says so
+        if ORDERS_FILE not in paths:
+            raise CorruptModelError(
+                f"{str(mpath)!r} says the customer table keeps its orders but does not list {ORDERS_FILE}"
+            )
+        orders = _load_npy(paths[ORDERS_FILE], False)
+        if orders.dtype != np.uint64 or orders.ndim != 1 or np.any(orders[1:] <= orders[:-1]):
+            raise CorruptModelError(
+                f"{ORDERS_FILE} in {str(folder)!r} is not a sorted set of uint64 order hashes"
+            )
     return {
         "vectors": vectors,
         "vocab": vocab,
@@ -501,6 +521,7 @@ def _read_customers(folder: Path, manifest: dict, paths: dict[str, Path], mmap: 
         "fingerprint": str(info.get("fingerprint")),
         "config": info.get("config") or {},
         "history": history,
+        "orders": orders,
     }
 
 

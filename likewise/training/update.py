@@ -24,7 +24,11 @@ space (the old folder is never written to):
   that hold it, tokenised by the parent's rules (``meta["attributes"]``). An item's attributes come from
   ``item_attrs`` (a table of new products, or new attributes of old ones), else from the parent's
   saved item table, else, for a placed product, from the tokens it was placed with; a token the parent
-  has no row for gets one (``min_count`` applies, as to new products), typed ``attr`` and hidden.
+  has no row for gets one (``min_count`` applies, as to new products), typed ``attr`` and hidden;
+* an order the model already holds (its id among the parent's orders, kept as 64-bit hashes with the
+  customer table) or older than the parent's newest order (``meta["retail"]["newest"]``) is refused,
+  counted with an example, or left out with ``on_repeat="skip"`` and counted in ``meta["update"]``: an
+  order added twice counted twice in every history it touched.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from ..space.embeddings import Embeddings
 from ..space.itemtypes import SIDE_TYPE, TYPE_SEP
 from ..space.store import check_target
 from .config import min_count_for
+from .repeats import ON_REPEAT, new_orders, record_orders
 from .train import TrainConfig, train_tables
 
 __all__ = ["update"]
@@ -111,6 +116,7 @@ def update(
     item_attrs: str | os.PathLike | Any = None,
     attrs_item_col: str | None = None,
     sql: str | None = None,
+    on_repeat: str = "refuse",
 ) -> Embeddings:
     """Continue a retail space with a log of new orders; the result is a new space.
 
@@ -142,6 +148,11 @@ def update(
         the log's item column, else the first).
     sql : str, optional
         Read the new orders by this query on the database ``new_log`` names (``likewise train --query``).
+    on_repeat : {"refuse", "skip"}
+        An order of the new log that the model already holds (same order id, or the same (customer,
+        order) with ``basket_scope="customer"``), or one older than the model's newest order: refuse the
+        log naming how many (the default), or leave those orders out (``meta["update"]["skipped_orders"]``
+        says how many).
 
     Returns
     -------
@@ -155,8 +166,11 @@ def update(
     InputError
         A parent not trained from an order log or without its output table; ``item_attrs`` for a parent
         trained without attributes, or with a column the parent was not trained with; an ``output``
-        that is the parent's folder or would be refused (:func:`likewise._targets.check_target`).
+        that is the parent's folder or would be refused (:func:`likewise._targets.check_target`); orders
+        the model already holds, or older than its newest, unless ``on_repeat="skip"``.
     """
+    if on_repeat not in ON_REPEAT:
+        raise InputError(f"on_repeat == {on_repeat!r}, must be one of {', '.join(map(repr, ON_REPEAT))}")
 
     parent, parent_path, info, attr_spec = _checked_parent(model, lr_scale, item_attrs)
     if output is not None:
@@ -169,10 +183,10 @@ def update(
         config = dataclasses.replace(config, epochs=epochs)
     config.validate()
     with ExitStack() as stack:  # a table in memory is read from a scratch copy while it trains
-        corpus = _new_corpus(new_log, info, cache_dir, sql, stack)
+        corpus = new_orders(_new_corpus(new_log, info, cache_dir, sql, stack), parent, info, on_repeat)
         t0 = time.perf_counter()
-        seq_ids, seq_offsets = np.asarray(corpus.ids), np.asarray(corpus.offsets)  # codes of corpus.vocab
-        new_keys, new_counts = corpus.vocab.keys, np.asarray(corpus.vocab.counts, dtype=np.int64)
+        seq_ids, seq_offsets = corpus.ids, corpus.offsets  # codes of corpus.keys
+        new_keys, new_counts = corpus.keys, corpus.counts
         attrs = None
         if attr_spec is not None:  # the orders get their items' attribute tokens, as training gave them
             attrs, new_keys, seq_ids, seq_offsets = _with_tokens(
@@ -188,7 +202,7 @@ def update(
         lut = np.array([vocab_index.get(k, -1) for k in new_keys], dtype=np.int64)
         counts = np.concatenate([np.asarray(parent.counts, np.int64), np.zeros(len(fresh_vocab), np.int64)])
         np.add.at(counts, lut[lut >= 0], new_counts[lut >= 0])
-        line_ids = lut[np.asarray(corpus.ids)]  # each line of the new log: its id in the new space, or -1
+        line_ids = lut[corpus.ids]  # each line of the new log: its id in the new space, or -1
         ids, offsets = _kept(lut[seq_ids], seq_offsets)  # the lines and their attribute tokens, trained
         n_old = len(parent)
         new_rows = np.arange(n_old, len(keys))
@@ -212,6 +226,8 @@ def update(
             "lr_scale": lr_scale,
             "epochs": config.epochs,
             "seconds": seconds,
+            "skipped_orders": corpus.skipped,
+            "repeat_check": corpus.checked,
         }
         if attrs is not None:
             record |= {"new_attribute_tokens": new_tokens, "items_with_attributes": attrs.found}
@@ -229,6 +245,7 @@ def update(
         )
         emb.attach_context(C)
         _carry_over(emb, parent, attrs, keys, fresh_vocab.keys, corpus, line_ids, info)
+        record_orders(emb, parent, corpus)
         if output is not None:
             emb.save(output, overwrite=overwrite)
         return emb
@@ -489,6 +506,7 @@ def _new_corpus(new_log: Any, info: dict[str, Any], cache_dir: Any, sql: str | N
         type_col=info.get("type_col"),
         type_map=info.get("type_map"),
         type_cols=info.get("type_cols"),
+        basket_scope=info.get("basket_scope", "order"),
         sql=sql,
     )
     source = resolve_input(new_log, read, stack)
