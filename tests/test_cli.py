@@ -65,7 +65,7 @@ def test_similar_table_and_json(model, capsys):
     outdoor = {"sleeping bag", "headlamp", "trail shoes", "rain jacket"}
     assert {r["item"] for r in got[0]["results"]} <= outdoor
     assert len(got[1]["results"]) == 3 and got[2] == got[0]
-    assert set(got[0]["results"][0]) == {"item", "id", "score", "name"}
+    assert set(got[0]["results"][0]) == {"item", "id", "score", "name", "count"}
     scores = [r["score"] for r in got[0]["results"]]
     assert scores == sorted(scores, reverse=True)
 

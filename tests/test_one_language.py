@@ -103,7 +103,7 @@ def test_cli_http_and_python_give_the_same_answer_records(model, capsys):
     emb = Embeddings.load(model)
     for written, item in [("p3", "p3"), ("#5", Row(5)), ("#tag", "#tag")]:
         want = emb.similar(item, k=4).records()
-        assert [set(r) for r in want] == [{"item", "id", "score", "name"}] * 4
+        assert [set(r) for r in want] == [{"item", "id", "score", "name", "count"}] * 4
         capsys.readouterr()
         assert main(["similar", str(model), written, "-k", "4", "--json"]) == 0
         cli = json.loads(capsys.readouterr().out)["answers"][0]["results"]

@@ -108,7 +108,7 @@ def test_health_models_and_info(client, models):
         and "/models/{name}/place" not in queries
     )
     record = doc["components"]["schemas"]["AnswerRecord"]["properties"]
-    assert set(record) == {"item", "id", "score", "name"}
+    assert set(record) == {"item", "id", "score", "name", "count"}
 
 
 def test_queries_answer_what_the_library_answers(client, models):

@@ -417,10 +417,13 @@ def fields_table(fields: Iterable[tuple[str, Any]]) -> str:
 
 
 def neighbour_table(
-    pairs: Iterable[tuple[str, float]] | Any, what: str = "item", score: str = "score"
+    pairs: Iterable[tuple[str, float]] | Any,
+    what: str = "item",
+    score: str = "score",
+    count: str | None = None,
 ) -> str:
     """Ranked results as a numbered table: ``#``, ``what``, its display name when the space knows names,
-    and ``score``.
+    ``score`` and, with ``count``, each answer's evidence under that header.
 
     Parameters
     ----------
@@ -428,6 +431,8 @@ def neighbour_table(
         Ranked results, best first.
     what, score : str
         The headers of the key and score columns.
+    count : str, optional
+        The header of a column of each answer's count in training (its ``count`` record field).
 
     Returns
     -------
@@ -435,9 +440,16 @@ def neighbour_table(
     """
     if hasattr(pairs, "records"):  # a Neighbours is not iterable: it refuses tuple unpacking
         recs = pairs.records()
-        if any(r["name"] is not None for r in recs):
-            rows = [[i + 1, r["item"], r["name"] or "", r["score"]] for i, r in enumerate(recs)]
-            return text_table(["#", what, "name", score], rows)
+        named = any(r["name"] is not None for r in recs)
+        counted = count is not None and any(r["count"] is not None for r in recs)
+        if named or counted:
+            head = ["#", what, *(["name"] if named else []), score, *([count] if counted else [])]
+            rows = [
+                [i + 1, r["item"], *([r["name"] or ""] if named else []), r["score"]]
+                + ([f"{r['count']:,}" if r["count"] is not None else ""] if counted else [])
+                for i, r in enumerate(recs)
+            ]
+            return text_table(head, rows)
         pairs = pairs.pairs()
     return text_table(["#", what, score], [[i + 1, k, float(s)] for i, (k, s) in enumerate(pairs)])
 

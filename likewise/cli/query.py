@@ -32,11 +32,16 @@ def cmd_similar(args: argparse.Namespace) -> None:
     emb = load_space(args.model)
     items = parse_items(args.items)
     with query_threads(len(items)):  # the BLAS policy, applied here at the edge (likewise._threads)
-        res = emb.similar(items, k=args.k, restrict=args.restrict, types=types_of(args))
+        res = emb.similar(
+            items, k=args.k, restrict=args.restrict, types=types_of(args), evidence=not args.plain_cosine
+        )
     # A list, not a dict: repeated queries stay, and "#0" (an id) never collides with an item named "0".
     payload = answers_payload(zip(args.items, res.rows(), strict=True))
+    weighed = emb.evidence_shrink is not None and not args.plain_cosine
+    # a weighed score is a cosine shrunk by its evidence: the table says so and shows the evidence
+    score, count = ("score", "baskets") if weighed else ("cosine", None)
     text = "\n\n".join(
-        f"similar to {titled(emb, q, item)}:\n" + neighbour_table(row, score="cosine")
+        f"similar to {titled(emb, q, item)}:\n" + neighbour_table(row, score=score, count=count)
         for q, item, row in zip(args.items, items, res.rows(), strict=True)
     )
     emit(args, payload, text)
@@ -126,6 +131,12 @@ def register(commands: Commands) -> None:
     s.add_argument("items", nargs="+", metavar="ITEM", help="an item key (or display name), or #N for row N")
     k_option(s, Embeddings.similar)
     s.add_argument("--restrict", type=positive_int, default=None, help="search only the N most frequent")
+    s.add_argument(
+        "--plain-cosine",
+        action="store_true",
+        help="rank by plain cosine; by default a space trained on baskets shrinks each cosine by its "
+        "evidence, count / (count + shrink), with the shrink chosen at training",
+    )
     type_option(s)
 
     c = commands.add(

@@ -540,8 +540,9 @@ class Embeddings(
         name_list = None if named is None else [named.names[i] for i in flat]
         ids = self.public_ids(rows)
         scores = np.asarray(scores, dtype=np.float32)
+        counts = np.asarray(self.counts, dtype=np.int64)[rows]  # each answer's evidence
         if rows.ndim == 1:
-            return Neighbours(key_list, ids, scores, names=name_list)
+            return Neighbours(key_list, ids, scores, names=name_list, counts=counts)
         width = rows.shape[1]
         chunk = [key_list[r * width : (r + 1) * width] for r in range(rows.shape[0])]
         names = (
@@ -549,7 +550,7 @@ class Embeddings(
             if name_list is None
             else [name_list[r * width : (r + 1) * width] for r in range(rows.shape[0])]
         )
-        return Neighbours(chunk, ids, scores, queries, names=names)
+        return Neighbours(chunk, ids, scores, queries, names=names, counts=counts)
 
     def public_ids(self, rows: np.ndarray) -> np.ndarray:
         """The ids answers give for ``rows``: the rows themselves, or in a space trained from a matrix its

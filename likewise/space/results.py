@@ -141,6 +141,9 @@ class Neighbours:
     names : list of (str or None), or list of such lists, optional
         The display name of each neighbour, shaped as ``keys`` (None where the space knows none; see
         :attr:`likewise.Embeddings.names`). ``None`` (the default) when no name is known at all.
+    counts : ndarray of int64, shape as ``ids``, optional
+        Each neighbour's evidence: its count in training (baskets, in a space trained on baskets).
+        ``None`` when the answer does not carry it.
 
     Notes
     -----
@@ -153,6 +156,14 @@ class Neighbours:
     scores: np.ndarray
     queries: np.ndarray | None = None
     names: list[str | None] | list[list[str | None]] | None = None
+    counts: np.ndarray | None = None
+
+    def _counts_of(self, i: int | None = None) -> list[int | None]:
+        """One query's counts (row ``i`` of a batch): Nones when the answer carries none."""
+        keys = self.keys if i is None else self.keys[i]
+        if self.counts is None:
+            return [None] * len(keys)
+        return np.asarray(self.counts if i is None else self.counts[i]).tolist()
 
     def _names_of(self, i: int | None = None) -> list[str | None]:
         """One query's names (row ``i`` of a batch): Nones when none are known."""
@@ -191,7 +202,8 @@ class Neighbours:
         """One query's :class:`Neighbours` of a batch, or the ``(key, score)`` pair ``i`` of one query."""
         if self.batched:
             names = None if self.names is None else self._names_of(i)
-            return Neighbours(list(self.keys[i]), self.ids[i], self.scores[i], names=names)  # type: ignore[arg-type]
+            counts = None if self.counts is None else self.counts[i]
+            return Neighbours(list(self.keys[i]), self.ids[i], self.scores[i], names=names, counts=counts)  # type: ignore[arg-type]
         return self.keys[i], float(self.scores[i])
 
     def __repr__(self) -> str:
@@ -227,11 +239,12 @@ class Neighbours:
             names=None
             if self.names is None
             else [n for n, ok in zip(self._names_of(), kept, strict=True) if ok],
+            counts=None if self.counts is None else self.counts[keep],
         )
 
     def records(self) -> list[dict[str, Any]] | list[list[dict[str, Any]]]:
-        """The answer as the one record every front end gives: ``{"item", "id", "score", "name"}`` per
-        neighbour.
+        """The answer as the one record every front end gives: ``{"item", "id", "score", "name", "count"}``
+        per neighbour (``count``: its evidence, the item's count in training; None when not carried).
 
         The command line's ``--json``, the HTTP service and Python give these same records, best first,
         scores as computed (the float32 value as a Python float), ``name`` the item's display name or None.
@@ -242,9 +255,9 @@ class Neighbours:
             One query: its records. A batch: one list per query row.
         """
         if not self.batched:
-            return answer_records(self.keys, self.ids, self.scores, self._names_of())  # type: ignore[arg-type]
+            return answer_records(self.keys, self.ids, self.scores, self._names_of(), self._counts_of())  # type: ignore[arg-type]
         return [
-            answer_records(k, ids, s, self._names_of(r))
+            answer_records(k, ids, s, self._names_of(r), self._counts_of(r))
             for r, (k, ids, s) in enumerate(zip(self.keys, self.ids, self.scores, strict=True))
         ]
 
@@ -254,8 +267,8 @@ class Neighbours:
         Returns
         -------
         list of dict
-            ``{"rank", "item", "id", "score", "name"}`` per neighbour (rank starts at 1); batch results add
-            ``"query"``, the position of the query in the input batch.
+            ``{"rank", "item", "id", "score", "name", "count"}`` per neighbour (rank starts at 1); batch
+            results add ``"query"``, the position of the query in the input batch.
         """
         if not self.batched:
             return [{"rank": r + 1, **rec} for r, rec in enumerate(self.records())]  # type: ignore[dict-item]
@@ -268,9 +281,13 @@ class Neighbours:
 
 
 def answer_records(
-    keys: Sequence[str], ids: Any, scores: Any, names: Sequence[str | None] | None = None
+    keys: Sequence[str],
+    ids: Any,
+    scores: Any,
+    names: Sequence[str | None] | None = None,
+    counts: Sequence[int | None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Ranked ``(key, id, score, name)`` as the one answer record, ``[{"item", "id", "score", "name"}, ...]``.
+    """Ranked answers as the one answer record, ``[{"item", "id", "score", "name", "count"}, ...]``.
 
     Parameters
     ----------
@@ -279,22 +296,28 @@ def answer_records(
     scores : array-like of float
     names : sequence of (str or None), optional
         Display names (None: unknown; all None when omitted).
+    counts : sequence of (int or None), optional
+        Each item's count in training, its evidence (None: not carried; all None when omitted).
 
     Returns
     -------
     list of dict
     """
     names = [None] * len(keys) if names is None else names
+    counts = [None] * len(keys) if counts is None else counts
     return [
-        {"item": k, "id": int(i), "score": float(s), "name": n}
-        for k, i, s, n in zip(keys, np.asarray(ids).tolist(), np.asarray(scores).tolist(), names, strict=True)
+        {"item": k, "id": int(i), "score": float(s), "name": n, "count": c}
+        for k, i, s, n, c in zip(
+            keys, np.asarray(ids).tolist(), np.asarray(scores).tolist(), names, counts, strict=True
+        )
     ]
 
 
 def envelope(answers: Iterable[tuple[Any, Neighbours]], **facts: Any) -> dict[str, Any]:
     """The one JSON envelope of every query answer: the command line's ``--json`` and the HTTP service.
 
-    ``{"answers": [{"query": Q, "results": [{"item", "id", "score", "name"}, ...]}, ...], **facts}``: one
+    ``{"answers": [{"query": Q, "results": [{"item", "id", "score", "name", "count"}, ...]}, ...],
+    **facts}``: one
     answer per query, in the order asked (a batch that skipped unknown queries leaves them out), ``query`` as
     the caller gave it (a key, ``"#12"`` or an int, a list for a basket, seeds or an analogy's ``[a, b,
     c]``, a customer key, a vector's row number), ``results`` its :meth:`Neighbours.records`, best
