@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from likewise._progress import MODES, MODES_HELP, lines_to_stderr
 from likewise.errors import LikewiseError
 
 from ._common import Commands, add_cache_dir, emit, fields_table, input_group, positive_int
@@ -41,8 +42,6 @@ _NOTES = (
 
 def cmd_train(args: argparse.Namespace) -> None:
     """Train a space from ``args.input`` and save it to ``args.output``."""
-    from likewise.readers import InputSpec
-    from likewise.retail.fit import train
     from likewise.space.store import check_target
     from likewise.training.checkpoint import check_apart
     from likewise.training.train import TrainConfig
@@ -50,22 +49,31 @@ def cmd_train(args: argparse.Namespace) -> None:
     check_target(args.output, overwrite=args.overwrite)  # fail before training, not after
     check_apart(args.checkpoint_dir, args.output)
     config = TrainConfig(**{f: getattr(args, f) for f in _CONFIG_FIELDS})
-    emb = train(
-        # with --query, INPUT names the one database (the resolver says so when more are given)
-        args.input if args.query is not None else InputSpec(paths=tuple(args.input)),
-        config,
-        **_read_options(args),
-        progress=False if args.quiet else None,
-        cache_dir=args.cache_dir,
-        checkpoint_dir=args.checkpoint_dir,
-        checkpoint_every=args.checkpoint_every,
-        resume=args.resume,
-    )
+    with lines_to_stderr():  # the command is the application: its log lines go to stderr
+        emb = _train(args, config)
     if emb is None:  # a rank other than 0 under torchrun: rank 0 saves the space and reports
         return None
     emb.save(args.output, overwrite=args.overwrite)
     _emit_train_summary(
         args, emb, _retail_summary(args, emb) if "retail" in emb.meta else _summary(args, emb)
+    )
+
+
+def _train(args: argparse.Namespace, config: Any) -> Any:
+    """The space of ``likewise train``'s input, options and ``config``."""
+    from likewise.readers import InputSpec
+    from likewise.retail.fit import train
+
+    return train(
+        # with --query, INPUT names the one database (the resolver says so when more are given)
+        args.input if args.query is not None else InputSpec(paths=tuple(args.input)),
+        config,
+        **_read_options(args),
+        progress="none" if args.quiet else args.progress,
+        cache_dir=args.cache_dir,
+        checkpoint_dir=args.checkpoint_dir,
+        checkpoint_every=args.checkpoint_every,
+        resume=args.resume,
     )
 
 
@@ -414,7 +422,8 @@ def _run_options(r: argparse._ActionsContainer) -> None:
         help="items of the exact item-item fit (16 x items^2 bytes); a larger catalogue is fitted on "
         "its most frequent ones (default: %(default)s)",
     )
-    r.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+    r.add_argument("--progress", choices=MODES, default=MODES[0], help=MODES_HELP)
+    r.add_argument("--quiet", action="store_true", help="no progress and no summary (--progress none)")
 
 
 def _checkpoint_options(c: argparse._ActionsContainer) -> None:

@@ -13,7 +13,9 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from .._progress import note
 from ..errors import InputError
 
 __all__ = [
@@ -445,12 +447,18 @@ def arrow_reason(e: BaseException, block: int) -> str:
     return text
 
 
-def log_progress(msg: str) -> None:
-    """Print one progress line, ``likewise: <msg>``, to stderr (flushed, so it shows at once).
+def log_progress(msg: str, progress: Any = True) -> None:
+    """Say one progress line: ``likewise: <msg>`` on stderr beside a bar (flushed, so it shows at once),
+    or a line of the ``likewise`` logger when ``progress`` asks for log lines.
 
     Parameters
     ----------
     msg : str
         The message, without the ``likewise:`` prefix.
+    progress : Progress or bool
+        The run's progress setting (:func:`likewise._progress.progress_of`); false says nothing.
     """
-    print(f"likewise: {msg}", file=sys.stderr, flush=True)
+    if getattr(progress, "mode", None) == "log":
+        note(msg, progress)
+    elif progress:
+        print(f"likewise: {msg}", file=sys.stderr, flush=True)

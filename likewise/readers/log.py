@@ -246,7 +246,7 @@ def scan_log(spec: InputSpec, files: list[Path] | None = None, *, progress: bool
     last_path = None
     for path, first_row, batch in iter_log_batches(spec, files, fmt):
         if progress and path != last_path:
-            log_progress(f"counting items in {path}")
+            log_progress(f"counting items in {path}", progress)
             last_path = path
         checked = check_log_batch(spec, path, first_row, batch)
         basket, item_keys = checked.basket, checked.items
@@ -533,7 +533,9 @@ def iter_log_groups(
     spill = [scratch / f"part-{p:05d}.arrows" for p in range(n_parts)]
     if progress:
         where = "spilled to disk" if spill_to_disk else "in memory"
-        log_progress(f"grouping {scan.n_rows:,} rows into baskets ({n_parts} partition(s), {where})")
+        log_progress(
+            f"grouping {scan.n_rows:,} rows into baskets ({n_parts} partition(s), {where})", progress
+        )
     try:
         for path, _row, batch in iter_log_batches(spec, files, fmt):
             try:
@@ -571,7 +573,7 @@ def iter_log_groups(
         else:
             continue
         if progress and p % max(1, n_parts // 10) == 0:
-            log_progress(f"sorting partition {p + 1}/{n_parts}")
+            log_progress(f"sorting partition {p + 1}/{n_parts}", progress)
         ids, lengths, side = _group(table, ordered)
         if spec.session_gap is not None:
             ids, lengths, side = _cut_sessions(ids, lengths, side, spec.session_gap)

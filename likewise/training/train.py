@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .._progress import log_line, rate
 from ..errors import InputError
 from ..space.itemtypes import types_of_keys
 from . import distributed
@@ -170,19 +171,39 @@ def fit(data: Any, read: Any, config: TrainConfig, run: Run, steps: Sequence[Ste
                 max_items=built.get("max_items", config.max_items),
             )
         read_seconds = time.perf_counter() - t0  # reading and compiling the input (or its cached corpus)
+        n_tokens = int(corpus.offsets[-1])
+        log_line(
+            f"input: {n_tokens:,} tokens in {len(corpus.offsets) - 1:,} sequences, {len(corpus.vocab):,} "
+            f"{corpus.vocab.what}s, read in {read_seconds:.1f} s ({rate(n_tokens, read_seconds, 'tokens')})",
+            run.progress,
+        )
+        t_train = time.perf_counter()
         keys = getattr(corpus.vocab, "keys", None)
         emb, config, held_out = _train_corpus(
             corpus, config, mode_reason, dataclasses.replace(run, keys=keys)
         )
         if emb is None:  # a rank other than 0 of a multi-process run: rank 0 holds the space
             return None
+        passes = emb.meta.get("history", [])
+        dt = time.perf_counter() - t_train
+        log_line(
+            f"training: {len(passes)} passes over {n_tokens:,} tokens in {dt:.1f} s "
+            f"({rate(n_tokens * len(passes), dt, 'tokens')})",
+            run.progress,
+        )
         emb.meta["read_seconds"] = read_seconds
         if source.matrix is not None:
             emb.meta["matrix"] = source.matrix.shape_note()  # how recommend() names a query matrix's columns
         # the steps after training: the completion model, then the caller's (customers, their next basket)
+        t_after = time.perf_counter()
         attach_completion(emb, corpus.ids, corpus.offsets, config, run.progress, *held_out)
         for step in steps:
             step(emb, corpus, source)
+        dt = time.perf_counter() - t_after
+        what = emb.report.completion.value + (", customers" if emb.customers is not None else "")
+        log_line(
+            f"after training ({what}): {dt:.1f} s; all done in {time.perf_counter() - t0:.1f} s", run.progress
+        )
         return emb
 
 
