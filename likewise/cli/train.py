@@ -36,6 +36,7 @@ _NOTES = (
     "completion_reason",
     "dropped",
     "orders_cut",
+    "skipped_rows",
     "next_basket",
 )
 
@@ -87,6 +88,7 @@ def _read_options(args: argparse.Namespace) -> dict[str, Any]:
     read |= {"sessions": args.sessions, "type_col": args.type_col, "type_map": args.type_map}
     read |= {"type_cols": _type_cols(args.type_cols), "item_attrs": args.item_attrs}
     read |= {"attrs_item_col": args.attrs_item_col}
+    read |= {"on_bad_rows": args.on_bad_rows, "na_values": args.na_values}
     if ReadOptions(**read).order_log:  # an order log's time orders its orders: --order-col names it too
         read["time_col"] = args.time_col or args.order_col
     else:
@@ -136,6 +138,7 @@ def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, A
         "completion_reason": report.completion.reason,
         "dropped": dropped.to_dict() if dropped is not None else None,
         "orders_cut": report.corpus.get("cut_sequences", 0),
+        "skipped_rows": report.skipped_rows,
         # how the next-basket weights did on held-out baskets (JSON only: the text notes stay as they were)
         "next_basket": (emb.customers.config.get("next_basket") or {}).get("validation")
         if emb.customers is not None
@@ -154,6 +157,7 @@ def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, A
         f"{summary['completion_reason'] or '-'}",
         dropped.summary(emb.vocab.what) if dropped is not None else "dropped: not recorded",
         *_cut_note(report.corpus),
+        *_skipped_note(report.skipped_rows),
     ]
     emit(args, summary, fields_table(rows) + "\n" + "\n".join(notes))
 
@@ -166,6 +170,15 @@ def _cut_note(corpus: dict[str, Any]) -> list[str]:
         return []
     orders = "order" if n == 1 else "orders"
     return [f"{n:,} {orders} longer than {cap:,} lines cut into consecutive orders of at most {cap:,}"]
+
+
+def _skipped_note(skipped: dict[str, int]) -> list[str]:
+    """The line on rows left out (``--on-bad-rows skip``), by cause; none when no row was."""
+    if not skipped:
+        return []
+    n = sum(skipped.values())
+    causes = ", ".join(f"{k} {v:,}" for k, v in skipped.items())
+    return [f"skipped {n:,} bad {'row' if n == 1 else 'rows'} (--on-bad-rows skip): {causes}"]
 
 
 def _retail_summary(args: argparse.Namespace, emb: Any) -> dict[str, Any]:
@@ -339,6 +352,27 @@ def _typed_options(y: argparse._ActionsContainer) -> None:
     )
 
 
+def _bad_row_options(g: argparse._ActionsContainer) -> None:
+    """What a log row without a key does, and which texts mean a missing value (InputSpec)."""
+    from likewise.readers import ON_BAD_ROWS
+
+    g.add_argument(
+        "--on-bad-rows",
+        choices=ON_BAD_ROWS,
+        default=ON_BAD_ROWS[0],
+        help="a log row with a null or empty key (basket, item, customer, time) or a null quantity: raise "
+        "(stop, naming the file, column and row) or skip (leave it out; the summary counts them by "
+        "cause) (default: %(default)s)",
+    )
+    g.add_argument(
+        "--na-values",
+        default=None,
+        metavar="TEXT,...",
+        help="texts that mean a missing value in a log, e.g. NA,NULL (default: only an empty field; a "
+        "product keyed NA is a product)",
+    )
+
+
 def _model_options(m: argparse._ActionsContainer) -> None:
     """The model's hyper-parameters (TrainConfig)."""
     config_option(
@@ -468,6 +502,7 @@ def register(commands: Commands) -> None:
     t.add_argument("-o", "--output", required=True, metavar="MODEL", help="folder to save the space in")
     t.add_argument("--overwrite", action="store_true", help="replace an existing saved space")
     g = input_group(t)
+    _bad_row_options(g)
     _vocab_options(g)
     _order_log_options(t.add_argument_group("order log: products and customers (likewise.retail)"))
     _typed_options(t.add_argument_group("typed items and side information (likewise.retail.typed, .side)"))

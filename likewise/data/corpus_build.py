@@ -408,6 +408,8 @@ def compile_log(
     scan = readers.scan_log(spec, files, progress=progress)
     # the log's own rows: a summary's "lines" (input_tokens also counts the attribute tokens added)
     description = {**description, "log_rows": int(scan.n_rows)}
+    if scan.skipped:  # rows left out (on_bad_rows="skip"), by cause: the summary and emb.report say so
+        description["skipped_rows"] = scan.skipped
     vocab = make_vocab(dict(zip(scan.keys, scan.counts.tolist(), strict=True)), min_count, max_items, what)
     scratch = folder / "spill"
     scratch.mkdir()

@@ -22,6 +22,7 @@ __all__ = [
     "COMPRESSION_SUFFIXES",
     "FORMATS",
     "LOG_FORMATS",
+    "ON_BAD_ROWS",
     "TOKENIZE",
     "InputSpec",
     "compression",
@@ -41,6 +42,10 @@ FORMATS = ("auto", "text", "csv", "parquet", "jsonl")
 LOG_FORMATS = ("csv", "parquet", "jsonl")
 #: How text is cut into items (``InputSpec.tokenize``).
 TOKENIZE = ("none", "simple")
+#: What a log row without a key (a null or empty basket, item, customer, time, ...) does
+#: (``InputSpec.on_bad_rows``, ``likewise train --on-bad-rows``): stop with its file, column and row, or
+#: be left out and counted (pandas' ``on_bad_lines``). The first is the default.
+ON_BAD_ROWS = ("raise", "skip")
 COMPRESSION_SUFFIXES = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".zstd": "zstd"}
 _EXTENSIONS = {
     ".csv": "csv",
@@ -98,6 +103,13 @@ class InputSpec:
         Logs: an item attribute table (CSV/TSV or Parquet, one row per item; :mod:`likewise.readers.attrs`)
         whose tokens (``attr:category=outdoor``) are compiled into the sequences that hold each item, and
         the table's item column (default: its first). An item key of the log may not start ``attr:``.
+    on_bad_rows : {"raise", "skip"}
+        Logs: a row with a null or empty key (basket, item, customer, order, time) or a null quantity
+        stops the read with an error naming the file, the column and the row (``"raise"``), or is left
+        out and counted by cause (``"skip"``: the counts are the corpus's ``skipped_rows``).
+    na_values : tuple of str, optional
+        Logs: texts that mean a missing value in any column read (``("NA", "NULL")``); by default only an
+        empty field is missing, so a product keyed ``NA`` is a product. A str is split at commas.
     sql, uri : str, optional
         A log read by a query instead of from files (:mod:`likewise.readers.sources`): ``sql`` is the
         query, ``uri`` the database (``postgresql://user@host/db``, ``sqlite:///orders.db``, a
@@ -126,6 +138,8 @@ class InputSpec:
     type_cols: tuple[tuple[str, str], ...] | None = None
     attrs: str | None = None
     attrs_item_col: str | None = None
+    on_bad_rows: str = "raise"
+    na_values: tuple[str, ...] | None = None
     sql: str | None = None
     uri: str | None = None
 
@@ -167,6 +181,7 @@ class InputSpec:
             if not self.basket_col:
                 raise InputError("attrs (item attributes) apply to a log with basket_col and item_col")
         self._check_roles()
+        self._check_bad_rows()
         typing = self.typing()  # checks the typing options
         if typing is not None:
             object.__setattr__(self, "item_col", typing.item_col)  # "(a, b)" with type_cols
@@ -178,6 +193,24 @@ class InputSpec:
                 raise InputError("sessions need a customer column and a time column (--user-col, --time-col)")
             if self.order_col:
                 raise InputError("sessions are ordered by time_col: give no order_col with them")
+
+    def _check_bad_rows(self) -> None:
+        """``on_bad_rows`` one of :data:`ON_BAD_ROWS`; ``na_values`` as a tuple of texts (None: none)."""
+        if self.on_bad_rows not in ON_BAD_ROWS:
+            raise InputError(
+                f"on_bad_rows == {self.on_bad_rows!r}, must be one of {', '.join(map(repr, ON_BAD_ROWS))}"
+            )
+        na = self.na_values
+        if isinstance(na, str):
+            na = [v.strip() for v in na.split(",")]
+        if na is not None:
+            na = tuple(str(v) for v in na)
+            if not na or any(v == "" for v in na):
+                raise InputError(
+                    f"na_values == {self.na_values!r}: give the texts that mean a missing value, e.g. "
+                    "'NA,NULL' (an empty field is missing already)"
+                )
+            object.__setattr__(self, "na_values", na)
 
     def _check_roles(self) -> None:
         """A column read as two keys (basket and item, item and type, two types) is refused naming both."""
@@ -211,6 +244,10 @@ class InputSpec:
                 out[name] = [list(pair) for pair in getattr(self, name)]
         if self.tokenize != "none":
             out["tokenize"] = self.tokenize
+        if self.on_bad_rows != "raise":
+            out["on_bad_rows"] = self.on_bad_rows
+        if self.na_values is not None:
+            out["na_values"] = list(self.na_values)
         if self.attrs is not None:
             out["attrs"] = str(Path(self.attrs).expanduser().resolve())
         return out

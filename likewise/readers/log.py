@@ -120,6 +120,9 @@ class LogScan:
         The files read, so pass 2 reads the same ones.
     user_keys : list of str or None
         With ``user_col``: the distinct customers, in order of first appearance in the log.
+    skipped : dict of str to int
+        Rows left out by cause (``on_bad_rows="skip"``), e.g. ``{"null 'product_id'": 3}``; not in
+        ``n_rows``.
     """
 
     keys: list[str]
@@ -130,6 +133,7 @@ class LogScan:
     est_bytes: int  # bytes of the (hash, basket, order, id) rows once in memory
     files: list[Path] = field(default_factory=list)
     user_keys: list[str] | None = None
+    skipped: dict[str, int] = field(default_factory=dict)
 
 
 def _basket_fits_int64(t: pa.DataType) -> bool:
@@ -244,7 +248,8 @@ def scan_log(spec: InputSpec, files: list[Path] | None = None, *, progress: bool
     order_types: list[pa.DataType] = []
     users: list[pa.Array] = []
     last_path = None
-    for path, first_row, batch in iter_log_batches(spec, files, fmt):
+    batches = iter_log_batches(spec, files, fmt)
+    for path, first_row, batch in batches:
         if progress and path != last_path:
             log_progress(f"counting items in {path}", progress)
             last_path = path
@@ -281,6 +286,7 @@ def scan_log(spec: InputSpec, files: list[Path] | None = None, *, progress: bool
         est_bytes=est,
         files=files,
         user_keys=pc.unique(pa.concat_arrays(users)).to_pylist() if spec.user_col else None,
+        skipped=dict(batches.skipped),
     )
 
 

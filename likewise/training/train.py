@@ -159,7 +159,8 @@ def fit(data: Any, read: Any, config: TrainConfig, run: Run, steps: Sequence[Ste
         config = dataclasses.replace(config, min_count=min_count_for(config))
         if d.active and not d.main:  # rank 0 compiles (and caches) the corpus first; the others reuse it
             distributed.barrier(d, "waiting for rank 0 to compile the corpus")
-        corpus = _as_corpus(source, config, run, stack)
+        with source.messages():  # a table in memory: its own rows named, not its Parquet copy's
+            corpus = _as_corpus(source, config, run, stack)
         if d.active and d.main:
             distributed.barrier(d, "compiling the corpus")
         if corpus is source.data:
@@ -290,6 +291,8 @@ def _train_corpus(
             # orders of a log longer than text lines may be, cut into pieces (the summary says so)
             "cut_sequences": int(manifest.get("cut_sequences") or 0),
             "max_sequence_length": manifest.get("max_sequence_length"),
+            # rows of a log left out (on_bad_rows="skip"), by cause
+            "skipped_rows": dict(source.get("skipped_rows") or {}),
         },
         **run_notes(history, mode_reason, sample_reason, vocab),
         **notes,
