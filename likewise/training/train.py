@@ -79,9 +79,12 @@ def train(data: Any = None, config: TrainConfig | None = None, *, steps: Sequenc
         is open (customer vectors: :func:`likewise.retail.fit.after_training`).
     **options
         The reading options of :class:`likewise.readers.ReadOptions` (``basket_col``, ``item_col``,
-        ``order_col``, ``user_col``, ``time_col``, ``sessions``, ``tokenize``, ...); how the run goes
+        ``order_col``, ``user_col``, ``time_col``, ``sessions``, ``tokenize``, ``on_bad_rows``,
+        ``na_values``, ...); how the run goes
         (:data:`RUN_OPTIONS`: ``callback``, called with an :class:`EpochStats` after every epoch;
-        ``progress``, default only when stderr is a terminal; ``cache_dir``, where compiled corpora are
+        ``progress``, ``"auto"`` (the default: a bar when stderr is a terminal, otherwise a line per
+        phase and per pass through the ``likewise`` logger), ``"bar"``, ``"log"`` (the lines, on stderr
+        when logging is not set up to show them) or ``"none"``; ``cache_dir``, where compiled corpora are
         cached; ``checkpoint_dir``, a checkpoint of the run kept in ``checkpoint_dir/checkpoint`` and
         written atomically after every epoch, a directory that holds one refused unless ``resume``;
         ``checkpoint_every``, minutes between checkpoints inside an epoch; ``resume``, continue from
