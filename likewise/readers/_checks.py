@@ -180,7 +180,7 @@ def _number_seconds(path: Path | str, name: str, col: pa.Array, first_row: int) 
 
 def _text_micros(path: Path | str, name: str, strings: pa.Array, first_row: int) -> np.ndarray:
     """ISO 8601 text as int64 microseconds since 1970, UTC: a time with an offset is converted to UTC,
-    one without is taken as it is (as before: local times are the user's)."""
+    one without is taken as it is (local times are the user's)."""
     zoned = pc.fill_null(pc.match_substring_regex(strings, _ZONED), False).to_numpy(zero_copy_only=False)
     out = np.empty(len(strings), dtype=np.int64)
     for mask, unit in ((~zoned, pa.timestamp("us")), (zoned, pa.timestamp("us", tz="UTC"))):

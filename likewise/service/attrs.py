@@ -2,7 +2,7 @@
 
 ``likewise serve MODEL --item-attrs FILE`` (``--labels FILE`` is the same option) reads a CSV / TSV /
 Parquet table with a header, one row per item -- ``products.csv`` of ``likewise datasets retail`` as it
-is -- or, as before, headerless ``item<TAB>label`` lines. The table is matched against the model's keys
+is -- or headerless ``item<TAB>label`` lines. The table is matched against the model's keys
 once, at load, so a file that cannot be read, has no data rows, or names none of the model's items is an
 error naming the file and what it holds; the map is never silently grey.
 
