@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ._fileio import atomic_file
+from ._groups import OTHER_COLOUR, PALETTE, is_other, top_groups
 from ._targets import check_outside_saved
 from .errors import InputError, MissingDependencyError
 
@@ -108,7 +109,8 @@ def plot_map(
     path : path
         Output file; ``.png`` or ``.svg``.
     labels : mapping, optional
-        Name -> label; each label gets a colour and a legend entry.
+        Name -> label; each label gets a colour and a legend entry (up to 40 labels; with more, the 39
+        most common and "other (N values)", as in the explorer: :mod:`likewise._groups`).
     annotate : sequence of str or int, optional
         Names to write beside their dots, or the first N rows; default: all when n <= 60.
     title : str
@@ -120,13 +122,21 @@ def plot_map(
         raise InputError(f"coords shape {coords.shape} does not match {len(names)} names with 2 columns")
     fig, ax = plt.subplots(figsize=(7, 6), dpi=DPI)
     if labels:
-        groups = sorted({labels.get(n, "?") for n in names})
-        cmap = plt.get_cmap("tab10" if len(groups) <= 10 else "tab20")
+        # the explorer's rule: up to MAX_GROUPS colours, the rest of many labels "other (N values)" in grey
+        shown = np.array(top_groups([labels.get(n, "?") for n in names]), dtype=object)
+        present = set(shown.tolist())
+        groups = sorted(g for g in present if not is_other(g)) + sorted(g for g in present if is_other(g))
         for gi, g in enumerate(groups):
-            m = np.array([labels.get(n, "?") == g for n in names])
-            ax.scatter(coords[m, 0], coords[m, 1], s=36, color=cmap(gi % cmap.N), label=g, alpha=0.85)
-        if len(groups) <= 20:  # beyond that a legend hides the map
+            m = shown == g
+            colour = OTHER_COLOUR if is_other(g) else PALETTE[gi % len(PALETTE)]
+            ax.scatter(coords[m, 0], coords[m, 1], s=36, color=colour, label=g, alpha=0.85)
+        if len(groups) <= 10:
             ax.legend(loc="best", fontsize=8, frameon=False)
+        else:  # beside the map, where it hides nothing: one column up to 20 labels, two up to 40
+            ax.legend(
+                loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=6, frameon=False,
+                ncol=1 if len(groups) <= 20 else 2, handletextpad=0.2, columnspacing=0.8,
+            )  # fmt: skip
     else:
         ax.scatter(coords[:, 0], coords[:, 1], s=20, alpha=0.8)
     if annotate is None:

@@ -248,6 +248,29 @@ def test_pages_that_walk_through_commands_check_them() -> None:
     assert not quoted, f"transcripts not run by the docs test (mark them <!-- docs-test -->): {quoted}"
 
 
+#: How the work was done, which a user's page or the code's comments do not need: issue numbers and
+#: sessions (the developers' guide keeps ``grep -rniE "issue [0-9]+|previous session"`` empty).
+HISTORY = re.compile(r"issue [0-9]+|previous session", re.IGNORECASE)
+
+
+def test_the_pages_and_the_code_speak_to_users_not_of_the_work() -> None:
+    """README.md, docs/ and the package say what the tool does and how well, never the history of the work."""
+    files = [
+        *DOCS,
+        *(p for p in sorted((ROOT / "likewise").rglob("*")) if p.is_file() and "__pycache__" not in p.parts),
+    ]
+    found = []
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:  # a picture or other binary file
+            continue
+        for n, line in enumerate(text.splitlines(), 1):
+            if HISTORY.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()[:100]}")
+    assert not found, "history of the work in user-facing text:\n" + "\n".join(found)
+
+
 @pytest.mark.parametrize(
     "shown,printed,ok",
     [

@@ -282,3 +282,90 @@ def test_umap_is_a_third_projection_when_umap_learn_is_there(shop, monkeypatch):
     assert seen["metric"] == "cosine" and seen["n_components"] == 2 and seen["random_state"] == 0
     off = http.post("/models/shop/coords", json={"items": [emb.keys[70]], "projection": "umap"}).json()
     assert len(off["x"]) == 1  # an item outside the map, near its neighbours there
+
+
+def _catalogue(n: int = 300) -> tuple[list[str], str]:
+    """``n`` product keys and a products.csv shaped like the Complete Journey's: a name, 30 departments,
+    a brand of two values, a shelf of 60 values and a manufacturer id of 120 (whole numbers)."""
+    keys = [f"p{i}" for i in range(n)]
+    rows = ['"product_id","name","department","brand","shelf","manufacturer_id"']
+    for i, k in enumerate(keys):
+        brand = "National" if i % 3 else "Private"
+        rows.append(f'"{k}","thing {i}","DEPT {i % 30:02d}","{brand}","shelf {i % 60}",{1000 + i % 120}')
+    return keys, "\n".join(rows) + "\n"
+
+
+def test_thirty_departments_colour_the_map_by_department_and_an_id_is_a_category(tmp_path):
+    """30 departments (the Complete Journey has 30, its 50-household sample 25) are the default colour,
+    each a value of its own; the manufacturer's id is never cut into numeric bands: its 120 values are
+    the 39 most common and "other"; a shelf of 60 values the same."""
+    keys, text = _catalogue()
+    (tmp_path / "products.csv").write_text(text)
+    a = read_item_attrs(tmp_path / "products.csv", keys)
+    assert a.colour_column == "department"
+    assert len(set(a.groups["department"])) == 30 and a.groups["department"] == a.values["department"]
+    assert a.numeric == [] and "manufacturer_id" in a.colourable
+    ids = a.groups["manufacturer_id"]
+    assert not any("–" in g for g in ids)  # no band such as "1.02e+03 – 1.05e+03"
+    assert len(set(ids)) == 40 and ids.count("other (81 values)") == 300 - 39 * 3
+    assert ids[0] == "1000" and a.values["manufacturer_id"][0] == "1000"
+    assert len(set(a.groups["shelf"])) == 40 and "other (21 values)" in a.groups["shelf"]
+    assert all(g is None for g in a.groups["name"]) and "name" not in a.colourable  # all different
+
+
+def test_what_is_an_id():
+    import numpy as np
+
+    from likewise._groups import id_like, top_groups
+
+    for name in ("id", "manufacturer_id", "Store ID", "store-id", "storeId", "SKU_ID"):
+        assert id_like(name), name
+    for name in ("paid", "grid", "valid", "price", "idea"):
+        assert not id_like(name), name
+    assert id_like("code", np.arange(100.0) * 7)  # whole numbers, all different: codes
+    assert not id_like("price", np.arange(100.0) / 3)  # fractions: an amount
+    assert not id_like("size", np.arange(100.0) % 5)  # whole numbers that repeat: an amount
+    assert top_groups(["a", "b", None]) == ["a", "b", None]
+    assert top_groups(["a", "a", "b", "c", "d"], limit=3) == [
+        "a",
+        "a",
+        "b",
+        "other (2 values)",
+        "other (2 values)",
+    ]
+
+
+def test_the_png_map_has_a_colour_and_a_legend_entry_for_each_of_thirty_labels(tmp_path, monkeypatch):
+    """The PNG map follows the explorer's rule: 30 departments, 30 colours and 30 legend entries (tab20
+    repeated its colours past 20 and dropped the legend); 50 labels, the 39 most common and "other"."""
+    pytest.importorskip("matplotlib")
+    import numpy as np
+
+    from likewise import plot
+
+    figs = []
+    monkeypatch.setattr(plot, "_save", lambda fig, path: figs.append(fig) or path)
+    names = [f"p{i}" for i in range(300)]
+    coords = np.random.default_rng(0).standard_normal((300, 2))
+    for n_labels, shown in ((30, 30), (50, 40)):
+        labels = {k: f"dept {i % n_labels:02d}" for i, k in enumerate(names)}
+        plot.plot_map(coords, names, tmp_path / "map.png", labels=labels, annotate=0)
+        ax = figs[-1].axes[0]
+        entries = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert len(entries) == shown
+        colours = {tuple(c.get_facecolor()[0]) for c in ax.collections}
+        assert len(colours) == shown
+    assert entries[-1] == "other (11 values)"
+
+
+def test_the_page_and_the_png_map_share_one_palette():
+    """map.js's PALETTE and OTHER are likewise/_groups.py's, colour for colour."""
+    import re
+    from pathlib import Path
+
+    from likewise._groups import MAX_GROUPS, OTHER_COLOUR, PALETTE
+
+    js = (Path(__file__).parent.parent / "likewise" / "service" / "static" / "map.js").read_text()
+    block = re.search(r"const PALETTE = \[(.*?)\];", js, re.S).group(1)
+    assert tuple(re.findall(r'"(#[0-9a-f]{6})"', block)) == PALETTE and len(PALETTE) == MAX_GROUPS
+    assert f'const OTHER = "{OTHER_COLOUR}";' in js

@@ -202,7 +202,7 @@ def test_colour_by_any_column_and_a_second_projection(page, served, shots):
     base, shop, _, products = served
     open_page(page, base, "?model=shop")
     options = page.eval_on_selector_all("#colour option", "els => els.map(e => e.value)")
-    assert options == ["department", "aisle", "popularity"]
+    assert options == ["department", "aisle", "popularity", "complement"]  # every column with groups
     assert page.input_value("#colour") == "department"
     legend = page.inner_text("#legend")
     assert all(d in legend for d in {p["department"] for p in products.values()})

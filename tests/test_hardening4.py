@@ -31,6 +31,8 @@ def strict_json(path: Path) -> dict:
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    if argv and argv[0] == "train" and "--progress" not in argv:
+        argv = [*argv, "--progress", "none"]  # the error alone on stderr (progress: tests/test_progress.py)
     code = main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err

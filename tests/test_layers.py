@@ -45,7 +45,8 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise._targets",  # where an output may go: never inside a saved folder, nor over one unasked
             "likewise._readfile",  # bounded reads of files others wrote: JSON, .npy, no FIFO, no "../"
             "likewise._pages",  # pages of a memory-mapped array given back after each block of a pass
-            "likewise._progress",  # tqdm or one line per epoch
+            "likewise._progress",  # a bar, a line per phase and per pass (the likewise logger), or nothing
+            "likewise._groups",  # colour groups: the palette, at most MAX_GROUPS values, id-like columns
             "likewise._threads",  # BLAS threads for a query size (the one policy)
             "likewise._budget",  # a time budget: parsed, and kept by estimating the next trial
             "likewise._lineage",  # a new version's meta: its parent and its own step (update, place)

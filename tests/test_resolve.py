@@ -169,6 +169,7 @@ def test_progress_unset_follows_the_terminal(monkeypatch):
     """``progress`` not given: a bar only when stderr is a terminal (as before the one path)."""
     import sys
 
+    from likewise._progress import Progress
     from likewise.training.train import Run
 
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
@@ -182,7 +183,7 @@ def test_progress_unset_follows_the_terminal(monkeypatch):
 
     monkeypatch.setattr(Run, "of", classmethod(spy))
     likewise.train([["a", "b"], ["b", "c"]] * 5, dim=4, epochs=1, min_count=1, backend="cpu")
-    assert seen["progress"] is True
+    assert seen["progress"] == Progress("bar")
 
 
 def test_train_from_log_is_an_order_log_without_customers(tmp_path):

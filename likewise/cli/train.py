@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from likewise._progress import MODES, MODES_HELP, lines_to_stderr
 from likewise.errors import LikewiseError
 
 from ._common import Commands, add_cache_dir, emit, fields_table, input_group, positive_int
@@ -37,14 +38,13 @@ _NOTES = (
     "similar_reason",
     "dropped",
     "orders_cut",
+    "skipped_rows",
     "next_basket",
 )
 
 
 def cmd_train(args: argparse.Namespace) -> None:
     """Train a space from ``args.input`` and save it to ``args.output``."""
-    from likewise.readers import InputSpec
-    from likewise.retail.fit import train
     from likewise.space.store import check_target
     from likewise.training.checkpoint import check_apart
     from likewise.training.train import TrainConfig
@@ -52,22 +52,31 @@ def cmd_train(args: argparse.Namespace) -> None:
     check_target(args.output, overwrite=args.overwrite)  # fail before training, not after
     check_apart(args.checkpoint_dir, args.output)
     config = TrainConfig(**{f: getattr(args, f) for f in _CONFIG_FIELDS})
-    emb = train(
-        # with --query, INPUT names the one database (the resolver says so when more are given)
-        args.input if args.query is not None else InputSpec(paths=tuple(args.input)),
-        config,
-        **_read_options(args),
-        progress=False if args.quiet else None,
-        cache_dir=args.cache_dir,
-        checkpoint_dir=args.checkpoint_dir,
-        checkpoint_every=args.checkpoint_every,
-        resume=args.resume,
-    )
+    with lines_to_stderr():  # the command is the application: its log lines go to stderr
+        emb = _train(args, config)
     if emb is None:  # a rank other than 0 under torchrun: rank 0 saves the space and reports
         return None
     emb.save(args.output, overwrite=args.overwrite)
     _emit_train_summary(
         args, emb, _retail_summary(args, emb) if "retail" in emb.meta else _summary(args, emb)
+    )
+
+
+def _train(args: argparse.Namespace, config: Any) -> Any:
+    """The space of ``likewise train``'s input, options and ``config``."""
+    from likewise.readers import InputSpec
+    from likewise.retail.fit import train
+
+    return train(
+        # with --query, INPUT names the one database (the resolver says so when more are given)
+        args.input if args.query is not None else InputSpec(paths=tuple(args.input)),
+        config,
+        **_read_options(args),
+        progress="none" if args.quiet else args.progress,
+        cache_dir=args.cache_dir,
+        checkpoint_dir=args.checkpoint_dir,
+        checkpoint_every=args.checkpoint_every,
+        resume=args.resume,
     )
 
 
@@ -81,6 +90,7 @@ def _read_options(args: argparse.Namespace) -> dict[str, Any]:
     read |= {"sessions": args.sessions, "type_col": args.type_col, "type_map": args.type_map}
     read |= {"type_cols": _type_cols(args.type_cols), "item_attrs": args.item_attrs}
     read |= {"attrs_item_col": args.attrs_item_col, "basket_scope": args.basket_scope}
+    read |= {"on_bad_rows": args.on_bad_rows, "na_values": args.na_values}
     if ReadOptions(**read).order_log:  # an order log's time orders its orders: --order-col names it too
         read["time_col"] = args.time_col or args.order_col
     else:
@@ -134,6 +144,7 @@ def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, A
         "similar_reason": report.similar.reason,
         "dropped": dropped.to_dict() if dropped is not None else None,
         "orders_cut": report.corpus.get("cut_sequences", 0),
+        "skipped_rows": report.skipped_rows,
         # how the next-basket weights did on held-out baskets (JSON only: the text notes stay as they were)
         "next_basket": (emb.customers.config.get("next_basket") or {}).get("validation")
         if emb.customers is not None
@@ -153,6 +164,7 @@ def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, A
         f"similar (neighbours): {summary['similar_reason'] or '-'}",
         dropped.summary(emb.vocab.what) if dropped is not None else "dropped: not recorded",
         *_cut_note(report.corpus),
+        *_skipped_note(report.skipped_rows),
     ]
     emit(args, summary, fields_table(rows) + "\n" + "\n".join(notes))
 
@@ -165,6 +177,15 @@ def _cut_note(corpus: dict[str, Any]) -> list[str]:
         return []
     orders = "order" if n == 1 else "orders"
     return [f"{n:,} {orders} longer than {cap:,} lines cut into consecutive orders of at most {cap:,}"]
+
+
+def _skipped_note(skipped: dict[str, int]) -> list[str]:
+    """The line on rows left out (``--on-bad-rows skip``), by cause; none when no row was."""
+    if not skipped:
+        return []
+    n = sum(skipped.values())
+    causes = ", ".join(f"{k} {v:,}" for k, v in skipped.items())
+    return [f"skipped {n:,} bad {'row' if n == 1 else 'rows'} (--on-bad-rows skip): {causes}"]
 
 
 def _retail_summary(args: argparse.Namespace, emb: Any) -> dict[str, Any]:
@@ -354,6 +375,27 @@ def _typed_options(y: argparse._ActionsContainer) -> None:
     )
 
 
+def _bad_row_options(g: argparse._ActionsContainer) -> None:
+    """What a log row without a key does, and which texts mean a missing value (InputSpec)."""
+    from likewise.readers import ON_BAD_ROWS
+
+    g.add_argument(
+        "--on-bad-rows",
+        choices=ON_BAD_ROWS,
+        default=ON_BAD_ROWS[0],
+        help="a log row with a null or empty key (basket, item, customer, time) or a null quantity: raise "
+        "(stop, naming the file, column and row) or skip (leave it out; the summary counts them by "
+        "cause) (default: %(default)s)",
+    )
+    g.add_argument(
+        "--na-values",
+        default=None,
+        metavar="TEXT,...",
+        help="texts that mean a missing value in a log, e.g. NA,NULL (default: only an empty field; a "
+        "product keyed NA is a product)",
+    )
+
+
 def _model_options(m: argparse._ActionsContainer) -> None:
     """The model's hyper-parameters (TrainConfig)."""
     config_option(
@@ -437,7 +479,8 @@ def _run_options(r: argparse._ActionsContainer) -> None:
         help="items of the exact item-item fit (16 x items^2 bytes); a larger catalogue is fitted on "
         "its most frequent ones (default: %(default)s)",
     )
-    r.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+    r.add_argument("--progress", choices=MODES, default=MODES[0], help=MODES_HELP)
+    r.add_argument("--quiet", action="store_true", help="no progress and no summary (--progress none)")
 
 
 def _checkpoint_options(c: argparse._ActionsContainer) -> None:
@@ -482,6 +525,7 @@ def register(commands: Commands) -> None:
     t.add_argument("-o", "--output", required=True, metavar="MODEL", help="folder to save the space in")
     t.add_argument("--overwrite", action="store_true", help="replace an existing saved space")
     g = input_group(t)
+    _bad_row_options(g)
     _vocab_options(g)
     _order_log_options(t.add_argument_group("order log: products and customers (likewise.retail)"))
     _typed_options(t.add_argument_group("typed items and side information (likewise.retail.typed, .side)"))

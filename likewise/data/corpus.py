@@ -474,7 +474,7 @@ def build_corpus(
             broken = True  # rebuild below and replace it
         else:
             if progress:
-                readers.log_progress(f"using cached corpus {final}")
+                readers.log_progress(f"using cached corpus {final}", progress)
             touch(final)
             evict(root, final, bound)
             return corpus

@@ -294,7 +294,9 @@ def compile_sequences(
     keys = [k if type(k) is str else str(k) for k in keys]
     if progress:
         dt = time.perf_counter() - t0
-        readers.log_progress(f"read {n_tokens:,} tokens, {len(keys):,} distinct {what}s in {dt:.1f}s")
+        readers.log_progress(
+            f"read {n_tokens:,} tokens, {len(keys):,} distinct {what}s in {dt:.1f}s", progress
+        )
     n_seq = prov_lengths.stat().st_size // 8
     if n_tokens == 0:
         raise InputError(f"the input holds no {what}s ({n_seq} sequences, all empty)")
@@ -329,7 +331,7 @@ def compile_sequences(
     if progress:
         dt = time.perf_counter() - t0
         readers.log_progress(
-            f"compiled {n_tokens:,} tokens in {dt:.1f}s ({n_tokens / max(dt, 1e-9):,.0f} tokens/s)"
+            f"compiled {n_tokens:,} tokens in {dt:.1f}s ({n_tokens / max(dt, 1e-9):,.0f} tokens/s)", progress
         )
     return manifest
 
@@ -408,6 +410,8 @@ def compile_log(
     scan = readers.scan_log(spec, files, progress=progress)
     # the log's own rows: a summary's "lines" (input_tokens also counts the attribute tokens added)
     description = {**description, "log_rows": int(scan.n_rows)}
+    if scan.skipped:  # rows left out (on_bad_rows="skip"), by cause: the summary and emb.report say so
+        description["skipped_rows"] = scan.skipped
     vocab = make_vocab(dict(zip(scan.keys, scan.counts.tolist(), strict=True)), min_count, max_items, what)
     scratch = folder / "spill"
     scratch.mkdir()
@@ -435,7 +439,8 @@ def compile_log(
     if progress:
         dt = time.perf_counter() - t0
         readers.log_progress(
-            f"compiled {scan.n_rows:,} rows in {dt:.1f}s ({scan.n_rows / max(dt, 1e-9):,.0f} rows/s)"
+            f"compiled {scan.n_rows:,} rows in {dt:.1f}s ({scan.n_rows / max(dt, 1e-9):,.0f} rows/s)",
+            progress,
         )
     return manifest
 

@@ -1,13 +1,13 @@
 """Where compiled corpora are cached, and the bound on the cache's size.
 
 :func:`~likewise.data.corpus.build_corpus` keeps each compiled input in ``ROOT/KEY`` (``KEY``: 32 hex
-characters of :func:`~likewise.data.corpus.cache_key`). Without a bound the cache only grew (169 MB
-after one hostile-user probe, issue 43), so every build or use of an entry marks it used (its folder's
-modification time) and then evicts the least recently used entries until the cache holds at most
-``LIKEWISE_CACHE_MAX`` bytes; the entry in use is never evicted, nor one used in the last minute (another
-process may be about to open it). An entry is removed by renaming it
-aside first (:func:`likewise._fileio.discard`), so another process opening it sees it whole or not at
-all, and rebuilds it; one that has it open already keeps reading (its files stay while open, on POSIX).
+characters of :func:`~likewise.data.corpus.cache_key`). Without a bound the cache would grow with every
+new input, so every build or use of an entry marks it used (its folder's modification time) and then
+evicts the least recently used entries until the cache holds at most ``LIKEWISE_CACHE_MAX`` bytes; the
+entry in use is never evicted, nor one used in the last minute (another process may be about to open
+it). An entry is removed by renaming it aside first (:func:`likewise._fileio.discard`), so another
+process opening it sees it whole or not at all, and rebuilds it; one that has it open already keeps
+reading (its files stay while open, on POSIX).
 """
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ MAX_EXP = 6.0
 #: ``< -SETTLED`` for a negative) gets no update: its sigmoid is 1 to 14 digits, but the clip at
 #: ``MAX_EXP`` would still give it the gradient at 6 (0.0025 x lr), and where nothing pulls back (two
 #: items that are always bought together, each the other's only negative) that constant step grows the
-#: rows geometrically, to infinity (issue 43 item 5). Normal training never reaches it (scores stay
+#: rows geometrically, to infinity. Normal training never reaches it (scores stay
 #: within about +-15), so its vectors are unchanged; word2vec's C tool stops at 6 itself.
 SETTLED = 32.0
 
@@ -368,8 +368,8 @@ def validate_group(group: object) -> int:
 # another one calls is also copied into the caller and optimised again there; the copies are one
 # symbol, and a process runs whichever it loaded first. A cold process compiles (so loads) the callee
 # first, a warm one loads only the caller's copy from numba's cache, and under fastmath the two round
-# differently: deterministic runs gave different vectors with a cold and a warm compile cache (issue 29;
-# tests/test_cold_cache_determinism.py checks the rule and the vectors).
+# differently: deterministic runs would give different vectors with a cold and a warm compile cache
+# (tests/test_cold_cache_determinism.py checks the rule and the vectors).
 
 
 @njit(fastmath=True, nogil=True, cache=True, inline="always")

@@ -15,13 +15,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import InputError
 from ._files import InputSpec, arrow_reason, compression, first_line, named_files, no_data_error
 
-__all__ = ["iter_log_batches", "read_columns", "refuse_null_rows", "refuse_twice"]
+__all__ = ["LogBatches", "iter_log_batches", "read_columns", "refuse_null_rows", "refuse_twice"]
 
 _BATCH_BYTES = 4 * 2**20  # CSV / JSON block size; Arrow reads several blocks ahead, so this caps memory
 _PARQUET_BATCH_ROWS = 1 << 20
@@ -78,7 +80,7 @@ def _csv_batches(path: Path, spec: InputSpec, cols: list[str], typing=None) -> I
         include_columns=cols,
         column_types=column_types,
         strings_can_be_null=True,
-        null_values=[""],
+        null_values=["", *(spec.na_values or ())],  # only what the user says is missing
         quoted_strings_can_be_null=False,
     )
     read = pcsv.ReadOptions(block_size=_BATCH_BYTES)
@@ -186,10 +188,25 @@ def _parquet_batches(path: Path, cols: list[str]) -> Iterator[pa.RecordBatch]:
         yield from pf.iter_batches(batch_size=_PARQUET_BATCH_ROWS, columns=cols)
 
 
-def iter_log_batches(
-    spec: InputSpec, files: list[Path], fmt: str
-) -> Iterator[tuple[Path, int, pa.RecordBatch]]:
-    """Yield ``(path, first_row, batch)`` with columns basket, item[, order][, user][, time] in that order.
+class LogBatches:
+    """The batches of a log: iterate for ``(path, first_row, batch)`` (:func:`iter_log_batches`).
+
+    After a pass, :attr:`skipped` holds the rows left out by cause (``{"null 'product_id'": 3}``) when the
+    spec skips bad rows (``on_bad_rows="skip"``); a row bad in two columns counts once, under the first.
+    """
+
+    def __init__(self, spec: InputSpec, files: list[Path], fmt: str) -> None:
+        self.spec, self.files, self.fmt = spec, files, fmt
+        self.skipped: dict[str, int] = {}
+
+    def __iter__(self) -> Iterator[tuple[Path, int, pa.RecordBatch]]:
+        self.skipped = {}
+        return _log_batches(self.spec, self.files, self.fmt, self.skipped)
+
+
+def iter_log_batches(spec: InputSpec, files: list[Path], fmt: str) -> LogBatches:
+    """The batches ``(path, first_row, batch)`` of a log, with columns basket, item[, order][, user][, time]
+    in that order (a :class:`LogBatches`: after a pass it holds the rows skipped).
 
     Parameters
     ----------
@@ -209,6 +226,10 @@ def iter_log_batches(
     batch : pyarrow.RecordBatch
         A non-empty batch of the basket, item[, order] columns.
 
+    Texts in ``spec.na_values`` are nulls; with ``spec.on_bad_rows == "skip"`` a row with a null or empty
+    key (basket, item, order, customer, time) or a null quantity is left out and counted, so every pass
+    over the log reads the same rows. ``first_row`` counts the rows of the file, those left out too.
+
     Raises
     ------
     InputError
@@ -216,6 +237,13 @@ def iter_log_batches(
         input without data rows; a file without data rows found in a folder (an empty Spark part) is
         skipped.
     """
+    return LogBatches(spec, files, fmt)
+
+
+def _log_batches(
+    spec: InputSpec, files: list[Path], fmt: str, skipped: dict[str, int]
+) -> Iterator[tuple[Path, int, pa.RecordBatch]]:
+    """:func:`iter_log_batches`'s pass; rows left out are added to ``skipped`` by cause."""
     typing = spec.typing()
     cols = _log_columns(spec)
     read = read_columns(spec, typing)
@@ -237,11 +265,17 @@ def iter_log_batches(
         try:
             for batch in batches:
                 if batch.num_rows:
+                    first, row = row, row + batch.num_rows
+                    if spec.na_values:
+                        batch = _as_missing(batch, spec.na_values)
+                    if spec.on_bad_rows == "skip":
+                        batch = _without_bad_rows(batch, spec, typing is None, skipped)
+                        if not batch.num_rows:
+                            continue
                     if typing is not None:  # the item column now holds "type:item" keys
-                        table = typing.apply(path, pa.Table.from_batches([batch]), row).combine_chunks()
+                        table = typing.apply(path, pa.Table.from_batches([batch]), first).combine_chunks()
                         batch = table.to_batches()[0]
-                    yield path, row, batch.select(cols)
-                    row += batch.num_rows
+                    yield path, first, batch.select(cols)
         except _EmptyFileError:
             if is_named:
                 raise
@@ -253,3 +287,42 @@ def iter_log_batches(
         total += row
     if total == 0:
         raise no_data_error(spec, len(files), "data rows")
+
+
+def _as_missing(batch: pa.RecordBatch, na_values: tuple[str, ...]) -> pa.RecordBatch:
+    """``batch`` with the texts of ``na_values`` as nulls, in every text column (a CSV's are already)."""
+    missing = pa.array(list(na_values), pa.string())
+    columns = []
+    for col in batch.columns:
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            hit = pc.is_in(col, value_set=missing.cast(col.type))
+            if pc.any(hit).as_py():
+                col = pc.if_else(hit, pa.scalar(None, col.type), col)
+        columns.append(col)
+    return pa.RecordBatch.from_arrays(columns, schema=batch.schema)
+
+
+def _without_bad_rows(
+    batch: pa.RecordBatch, spec: InputSpec, item_is_key: bool, skipped: dict[str, int]
+) -> pa.RecordBatch:
+    """``batch`` without its rows that have a null or empty key or a null quantity; the rows left out are
+    added to ``skipped`` by cause (a row under its first bad column)."""
+    keys = [spec.basket_col, spec.item_col if item_is_key else None, spec.order_col, spec.user_col]
+    keys += [spec.time_col]
+    names = batch.schema.names
+    bad: Any = None
+    for name in [*keys, spec.quantity_col]:
+        if not name or name not in names:
+            continue
+        col = batch.column(names.index(name))
+        causes = [("null", col.is_null())]
+        if name != spec.quantity_col and (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+            causes.append(("empty", pc.fill_null(pc.equal(pc.binary_length(col), 0), False)))
+        for cause, mask in causes:
+            new = mask if bad is None else pc.and_(mask, pc.invert(bad))
+            n = pc.sum(new).as_py() or 0
+            if n:
+                key = f"{cause} {name!r}"
+                skipped[key] = skipped.get(key, 0) + n
+                bad = new if bad is None else pc.or_(bad, new)
+    return batch if bad is None else batch.filter(pc.invert(bad))

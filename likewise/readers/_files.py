@@ -13,7 +13,9 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from .._progress import note
 from .._secrets import redact
 from ..errors import InputError
 
@@ -22,6 +24,7 @@ __all__ = [
     "COMPRESSION_SUFFIXES",
     "FORMATS",
     "LOG_FORMATS",
+    "ON_BAD_ROWS",
     "TOKENIZE",
     "InputSpec",
     "compression",
@@ -43,6 +46,11 @@ LOG_FORMATS = ("csv", "parquet", "jsonl")
 TOKENIZE = ("none", "simple")
 #: What a basket of a log with customers is (``InputSpec.basket_scope``).
 BASKET_SCOPES = ("order", "customer")
+
+#: What a log row without a key (a null or empty basket, item, customer, time, ...) does
+#: (``InputSpec.on_bad_rows``, ``likewise train --on-bad-rows``): stop with its file, column and row, or
+#: be left out and counted (pandas' ``on_bad_lines``). The first is the default.
+ON_BAD_ROWS = ("raise", "skip")
 COMPRESSION_SUFFIXES = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".zstd": "zstd"}
 _EXTENSIONS = {
     ".csv": "csv",
@@ -105,6 +113,13 @@ class InputSpec:
         ``basket_col`` value, and an order holding lines of two customers is refused, counted with
         examples (order ids that restart, daily receipt numbers, would mix two customers' histories);
         ``"customer"``: the rows of one (customer, ``basket_col``) pair.
+    on_bad_rows : {"raise", "skip"}
+        Logs: a row with a null or empty key (basket, item, customer, order, time) or a null quantity
+        stops the read with an error naming the file, the column and the row (``"raise"``), or is left
+        out and counted by cause (``"skip"``: the counts are the corpus's ``skipped_rows``).
+    na_values : tuple of str, optional
+        Logs: texts that mean a missing value in any column read (``("NA", "NULL")``); by default only an
+        empty field is missing, so a product keyed ``NA`` is a product. A str is split at commas.
     sql, uri : str, optional
         A log read by a query instead of from files (:mod:`likewise.readers.sources`): ``sql`` is the
         query, ``uri`` the database (``postgresql://user@host/db``, ``sqlite:///orders.db``, a
@@ -134,6 +149,8 @@ class InputSpec:
     attrs: str | None = None
     attrs_item_col: str | None = None
     basket_scope: str = "order"
+    on_bad_rows: str = "raise"
+    na_values: tuple[str, ...] | None = None
     sql: str | None = None
     uri: str | None = None
 
@@ -183,6 +200,7 @@ class InputSpec:
                 f"basket_scope={self.basket_scope!r} makes each (customer, order) a basket: it needs a "
                 "customer column (user_col, --user-col) and applies to orders, not sessions"
             )
+        self._check_bad_rows()
         typing = self.typing()  # checks the typing options
         if typing is not None:
             object.__setattr__(self, "item_col", typing.item_col)  # "(a, b)" with type_cols
@@ -201,6 +219,24 @@ class InputSpec:
         fields["paths"] = tuple(redact(p) for p in self.paths)
         fields["uri"] = None if self.uri is None else redact(self.uri)
         return f"InputSpec({', '.join(f'{k}={v!r}' for k, v in fields.items())})"
+
+    def _check_bad_rows(self) -> None:
+        """``on_bad_rows`` one of :data:`ON_BAD_ROWS`; ``na_values`` as a tuple of texts (None: none)."""
+        if self.on_bad_rows not in ON_BAD_ROWS:
+            raise InputError(
+                f"on_bad_rows == {self.on_bad_rows!r}, must be one of {', '.join(map(repr, ON_BAD_ROWS))}"
+            )
+        na = self.na_values
+        if isinstance(na, str):
+            na = [v.strip() for v in na.split(",")]
+        if na is not None:
+            na = tuple(str(v) for v in na)
+            if not na or any(v == "" for v in na):
+                raise InputError(
+                    f"na_values == {self.na_values!r}: give the texts that mean a missing value, e.g. "
+                    "'NA,NULL' (an empty field is missing already)"
+                )
+            object.__setattr__(self, "na_values", na)
 
     def _check_roles(self) -> None:
         """A column read in two roles (basket and item, item and customer, time and quantity, ...) is
@@ -241,6 +277,10 @@ class InputSpec:
             out["basket_scope"] = self.basket_scope
         if self.order_ids:  # corpora compiled before order ids were kept lack them: a new key
             out["order_ids"] = True
+        if self.on_bad_rows != "raise":
+            out["on_bad_rows"] = self.on_bad_rows
+        if self.na_values is not None:
+            out["na_values"] = list(self.na_values)
         if self.attrs is not None:
             out["attrs"] = str(Path(self.attrs).expanduser().resolve())
         return out
@@ -484,12 +524,19 @@ def arrow_reason(e: BaseException, block: int) -> str:
     return text
 
 
-def log_progress(msg: str) -> None:
-    """Print one progress line, ``likewise: <msg>``, to stderr (flushed, so it shows at once).
+def log_progress(msg: str, progress: Any = True) -> None:
+    """Say one progress line: ``likewise: <msg>`` on stderr beside a bar (flushed, so it shows at once),
+    or a line of the ``likewise`` logger when ``progress`` asks for log lines.
 
     Parameters
     ----------
     msg : str
         The message, without the ``likewise:`` prefix.
+    progress : Progress or bool
+        The run's progress setting (:func:`likewise._progress.progress_of`); false says nothing.
     """
-    print(f"likewise: {redact(msg)}", file=sys.stderr, flush=True)
+    msg = redact(msg)
+    if getattr(progress, "mode", None) == "log":
+        note(msg, progress)
+    elif progress:
+        print(f"likewise: {msg}", file=sys.stderr, flush=True)

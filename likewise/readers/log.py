@@ -121,6 +121,9 @@ class LogScan:
         The files read, so pass 2 reads the same ones.
     user_keys : list of str or None
         With ``user_col``: the distinct customers, in order of first appearance in the log.
+    skipped : dict of str to int
+        Rows left out by cause (``on_bad_rows="skip"``), e.g. ``{"null 'product_id'": 3}``; not in
+        ``n_rows``.
     """
 
     keys: list[str]
@@ -131,6 +134,7 @@ class LogScan:
     est_bytes: int  # bytes of the (hash, basket, order, id) rows once in memory
     files: list[Path] = field(default_factory=list)
     user_keys: list[str] | None = None
+    skipped: dict[str, int] = field(default_factory=dict)
 
 
 def _basket_fits_int64(t: pa.DataType) -> bool:
@@ -245,9 +249,10 @@ def scan_log(spec: InputSpec, files: list[Path] | None = None, *, progress: bool
     order_types: list[pa.DataType] = []
     users: list[pa.Array] = []
     last_path = None
-    for path, first_row, batch in iter_log_batches(spec, files, fmt):
+    batches = iter_log_batches(spec, files, fmt)
+    for path, first_row, batch in batches:
         if progress and path != last_path:
-            log_progress(f"counting items in {path}")
+            log_progress(f"counting items in {path}", progress)
             last_path = path
         checked = check_log_batch(spec, path, first_row, batch)
         basket, item_keys = checked.basket, checked.items
@@ -282,6 +287,7 @@ def scan_log(spec: InputSpec, files: list[Path] | None = None, *, progress: bool
         est_bytes=est,
         files=files,
         user_keys=pc.unique(pa.concat_arrays(users)).to_pylist() if spec.user_col else None,
+        skipped=dict(batches.skipped),
     )
 
 
@@ -566,7 +572,9 @@ def iter_log_groups(
     spill = [scratch / f"part-{p:05d}.arrows" for p in range(n_parts)]
     if progress:
         where = "spilled to disk" if spill_to_disk else "in memory"
-        log_progress(f"grouping {scan.n_rows:,} rows into baskets ({n_parts} partition(s), {where})")
+        log_progress(
+            f"grouping {scan.n_rows:,} rows into baskets ({n_parts} partition(s), {where})", progress
+        )
     try:
         for path, _row, batch in iter_log_batches(spec, files, fmt):
             try:
@@ -609,7 +617,7 @@ def iter_log_groups(
         else:
             continue
         if progress and p % max(1, n_parts // 10) == 0:
-            log_progress(f"sorting partition {p + 1}/{n_parts}")
+            log_progress(f"sorting partition {p + 1}/{n_parts}", progress)
         ids, lengths, side, keys = _group(table, ordered)
         if spec.session_gap is not None:
             ids, lengths, side = _cut_sessions(ids, lengths, side, spec.session_gap)

@@ -18,11 +18,12 @@ attributes.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,8 @@ class ReadOptions:
         A query; the data is then the database's URI.
     item_keys, user_keys : sequence of str, optional
         A user × item matrix's column and row names.
+    on_bad_rows, na_values
+        What a row without a key does and which texts mean a missing value (:class:`InputSpec`).
     as_order_log : bool
         Read the log as an order log whatever else is given (:func:`likewise.retail.train_from_log`
         does): its keys are products and the space records what was read (:attr:`order_log`).
@@ -115,6 +118,8 @@ class ReadOptions:
     sql: str | None = None
     item_keys: Any = None
     user_keys: Any = None
+    on_bad_rows: str = "raise"
+    na_values: Any = None
     as_order_log: bool = False
 
     def __post_init__(self) -> None:
@@ -195,11 +200,24 @@ class Resolved:
     cache_dir : Path, optional
         Where its corpus must be compiled: a table has no file to key a cache on, so it is compiled
         once, in the scratch folder (None: the caller's choice).
+    table : str, optional
+        A table in memory: how messages name it (``"the pandas DataFrame"``), not its Parquet copy.
+    row_labels : sequence, optional
+        A pandas table's index: a message names a bad row by its position and its label.
     """
 
     data: Any
     options: ReadOptions
     cache_dir: Path | None = None
+    table: str | None = None
+    row_labels: Any = None
+
+    def messages(self) -> contextlib.AbstractContextManager:
+        """Within the block, a reader's message about a table's Parquet copy names the table and the
+        table's own row (its position from 0, and its index label) instead of the copy's path."""
+        if self.table is None:
+            return contextlib.nullcontext()
+        return _named_as_table(Path(self.data.paths[0]), self.table, self.row_labels)
 
     @property
     def matrix(self) -> SparseBaskets | None:
@@ -274,7 +292,7 @@ def resolve_input(data: Any, options: ReadOptions, stack: ExitStack) -> Resolved
             data, _scratch(stack, scratch) / "log.parquet", list(dict.fromkeys(c for c in named if c))
         )
         spec = dataclasses.replace(options, format="parquet", delimiter=None).spec(paths=(str(path),))
-        return Resolved(spec, options, scratch[0] / "cache")
+        return Resolved(spec, options, scratch[0] / "cache", _table_name(data), _row_labels(data))
     if isinstance(data, InputSpec):  # its rows, read as it says where the options do not say otherwise
         merged = options.over(ReadOptions.of_spec(data))
         if data.sql is not None and options.sql is None:
@@ -391,3 +409,45 @@ def _attrs_key(source: Any, item_col: str | None) -> str | None:
     except OSError:
         return None  # the attribute reader names the problem
     return item_col if item_col in names else None
+
+
+def _table_name(data: Any) -> str:
+    """How a message names a table in memory."""
+    module = type(data).__module__.split(".")[0]
+    if module in ("pandas", "polars"):
+        return f"the {module} DataFrame"
+    if module == "duckdb":
+        return "the DuckDB relation"
+    return f"the {module} {type(data).__name__}"
+
+
+def _row_labels(data: Any) -> Any:
+    """A pandas table's index when its labels are not its positions (a message then names both)."""
+    index = getattr(data, "index", None)
+    if type(data).__module__.split(".")[0] != "pandas" or index is None:
+        return None
+    if type(index).__name__ == "RangeIndex" and index.start == 0 and index.step == 1:
+        return None
+    return index
+
+
+#: A reader's row as messages give it (from 1, header not counted).
+_AT_ROW = re.compile(r" at data row (\d+) \(rows count from 1, header not counted\)")
+
+
+@contextlib.contextmanager
+def _named_as_table(path: Path, table: str, labels: Any) -> Iterator[None]:
+    """Errors that name the Parquet copy ``path`` of a table in memory name ``table`` and its row."""
+    try:
+        yield
+    except InputError as e:
+        text = str(e)
+        if str(path) not in text:
+            raise
+
+        def row(m: re.Match) -> str:
+            at = int(m.group(1)) - 1
+            label = f", index label {labels[at]!r}" if labels is not None and at < len(labels) else ""
+            return f" at row {at} (position from 0{label})"
+
+        raise type(e)(_AT_ROW.sub(row, text).replace(str(path), table)) from None

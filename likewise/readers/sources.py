@@ -415,7 +415,7 @@ def stage(spec: InputSpec, dest: Path, *, progress: bool = False) -> InputSpec:
     cols = read_columns(spec)
     t0 = time.perf_counter()
     if progress:
-        log_progress(f"reading {label}")
+        log_progress(f"reading {label}", progress)
     errors = _errors(spec)
     n_rows = 0
     opened = _query_reader(spec) if spec.sql is not None else _dataset_reader(spec, cols)
@@ -439,7 +439,7 @@ def stage(spec: InputSpec, dest: Path, *, progress: bool = False) -> InputSpec:
         dest.unlink(missing_ok=True)
         raise InputError(f"{label} returned no rows")
     if progress:
-        log_progress(f"read {n_rows:,} rows from {label} in {time.perf_counter() - t0:.1f}s")
+        log_progress(f"read {n_rows:,} rows from {label} in {time.perf_counter() - t0:.1f}s", progress)
     return dataclasses.replace(spec, paths=(str(dest),), format="parquet", sql=None, uri=None, delimiter=None)
 
 

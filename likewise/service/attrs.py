@@ -2,7 +2,7 @@
 
 ``likewise serve MODEL --item-attrs FILE`` (``--labels FILE`` is the same option) reads a CSV / TSV /
 Parquet table with a header, one row per item -- ``products.csv`` of ``likewise datasets retail`` as it
-is -- or, as before, headerless ``item<TAB>label`` lines. The table is matched against the model's keys
+is -- or headerless ``item<TAB>label`` lines. The table is matched against the model's keys
 once, at load, so a file that cannot be read, has no data rows, or names none of the model's items is an
 error naming the file and what it holds; the map is never silently grey.
 
@@ -16,10 +16,15 @@ How the columns are found (each decided here, once):
   choice every answer's names follow); shown in place of the key and searched
   (:mod:`~likewise.service.textsearch`);
 * the **colour column** (the default the page offers; any column can be picked): the first text column
-  with 2 to :data:`MAX_GROUPS` distinct values, else the first column that is not the name.
+  (an id counts as text) with 2 to :data:`MAX_GROUPS` distinct values that is not an id, else the first
+  column with colour groups, else the first column that is not the name.
 
-A numeric column with more than :data:`MAX_GROUPS` distinct values is coloured by quintile band
-(``3.1 – 4.7``), as ``train --item-attrs`` tokenises it.
+How a column is coloured (:mod:`likewise._groups`, the rule the PNG map follows too): a category by
+value, up to :data:`MAX_GROUPS` values; with more, its most common values and ``other (N values)``; a
+column of nearly unique values (names, titles) not at all. A numeric column is drawn on a gradient by the
+page, and its groups (for filters) are quintile bands (``3.1 – 4.7``) when it has more than
+:data:`MAX_GROUPS` values, as ``train --item-attrs`` tokenises it. An id (``manufacturer_id``, a column
+of whole numbers nearly all different) is a category, never a number.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from .._groups import MAX_GROUPS, id_like, top_groups
 from ..errors import InputError
 from ..space.names import NAME_COLUMN_NAMES, choose_name_column
 
@@ -38,8 +44,6 @@ __all__ = ["ITEM_COLUMN_NAMES", "MAX_GROUPS", "NAME_COLUMN_NAMES", "ItemAttrs", 
 
 #: Column names taken for the item column, in this order (compared case-insensitively).
 ITEM_COLUMN_NAMES = ("item", "item_id", "key", "id", "product_id", "product", "sku", "word", "token")
-#: Most distinct values a column may have to colour the map by value (more: quintile bands or grey).
-MAX_GROUPS = 24
 _BANDS = 5
 
 
@@ -66,6 +70,8 @@ class ItemAttrs:
         The column shown in place of keys and searched.
     colour_column : str or None
         The column the page colours by first.
+    numeric : list of str
+        The columns of numbers that are quantities (drawn on a gradient); ids are not among them.
     matched : int
         Model items that have a row.
     rows : int
@@ -80,6 +86,7 @@ class ItemAttrs:
     colourable: list[str]
     name_column: str | None
     colour_column: str | None
+    numeric: list[str]
     matched: int
     rows: int
 
@@ -104,6 +111,7 @@ class ItemAttrs:
             "colourable": self.colourable,
             "name_column": self.name_column,
             "colour_column": self.colour_column,
+            "numeric": self.numeric,
             "matched": self.matched,
             "rows": self.rows,
         }
@@ -221,19 +229,25 @@ def _values_and_groups(
     numeric: dict[str, np.ndarray],
     rows: list[int],
 ) -> tuple[dict[str, list[str | None]], dict[str, list[str | None]]]:
-    """Each column's value per item, and its colour group (numeric columns with many values in bands; a
-    text column with too many values has none)."""
+    """Each column's value per item, and its colour group: numeric columns (quantities, not ids) with many
+    values in bands; a category by value, its most common values and "other" when it has more than
+    :data:`MAX_GROUPS`; a column of nearly unique values none."""
     values: dict[str, list[str | None]] = {}
     groups: dict[str, list[str | None]] = {}
     for c in columns:
         col = text_cols[c]
         values[c] = [col[r] if r >= 0 else None for r in rows]
-        distinct = {v for v in values[c] if v is not None}
-        if c in numeric and len(distinct) > MAX_GROUPS:
+        given = [v for v in values[c] if v is not None]
+        distinct = len(set(given))
+        if distinct <= MAX_GROUPS:
+            groups[c] = values[c]
+        elif c in numeric:
             banded = _bands(numeric[c])
             groups[c] = [banded[r] if r >= 0 else None for r in rows]
-        else:
-            groups[c] = values[c] if len(distinct) <= MAX_GROUPS else [None] * len(rows)
+        elif distinct <= len(given) // 2:  # values repeat: a category with many values
+            groups[c] = top_groups(values[c])
+        else:  # nearly every item its own value (names, titles): nothing to colour by
+            groups[c] = [None] * len(rows)
     return values, groups
 
 
@@ -305,6 +319,8 @@ def read_item_attrs(
         if x is not None:
             numeric[n] = x
     item_col = _find_item_column(names, text_cols, index, list(hints or ()))
+    ids = {n for n in names if id_like(n, numeric.get(n))}
+    numeric = {n: x for n, x in numeric.items() if n not in ids}  # an id is a name, not a quantity
     if item_col is None:
         sample = ", ".join(repr(v) for v in text_cols[names[0]][:3])
         raise InputError(
@@ -318,14 +334,9 @@ def read_item_attrs(
     values, groups = _values_and_groups(columns, text_cols, numeric, rows)
     saved = path.get("name_col") if isinstance(path, dict) else None  # chosen by train --name-col
     name_col = choose_name_column(columns, name_col or (saved if saved in columns else None), where)
-    colour = next(
-        (
-            c
-            for c in columns
-            if c != name_col and c not in numeric and 2 <= len({v for v in groups[c] if v}) <= MAX_GROUPS
-        ),
-        next((c for c in columns if c != name_col), columns[0]),
-    )
+    if name_col is not None:  # a name labels a point; it is no colour (its values are nearly all different)
+        groups[name_col] = [None] * len(rows)
+    colour = _default_colour(columns, values, groups, name_col, numeric, ids)
     return ItemAttrs(
         source=where,
         item_column=item_col,
@@ -335,6 +346,29 @@ def read_item_attrs(
         colourable=[c for c in columns if any(g is not None for g in groups[c])],
         name_column=name_col,
         colour_column=colour,
+        numeric=[c for c in columns if c in numeric],
         matched=matched,
         rows=table.num_rows,
     )
+
+
+def _default_colour(
+    columns: list[str],
+    values: dict[str, list[str | None]],
+    groups: dict[str, list[str | None]],
+    name_col: str | None,
+    numeric: dict[str, np.ndarray],
+    ids: set[str],
+) -> str:
+    """The column the page colours by first: the first category (not the name, not a number, not an id)
+    with 2 to :data:`MAX_GROUPS` values, else the first column with colour groups, else the first column
+    that is not the name."""
+    others = [c for c in columns if c != name_col] or columns
+
+    def distinct(c: str) -> int:
+        return len({v for v in values[c] if v is not None})
+
+    for c in others:
+        if c not in numeric and c not in ids and 2 <= distinct(c) <= MAX_GROUPS:
+            return c
+    return next((c for c in others if any(g is not None for g in groups[c])), others[0])

@@ -125,6 +125,7 @@ class Served:
             "colourable": a.colourable,
             "name_column": a.name_column,
             "colour_column": a.colour_column,
+            "numeric": a.numeric,  # quantities, drawn on a gradient; ids are categories
         }
 
     def search_prefix(self, prefix: str, limit: int) -> list[int]:

@@ -9,7 +9,7 @@ per model version (at the server's map size), in the background, reporting its i
 Jobs run on a :class:`Runner`, a fixed number of threads set at server start (one by default), and a
 model has at most one job at a time, whatever its versions: a newer version's job cancels the older
 one (before it starts, or at its next progress report). Reloads are made by clients, so without this
-bound every version made a job, and twenty reloads ran twenty t-SNEs at once (issue 43 item 7).
+bound every version would make a job, and twenty reloads would run twenty t-SNEs at once.
 An item outside a t-SNE map has no exact place on it; it is put at the similarity-weighted mean of its
 :data:`PLACE_NEIGHBOURS` nearest items on the map, and the page says "placed near its neighbours".
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from .._progress import note
 from ..space.itemitem import (
     ItemItem,
     choose_lambda,
@@ -96,13 +97,7 @@ def fit_completion(
     if have < 2:
         return None, {"completion": "affinity", "completion_reason": "fewer than two items with orders"}
     m = min(have, max_items)
-    if progress:
-        import sys
-
-        print(
-            f"fitting the item-item completion (EASE) on {m:,} items ({16 * m * m / 2**20:,.0f} MiB)",
-            file=sys.stderr,
-        )
+    note(f"fitting the item-item completion (EASE) on {m:,} items ({16 * m * m / 2**20:,.0f} MiB)", progress)
     seed = int(config.seed)
     split = split_validation(ids, offsets, seed)
     tried: dict[str, float] = {}

@@ -9,7 +9,6 @@ a held-out slice when the number of passes is left to the data.
 from __future__ import annotations
 
 import dataclasses
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._progress import bar as progress_bar
+from .._progress import log_line, note, rate
 from ..kernels.params import learning_rate
 from .auto import clearly_better, trial_passes, validation_completion
 from .checkpoint import run_state
@@ -45,8 +45,8 @@ class EpochLoop:
         The run's record, which its checkpoints carry (:func:`choose_passes` adds to it).
     callback : callable, optional
         Called with an :class:`EpochStats` after every epoch of a run without ``val``.
-    progress : bool
-        Show a progress bar on stderr.
+    progress : Progress
+        A bar per pass, a line per pass (elapsed time and rates) or nothing.
     """
 
     make: Callable[..., Passes]
@@ -55,7 +55,7 @@ class EpochLoop:
     n_rows: int
     notes: dict[str, Any]
     callback: Callable[[EpochStats], None] | None
-    progress: bool
+    progress: Any
 
     def passes(
         self,
@@ -111,6 +111,12 @@ class EpochLoop:
                 lr=learning_rate(config.lr, config.min_lr, min(epoch + 1, epochs), epochs),
             )
             bar.close()
+            log_line(
+                f"{label}{epoch + 1}/{epochs}: {stats.items:,} items, {stats.pairs:,} pairs in "
+                f"{stats.seconds:.1f} s ({rate(stats.items, stats.seconds, 'items')}, "
+                f"{rate(stats.pairs, stats.seconds, 'pairs')}), loss {stats.loss:.4f}",
+                progress,
+            )
             history.append(dataclasses.asdict(stats))
             if ckpt is not None:
                 save(epoch + 1, 0, {})  # before the callback: a callback that kills the run loses nothing
@@ -127,7 +133,7 @@ class EpochLoop:
 
 
 def choose_passes(
-    loop: EpochLoop, split: tuple, W: np.ndarray, C: np.ndarray, epochs: int, val: tuple, progress: bool
+    loop: EpochLoop, split: tuple, W: np.ndarray, C: np.ndarray, epochs: int, val: tuple, progress: Any
 ) -> int:
     """The passes of the real run, chosen by trials; the basket rule and their record go to ``loop.notes``.
 
@@ -148,7 +154,7 @@ def choose_passes(
         trials[str(n)] = {r: float(v.mean()) for r, v in rr.items()}
         if progress:
             shown = ", ".join(f"{r} {m:.4f}" for r, m in trials[str(n)].items())
-            print(f"  held-out MRR@10 after {n} passes: {shown}", file=sys.stderr)
+            note(f"  held-out MRR@10 after {n} passes: {shown}", progress)
         n_rule = _best_rule(rr)  # more passes only if clearly better
         if best is not None and not clearly_better(rr[n_rule], best):
             break

@@ -95,7 +95,8 @@ class TrainReport:
     threads : int or None
     corpus : dict
         ``n_sequences``, ``n_tokens``, ``cut_sequences`` (orders longer than the longest sequence, cut),
-        ``max_sequence_length``.
+        ``max_sequence_length``, ``skipped_rows`` (rows of a log left out by ``on_bad_rows="skip"``,
+        by cause: ``{"null 'product_id'": 3}``; empty when none was).
     """
 
     mode: Choice
@@ -111,6 +112,11 @@ class TrainReport:
     backend: str | None
     threads: int | None
     corpus: dict[str, Any]
+
+    @property
+    def skipped_rows(self) -> dict[str, int]:
+        """Rows of the log left out (``on_bad_rows="skip"``), by cause; empty when none was."""
+        return dict(self.corpus.get("skipped_rows") or {})
 
     @classmethod
     def read(

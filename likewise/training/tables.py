@@ -10,7 +10,6 @@ progress, callbacks and the check that the run did not diverge.
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._check import first_nonfinite_row
+from .._progress import Progress, progress_of
 from ..errors import InputError
 from . import distributed
 from .auto import (
@@ -50,8 +50,8 @@ class Run:
         This process's place in a multi-process run (:func:`likewise.training.distributed.detect`).
     device : torch.device, optional
         The torch backend's device.
-    progress : bool
-        Show progress bars on stderr (rank 0 only).
+    progress : Progress
+        A bar, log lines or nothing (:func:`likewise._progress.progress_of`; rank 0 only).
     cache_dir : path, optional
         Where compiled corpora are cached.
     callback : callable, optional
@@ -69,20 +69,22 @@ class Run:
     checkpoint_every: float | None = None
     resume: bool = False
     keys: Any = None
-    progress: bool = False
+    progress: Progress = Progress("none")
     cache_dir: str | Path | None = None
     callback: Callable[[EpochStats], None] | None = None
 
     @classmethod
-    def of(
-        cls, config: TrainConfig, dist: Dist | None = None, progress: bool | None = False, **kw: Any
-    ) -> Run:
+    def of(cls, config: TrainConfig, dist: Dist | None = None, progress: Any = False, **kw: Any) -> Run:
         """Choose the backend (the one place: :func:`select_backend`) and the device for ``config``;
-        ``progress=None`` shows it when stderr is a terminal (on rank 0 alone either way)."""
+        ``progress`` is one of ``"auto"`` (or None), ``"bar"``, ``"log"``, ``"none"`` or a bool
+        (:func:`likewise._progress.progress_of`), shown on rank 0 alone."""
         dist = distributed.detect() if dist is None else dist
         backend = select_backend(config.backend, dist.world)
         device = distributed.torch_device(config.device, dist.local_rank) if backend == "torch" else None
-        show = (sys.stderr.isatty() if progress is None else bool(progress)) and dist.main
+        try:
+            show = progress_of(progress, dist.main)
+        except ValueError as e:
+            raise InputError(str(e)) from None
         return cls(backend, dist, device, progress=show, **kw)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .._progress import log_line, rate
 from ..errors import InputError
 from ..space.itemtypes import types_of_keys
 from . import distributed
@@ -79,9 +80,12 @@ def train(data: Any = None, config: TrainConfig | None = None, *, steps: Sequenc
         is open (customer vectors: :func:`likewise.retail.fit.after_training`).
     **options
         The reading options of :class:`likewise.readers.ReadOptions` (``basket_col``, ``item_col``,
-        ``order_col``, ``user_col``, ``time_col``, ``sessions``, ``tokenize``, ...); how the run goes
+        ``order_col``, ``user_col``, ``time_col``, ``sessions``, ``tokenize``, ``on_bad_rows``,
+        ``na_values``, ...); how the run goes
         (:data:`RUN_OPTIONS`: ``callback``, called with an :class:`EpochStats` after every epoch;
-        ``progress``, default only when stderr is a terminal; ``cache_dir``, where compiled corpora are
+        ``progress``, ``"auto"`` (the default: a bar when stderr is a terminal, otherwise a line per
+        phase and per pass through the ``likewise`` logger), ``"bar"``, ``"log"`` (the lines, on stderr
+        when logging is not set up to show them) or ``"none"``; ``cache_dir``, where compiled corpora are
         cached; ``checkpoint_dir``, a checkpoint of the run kept in ``checkpoint_dir/checkpoint`` and
         written atomically after every epoch, a directory that holds one refused unless ``resume``;
         ``checkpoint_every``, minutes between checkpoints inside an epoch; ``resume``, continue from
@@ -159,7 +163,8 @@ def fit(data: Any, read: Any, config: TrainConfig, run: Run, steps: Sequence[Ste
         config = dataclasses.replace(config, min_count=min_count_for(config))
         if d.active and not d.main:  # rank 0 compiles (and caches) the corpus first; the others reuse it
             distributed.barrier(d, "waiting for rank 0 to compile the corpus")
-        corpus = _as_corpus(source, config, run, stack)
+        with source.messages():  # a table in memory: its own rows named, not its Parquet copy's
+            corpus = _as_corpus(source, config, run, stack)
         if d.active and d.main:
             distributed.barrier(d, "compiling the corpus")
         if corpus is source.data:
@@ -171,20 +176,40 @@ def fit(data: Any, read: Any, config: TrainConfig, run: Run, steps: Sequence[Ste
                 max_items=built.get("max_items", config.max_items),
             )
         read_seconds = time.perf_counter() - t0  # reading and compiling the input (or its cached corpus)
+        n_tokens = int(corpus.offsets[-1])
+        log_line(
+            f"input: {n_tokens:,} tokens in {len(corpus.offsets) - 1:,} sequences, {len(corpus.vocab):,} "
+            f"{corpus.vocab.what}s, read in {read_seconds:.1f} s ({rate(n_tokens, read_seconds, 'tokens')})",
+            run.progress,
+        )
+        t_train = time.perf_counter()
         keys = getattr(corpus.vocab, "keys", None)
         emb, config, held_out = _train_corpus(
             corpus, config, mode_reason, dataclasses.replace(run, keys=keys)
         )
         if emb is None:  # a rank other than 0 of a multi-process run: rank 0 holds the space
             return None
+        passes = emb.meta.get("history", [])
+        dt = time.perf_counter() - t_train
+        log_line(
+            f"training: {len(passes)} passes over {n_tokens:,} tokens in {dt:.1f} s "
+            f"({rate(n_tokens * len(passes), dt, 'tokens')})",
+            run.progress,
+        )
         emb.meta["read_seconds"] = read_seconds
         if source.matrix is not None:
             emb.meta["matrix"] = source.matrix.shape_note()  # how recommend() names a query matrix's columns
         # the steps after training: the completion model, then the caller's (customers, their next basket)
+        t_after = time.perf_counter()
         attach_completion(emb, corpus.ids, corpus.offsets, config, run.progress, *held_out)
         attach_evidence(emb, corpus.ids, corpus.offsets, config)  # how similar() weighs evidence
         for step in steps:
             step(emb, corpus, source)
+        dt = time.perf_counter() - t_after
+        what = emb.report.completion.value + (", customers" if emb.customers is not None else "")
+        log_line(
+            f"after training ({what}): {dt:.1f} s; all done in {time.perf_counter() - t0:.1f} s", run.progress
+        )
         return emb
 
 
@@ -271,6 +296,8 @@ def _train_corpus(
             # orders of a log longer than text lines may be, cut into pieces (the summary says so)
             "cut_sequences": int(manifest.get("cut_sequences") or 0),
             "max_sequence_length": manifest.get("max_sequence_length"),
+            # rows of a log left out (on_bad_rows="skip"), by cause
+            "skipped_rows": dict(source.get("skipped_rows") or {}),
         },
         **run_notes(history, mode_reason, sample_reason, vocab),
         **notes,

@@ -59,7 +59,7 @@ def epoch_seed(seed: int, epoch: int) -> int:
 
 
 @contextlib.contextmanager
-def compile_notice(enabled: bool) -> Iterator[None]:
+def compile_notice(enabled: Any) -> Iterator[None]:
     """Within the block, say on stderr when numba starts compiling a kernel and how long it took.
 
     numba fires its ``numba:compile`` event only for a signature it neither holds nor finds in its disk
@@ -67,8 +67,8 @@ def compile_notice(enabled: bool) -> Iterator[None]:
 
     Parameters
     ----------
-    enabled : bool
-        Listen and print (the run's progress setting); False does nothing.
+    enabled : Progress or bool
+        Listen and say it (the run's progress setting); False does nothing.
     """
     if not enabled:
         yield
@@ -81,13 +81,13 @@ def compile_notice(enabled: bool) -> Iterator[None]:
         def on_start(self, ev: event.Event) -> None:
             if self.depth == 0:
                 self.t0 = time.perf_counter()
-                note(f"{COMPILING} ...")
+                note(f"{COMPILING} ...", enabled)
             self.depth += 1
 
         def on_end(self, ev: event.Event) -> None:
             self.depth -= 1
             if self.depth == 0:
-                note(f"{COMPILING} ({time.perf_counter() - self.t0:.1f} s)")
+                note(f"{COMPILING} ({time.perf_counter() - self.t0:.1f} s)", enabled)
 
     with event.install_listener("numba:compile", Notice()):
         yield

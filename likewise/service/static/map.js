@@ -5,9 +5,14 @@
 // Shares the globals of app.js.
 "use strict";
 
-const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-  "#bcbd22", "#17becf", "#393b79", "#ad494a", "#637939", "#843c39", "#7b4173", "#3182bd", "#e6550d",
-  "#31a354", "#756bb1", "#636363", "#9c9ede", "#cedb9c", "#e7ba52", "#ce6dbd"];
+// one colour per group, up to 40 (likewise/_groups.py PALETTE; tests/test_explorer_api.py holds them equal);
+// grey is an item without a value, and "other (N values)", the rest of a column with more than 40
+const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#31a354",
+  "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2",
+  "#756bb1", "#dbdb8d", "#9edae5", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#5254a3",
+  "#8ca252", "#bd9e39", "#ad494a", "#a55194", "#6b6ecf", "#b5cf6b", "#e7ba52", "#d6616b", "#ce6dbd",
+  "#9c9ede", "#cedb9c", "#e7cb94", "#e7969c", "#de9ed6"];
+const OTHER = "#b0b0b0";
 // viridis at nine stops: dark purple (low) to yellow (high), readable by colour-blind readers and in grey
 const RAMP = ["#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c", "#28ae80", "#5ec962", "#addc30", "#fde725"];
 // marks in colours the viridis gradient does not use (its purples, blues and greens would hide them)
@@ -115,9 +120,10 @@ function groupsOf(col) {
 }
 
 // A column whose every value is a number (three distinct at least) is drawn on a gradient, not in bands.
+// Only the columns the server calls quantities: an id (manufacturer_id) is a category, never a gradient.
 function numericValues(col) {
   const mp = state.map, raw = col && col !== "type" && mp.attributes && mp.attributes[col];
-  if (!raw) return null;
+  if (!raw || !(mp.numeric || []).includes(col)) return null;
   const out = new Float64Array(raw.length), seen = new Set();
   for (let i = 0; i < raw.length; i++) {
     const v = raw[i];
@@ -156,13 +162,18 @@ function recolour() {
     legend.push(li);
   } else {
     const groups = groupsOf(col);
-    const values = groups ? [...new Set(groups.filter((l) => l != null))].sort(
-      (a, b) => String(a).localeCompare(String(b), undefined, { numeric: true })) : [];
+    const isOther = (v) => /^other \([\d,]+ values\)$/.test(String(v));
+    const all = groups ? [...new Set(groups.filter((l) => l != null))] : [];
+    const values = all.filter((v) => !isOther(v)).sort(
+      (a, b) => String(a).localeCompare(String(b), undefined, { numeric: true }));
+    const other = all.filter(isOther); // the server's "other (N values)": last, in grey
     const colourOf = new Map(values.map((v, i) => [v, PALETTE[i % PALETTE.length]]));
+    for (const v of other) colourOf.set(v, OTHER);
     for (let i = 0; i < n; i++) mp.css[i] = groups ? (groups[i] == null ? "#999" : colourOf.get(groups[i])) : "#1f77b4";
     mp.group = groups;
     legend.push(...values.slice(0, PALETTE.length).map((v) => legendFilter(colourOf.get(v), v)));
     if (values.length > PALETTE.length) legend.push(legendItem("#999", `… ${values.length - PALETTE.length} more`));
+    legend.push(...other.map((v) => legendFilter(OTHER, v)));
   }
   for (let i = 0; i < n; i++) mp.rgb[i] = rgbOf(mp.css[i]);
   if (mp.placedSet.size) legend.push(legendItem(null, "placed, not trained", "placed"));
