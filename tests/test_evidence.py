@@ -219,3 +219,56 @@ def test_lookalike_finds_the_niche_not_the_staples(households, method):
 def test_similar_customers_share_the_niche(households):
     got = retail.similar_customers(households, "B001", k=10)
     assert np.mean([k.startswith("B") for k in got.keys]) >= 0.8
+
+
+# ---- each answer's evidence, names without training on them --------------------------------------------
+
+
+def test_each_answer_carries_its_evidence(shop):
+    got = shop.similar("camp-00", k=3)
+    recs = got.records()
+    assert [r["count"] for r in recs] == shop.counts[got.ids].tolist()
+    batch = shop.similar(["camp-00", "office-01"], k=2)
+    assert [[r["count"] for r in row] for row in batch.records()] == shop.counts[batch.ids].tolist()
+
+
+def test_names_are_shown_not_trained_on(tmp_path, capsys):
+    """``--names`` keeps a table for display: answers carry names, the vectors are those of the same
+    training without it, and similar's table shows each answer's baskets."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from likewise.cli import main
+
+    baskets = _baskets(n=600, rare=40)
+    lines = [(str(b), p) for b, items in enumerate(baskets) for p in items]
+    pq.write_table(
+        pa.table({"order_id": [x[0] for x in lines], "product_id": [x[1] for x in lines]}),
+        tmp_path / "o.parquet",
+    )
+    keys = sorted({p for _, p in lines})
+    (tmp_path / "products.csv").write_text(
+        "product_id,name,department\n" + "".join(f"{k},Nice {k},{k.split('-')[0]}\n" for k in keys)
+    )
+    common = [
+        str(tmp_path / "o.parquet"),
+        "--basket-col",
+        "order_id",
+        "--item-col",
+        "product_id",
+        "--dim",
+        "8",
+    ]
+    common += ["--epochs", "3", "--deterministic", "--completion", "affinity", "--progress", "none"]
+    main(["train", *common, "--names", str(tmp_path / "products.csv"), "-o", str(tmp_path / "named")])
+    main(["train", *common, "-o", str(tmp_path / "plain")])
+    named, plain = likewise.load(tmp_path / "named"), likewise.load(tmp_path / "plain")
+    np.testing.assert_array_equal(np.asarray(named.vectors), np.asarray(plain.vectors))
+    assert named.similar("camp-00", k=2).names == [f"Nice {k}" for k in named.similar("camp-00", k=2).keys]
+    capsys.readouterr()
+    main(["similar", str(tmp_path / "named"), "camp-00", "-k", "2"])
+    out = capsys.readouterr().out
+    assert "score" in out and "baskets" in out and "Nice camp-" in out
+    both = str(tmp_path / "products.csv")
+    code = main(["train", *common, "--names", both, "--item-attrs", both, "-o", str(tmp_path / "both")])
+    assert code == 1 and "not both" in capsys.readouterr().err

@@ -99,6 +99,8 @@ def _read_options(args: argparse.Namespace) -> dict[str, Any]:
         read |= {"half_life_days": args.half_life_days, "popularity_power": args.popularity_power}
     if args.name_col is not None:  # the display names' column of --item-attrs (checked after reading it)
         read["name_col"] = args.name_col
+    if args.names is not None:  # a table kept for display only
+        read["names"] = args.names
     return read
 
 
@@ -364,11 +366,18 @@ def _typed_options(y: argparse._ActionsContainer) -> None:
         help="the item column of --item-attrs (default: one named like --item-col, else the first)",
     )
     y.add_argument(
+        "--names",
+        default=None,
+        metavar="FILE",
+        help="a table of the items (CSV/Parquet keyed by item, e.g. products.csv) kept for display only: "
+        "its names shown beside every key in answers, its columns on the explorer's map; not trained on",
+    )
+    y.add_argument(
         "--name-col",
         default=None,
         metavar="COLUMN",
-        help="the column of --item-attrs holding display names, shown beside every key in answers and "
-        "usable in queries (default: name, product_name, display_name, title or description)",
+        help="the column of --item-attrs or --names holding display names, shown beside every key in "
+        "answers and usable in queries (default: name, product_name, display_name, title or description)",
     )
     config_option(
         y, "typed_negatives", action="store_true", help="draw negatives from the type of the item predicted"

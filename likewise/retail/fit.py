@@ -103,18 +103,27 @@ def train(
     half_life_days: float | None = None,
     popularity_power: float = 0.0,
     name_col: str | None = None,
+    names: Any = None,
     **options: Any,
 ) -> Embeddings:
     """:func:`likewise.train`: :func:`likewise.training.train.train` and the steps after it
     (:func:`after_training`: customer vectors and their next-basket weights, item attributes, the log's
-    record), for every input. ``name_col`` names the column of ``item_attrs`` that holds display names
-    (default: :func:`likewise.space.names.choose_name_column`'s)."""
+    record), for every input. ``name_col`` names the column of ``item_attrs`` (or ``names``) that holds
+    display names (default: :func:`likewise.space.names.choose_name_column`'s). ``names``: a table of
+    the items (a CSV/Parquet path or a table, keyed by item) kept for display only, its names shown
+    beside every key and its columns on the explorer's map, never trained on (``item_attrs`` trains on
+    its columns as side information)."""
     from ..training.train import train as train_items
 
-    if name_col is not None and options.get("item_attrs") is None:
+    if names is not None and options.get("item_attrs") is not None:
         raise InputError(
-            f"name_col={name_col!r} (--name-col) names a column of the item attributes: give item_attrs= "
-            "(--item-attrs) too"
+            "give names= (--names: display only) or item_attrs= (--item-attrs: trained on, and shown), "
+            "not both"
+        )
+    if name_col is not None and options.get("item_attrs") is None and names is None:
+        raise InputError(
+            f"name_col={name_col!r} (--name-col) names a column of the item table: give item_attrs= "
+            "(--item-attrs) or names= (--names) too"
         )
 
     wants_customers = options.get("user_col") is not None or options.get("user_keys") is not None
@@ -126,7 +135,24 @@ def train(
     steps = after_training(
         half_life_days=half_life_days, popularity_power=popularity_power, name_col=name_col
     )
+    if names is not None:
+        steps.append(_names_step(names, name_col, options.get("attrs_item_col")))
     return train_items(data, config, steps=steps, **options)
+
+
+def _names_step(names: Any, name_col: str | None, item_col: str | None) -> Any:
+    """The step that keeps ``names`` (a table of the items) for display: ``emb.item_table``, saved with
+    the space, from which answers take each key's display name and the explorer its columns."""
+    from ..readers.attrs import item_table
+    from ..space.names import choose_name_column
+
+    def step(emb: Embeddings, corpus: Any, source: Any) -> None:
+        table = item_table(names, item_col, emb.keys)
+        columns = [c for c in table["columns"] if c != table["item_col"]]
+        chosen = choose_name_column(columns, name_col, str(names))
+        emb.item_table = table if chosen is None else {**table, "name_col": chosen}
+
+    return step
 
 
 def after_training(

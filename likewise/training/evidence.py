@@ -49,6 +49,7 @@ def excess_hits(
     mean_len: float,
     shrinks: tuple[float, ...] = SHRINK_GRID,
     k: int = _K,
+    visible: np.ndarray | None = None,
 ) -> np.ndarray:
     """Co-purchases beyond chance among each case's top ``k``, float64 [len(shrinks), n_cases].
 
@@ -69,6 +70,8 @@ def excess_hits(
         The candidates' evidence shrinks (:func:`~likewise.space.search.evidence_weights`).
     k : int
         Answers per case.
+    visible : ndarray of bool, shape [V], optional
+        The rows that may be answers (a typed space's hidden attribute tokens never are).
 
     Returns
     -------
@@ -88,6 +91,8 @@ def excess_hits(
         q = np.asarray(queries[start:stop], dtype=np.int64)
         cos = rows[q] @ rows.T
         cos[np.arange(len(q)), q] = -np.inf
+        if visible is not None:
+            cos[:, ~visible] = -np.inf
         short = np.argpartition(-cos, m - 1, axis=1)[:, :m] if m < cos.shape[1] else None
         # the best cosine left out of the shortlist is at most the shortlist's lowest
         floor = np.take_along_axis(cos, short, axis=1).min(axis=1) if short is not None else None
@@ -116,11 +121,18 @@ def _top(scores: np.ndarray, k: int) -> np.ndarray:
 
 
 def choose_shrink(
-    vectors: np.ndarray, counts: np.ndarray, ids: np.ndarray, offsets: np.ndarray, seed: int
+    vectors: np.ndarray,
+    counts: np.ndarray,
+    ids: np.ndarray,
+    offsets: np.ndarray,
+    seed: int,
+    visible: np.ndarray | None = None,
 ) -> tuple[float | None, dict[str, Any]]:
     """The ``shrink`` that gives held-out baskets the most co-purchases beyond chance, and the record.
 
-    Returns ``(None, record)`` when the corpus is too small to hold baskets out.
+    ``visible`` (bool [V]) marks the rows that are items a query may ask for and be answered with (a
+    typed space's attribute tokens are not). Returns ``(None, record)`` when the corpus is too small to
+    hold baskets out.
     """
     split = split_validation(ids, offsets, seed)
     if split is None:
@@ -130,6 +142,8 @@ def choose_shrink(
     queries, truths = [], []
     for b in range(len(va_off) - 1):
         basket = np.unique(np.asarray(va_ids[va_off[b] : va_off[b + 1]], dtype=np.int64))
+        if visible is not None:
+            basket = basket[visible[basket]]
         if len(basket) < 2:
             continue
         q = int(basket[rng.integers(len(basket))])
@@ -140,7 +154,7 @@ def choose_shrink(
     n_baskets = max(len(offsets) - 1, 1)
     mean_len = float(offsets[-1]) / n_baskets
     rows = centred_unit_rows(vectors, counts)
-    got = excess_hits(rows, counts, np.asarray(queries), truths, n_baskets, mean_len)
+    got = excess_hits(rows, counts, np.asarray(queries), truths, n_baskets, mean_len, visible=visible)
     means = got.mean(axis=1)
     best = 0
     for i in range(1, len(SHRINK_GRID)):  # a larger shrink must win by more than the slice's noise
@@ -157,6 +171,10 @@ def choose_shrink(
             f"cosine shrunk by baskets / (baskets + {shrink:g}): {float(means[best]):.3f} co-purchases "
             f"beyond chance in the top {_K} of {len(queries):,} held-out baskets, against {plain:.3f} "
             "unshrunk"
+            if shrink > 0
+            else f"cosine, unshrunk: no shrink did clearly better on {len(queries):,} held-out baskets "
+            f"({plain:.3f} co-purchases beyond chance in the top {_K}; best shrink "
+            f"{SHRINK_GRID[int(np.argmax(means))]:g}: {float(means.max()):.3f})"
         ),
     }
 
@@ -173,5 +191,7 @@ def attach_evidence(emb: Any, ids: np.ndarray, offsets: np.ndarray, config: Any)
         return
     t0 = time.perf_counter()
     counts = np.asarray(emb.counts, dtype=np.int64)
-    _, record = choose_shrink(np.asarray(emb.vectors), counts, ids, offsets, int(config.seed))
+    types = getattr(emb, "types", None)
+    visible = types.mask() if types is not None and types.hidden else None  # attribute tokens never answer
+    _, record = choose_shrink(np.asarray(emb.vectors), counts, ids, offsets, int(config.seed), visible)
     emb.meta["similar_evidence"] = {**record, "seconds": round(time.perf_counter() - t0, 3)}
