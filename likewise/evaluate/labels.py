@@ -49,8 +49,9 @@ def label_purity(
     missing = next((q for q in queries if q not in labels), None)
     if missing is not None:
         raise InputError(f"item {missing!r} has no label: every queried item needs one")
-    # restrict=len(emb) searches every item exactly, even when an approximate index is attached.
-    res = emb.similar(queries, k=k, restrict=len(emb))
+    # restrict=len(emb) searches every item exactly, even when an approximate index is attached; plain
+    # cosine: the vectors' own neighbours, as every peer's vectors are measured
+    res = emb.similar(queries, k=k, restrict=len(emb), evidence=False)
     own = np.array([labels[q] for q in queries], dtype=object)
     try:
         nb = np.array([[labels[x] for x in row] for row in res.keys], dtype=object)
@@ -86,7 +87,7 @@ def evaluate_labels(emb: Embeddings, labels: Mapping[str, str], k: int = 10) -> 
         raise InputError(f"only {len(known)} labelled item(s) are in the space: need at least 2")
     ids = np.array(sorted(emb.vocab.id(key) for key in known), dtype=np.int64)
     keys = [emb.keys[i] for i in ids.tolist()]
-    res = emb.similar(keys, k=k, restrict=ids)
+    res = emb.similar(keys, k=k, restrict=ids, evidence=False)  # the vectors' own cosine, as a peer's
     per: dict[str, list[tuple[bool, float]]] = {}
     for key, row in zip(keys, res.keys, strict=True):
         own = labels[key]

@@ -203,7 +203,7 @@ class GensimNames:
                 f"similar_by_word takes one str key or int id, got {type(word).__name__}; "
                 "use most_similar(positive=[...]) for several"
             )
-        return self.similar(word, topn, restrict=restrict_vocab).pairs()
+        return self.similar(word, topn, restrict=restrict_vocab, evidence=False).pairs()  # gensim's cosine
 
     similar_by_key = similar_by_word  # gensim 4's name; similar_by_word is its compatibility alias
 
