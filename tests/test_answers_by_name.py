@@ -129,7 +129,7 @@ def test_the_command_line_shows_names(files, tmp_path, capsys):
     capsys.readouterr()
     assert main(["similar", str(model), "100139", "-k", "3"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[1].split() == ["#", "item", "name", "cosine"] and "Product" in out
+    assert out.splitlines()[1].split() == ["#", "item", "name", "score", "baskets"] and "Product" in out
     assert main(["similar", str(model), "Product 03 apples", "-k", "3", "--json"]) == 0
     (answer,) = json.loads(capsys.readouterr().out)["answers"]
     assert answer["query"] == "Product 03 apples"
