@@ -59,7 +59,7 @@ def run_json(capsys, *argv):
 def test_similar_table_and_json(model, capsys):
     assert main(["similar", str(model), "tent", "-k", "3"]) == 0
     out = capsys.readouterr().out
-    assert "similar to tent:" in out and "cosine" in out
+    assert "similar to tent:" in out and "score" in out and "baskets" in out  # cosine weighed by evidence
     got = run_json(capsys, "similar", str(model), "tent", "kettle", "tent", "-k", "3")["answers"]
     assert [g["query"] for g in got] == ["tent", "kettle", "tent"]
     outdoor = {"sleeping bag", "headlamp", "trail shoes", "rain jacket"}

@@ -219,7 +219,7 @@ def test_validation_completion_ranks_as_recommend_does():
         hidden.append(h)
     scores = validation_completion(emb.vectors, emb.context, emb.affinity_bias, queries, np.asarray(hidden))
     for rule in ("mixture", "product"):
-        got = emb.recommend([[int(i) for i in q] for q in queries], k=10, scoring=rule).ids
+        got = emb.recommend([[emb.keys[i] for i in q] for q in queries], k=10, scoring=rule).ids
         hits = sum(h in row.tolist() for h, row in zip(hidden, got, strict=True))
         assert (scores[rule] > 0).mean() == pytest.approx(hits / len(hidden))
 

@@ -55,7 +55,7 @@ def test_a_retailers_first_hour(tmp_path, capsys):
     named = Counter(names.values())
     top = next(k for k in info["most_frequent"] if named[names[k]] == 1)  # a product its name finds
     text = run(capsys, "similar", str(model), top, "-k", "5")
-    assert text.splitlines()[1].split() == ["#", "item", "name", "cosine"]
+    assert text.splitlines()[1].split() == ["#", "item", "name", "score", "baskets"]
     by_key = json.loads(run(capsys, "similar", str(model), top, "-k", "5", "--json"))["answers"][0]
     assert all(r["name"] == names[r["item"]] for r in by_key["results"])
     for r in by_key["results"]:

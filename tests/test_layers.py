@@ -112,6 +112,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise.training.auto",
             # item-item or affinity: which completes baskets, chosen on held-out data (a step after training)
             "likewise.training.completion",
+            "likewise.training.evidence",
             "likewise.training.loop",  # the epoch loop over any backend's passes; the epochs="auto" trials
             # a run on packed ids: Run, the tables, the backend factory, checkpoints, the epochs
             "likewise.training.tables",

@@ -147,6 +147,11 @@ class AnswerRecord(BaseModel):
     id: int
     score: float
     name: str | None = Field(None, description="the item's display name; null when the model knows none")
+    count: int | None = Field(
+        None,
+        description="the item's evidence: its count in training (baskets, in a space trained on baskets); "
+        "null when the answer does not carry it",
+    )
 
 
 class Answer(BaseModel):
