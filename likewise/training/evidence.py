@@ -98,20 +98,27 @@ def excess_hits(
         floor = np.take_along_axis(cos, short, axis=1).min(axis=1) if short is not None else None
         for si, w in enumerate(weights):
             if short is None:
-                top = _top(cos * w, k)
+                top = _top(_weighed(cos, w), k)
             else:
-                # a shrink never raises a score, so the shortlist's weighted top k is exact whenever its
-                # k-th score is at least the best cosine left out; the other cases are ranked in full
-                cand = np.take_along_axis(cos, short, axis=1) * w[short]
+                # a shrink never raises a score above 0, so the shortlist's weighted top k is exact whenever
+                # its k-th score is at least 0 and the best cosine left out; the others are ranked in full
+                cand = _weighed(np.take_along_axis(cos, short, axis=1), w[short])
                 pick = _top(cand, k)
                 top = np.take_along_axis(short, pick, axis=1)
                 kth = np.take_along_axis(cand, pick, axis=1).min(axis=1)
-                redo = np.flatnonzero(kth < floor)
+                redo = np.flatnonzero(kth < np.maximum(floor, 0.0))
                 if len(redo):
-                    top[redo] = _top(cos[redo] * w, k)
+                    top[redo] = _top(_weighed(cos[redo], w), k)
             chance = np.minimum(1.0, counts[top] / n_baskets * (lens[start:stop, None] / mean_len))
             for r in range(len(q)):
                 out[si, start + r] = np.isin(top[r], truths[start + r]).sum() - chance[r].sum()
+    return out
+
+
+def _weighed(cos: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``cos * w`` with an excluded entry (-inf) kept excluded where its weight is 0 (a count of 0)."""
+    out = cos * w
+    out[np.isnan(out)] = -np.inf
     return out
 
 
