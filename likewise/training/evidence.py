@@ -10,7 +10,8 @@ by ``count / (count + shrink)``.
 completion model use (:func:`likewise.training.auto.split_validation`): one product of each held-out
 basket asks for its 10 most similar products, and each answer that is in the rest of the basket counts
 one, less the chance that a product that popular is in a basket that size anyway. The mean of these
-*co-purchases beyond chance* is measured for each ``shrink`` of :data:`SHRINK_GRID`; going up the grid,
+*co-purchases beyond chance* is measured for each ``shrink`` of :data:`SHRINK_GRID` (0 to 10 baskets:
+its comment says why it stops there); going up the grid,
 a larger shrink is kept only when it beats the one kept so far by more than the slice's noise
 (:func:`~likewise.training.auto.clearly_better`, paired over the same cases).
 Counting raw hits would pick the most popular products whatever the query (they are in most baskets);
@@ -33,8 +34,14 @@ from .auto import clearly_better, split_validation
 
 __all__ = ["SHRINK_GRID", "attach_evidence", "choose_shrink", "excess_hits"]
 
-#: The shrinks compared (baskets); 0 is plain cosine of the centred vectors.
-SHRINK_GRID = (0.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0)
+#: The shrinks compared (baskets); 0 is plain cosine of the centred vectors. The grid stops at 10: past
+#: it the held-out count rewards popularity itself rather than products that go with the query. On the
+#: generated shop (``likewise datasets retail --customers 5000 --products 1000 --seed 7``) co-purchases
+#: beyond chance kept rising up to a shrink of 200 while the share of each product's 10 neighbours in
+#: its own aisle fell from 0.912 (shrink 0) and 0.897 (10) to 0.827 (50) and 0.699 (200); on The
+#: Complete Journey the count itself peaked at 20 to 50 and the best sellers' category agreement at
+#: 10 to 20 (0.458 at 10, 0.452 at 20).
+SHRINK_GRID = (0.0, 2.0, 5.0, 10.0)
 _K = 10
 _BLOCK_SCORES = 16 * 2**20  # floats of one block of cases' scores (64 MiB)
 _SHORTLIST = 512
