@@ -100,20 +100,25 @@ def _se(x: np.ndarray, owner: np.ndarray | None) -> float:
 
 
 def every_hidden_dense(
-    row_scores: Callable[[np.ndarray], np.ndarray], baskets: Sequence[np.ndarray], k: int = K
+    row_scores: Callable[[np.ndarray], np.ndarray],
+    baskets: Sequence[np.ndarray],
+    k: int = K,
+    candidates: np.ndarray | None = None,
 ) -> np.ndarray:
     """Top-k ids of every hidden-product case of a linear item-item model.
 
     ``row_scores(ids) -> (len(ids), V)`` float scores each id gives every candidate; a query scores
     the sum of its products' rows, so each case is the basket's sum minus the hidden product's row.
-    The query's own products (the basket less the hidden one) are excluded; ties go to the lower id.
-    Cases come in :func:`every_hidden`'s order.
+    The query's own products (the basket less the hidden one) and ids outside ``candidates`` (a bool
+    mask, default all) are excluded; ties go to the lower id. Cases come in :func:`every_hidden`'s order.
     """
     out = []
     for ids in baskets:
         rows = np.asarray(row_scores(ids), dtype=np.float64)
         total = rows.sum(0)
         s = total[None, :] - rows
+        if candidates is not None:
+            s[:, ~candidates] = -np.inf
         for j in range(len(ids)):
             s[j, np.delete(ids, j)] = -np.inf
         out.append(top_ids(s, k))
@@ -134,4 +139,172 @@ def top_ids(s: np.ndarray, k: int) -> np.ndarray:
         ids[r] = np.lexsort((np.arange(v), -s[r]))[:k]
     ids = ids.astype(np.int64)
     ids[~np.isfinite(np.take_along_axis(s, ids, 1))] = -1
+    return ids
+
+
+# ------------------------------------------------------------------------------------ the section
+
+
+def dense_ease(ids: np.ndarray, offsets: np.ndarray, n_items: int, m: int, lam: float):
+    """Dense EASE over the ``m`` most bought: (B, rows, seconds, peak bytes of the fit by tracemalloc)."""
+    import time
+    import tracemalloc
+
+    from likewise.space.itemitem import covered_rows, ease_weights, gram_matrix
+
+    counts = np.bincount(ids, minlength=n_items)
+    rows = covered_rows(counts, m)
+    t0 = time.perf_counter()
+    tracemalloc.start()
+    b = ease_weights(gram_matrix(ids, offsets, rows, n_items), lam)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return b, rows, time.perf_counter() - t0, peak
+
+
+def dense_rows(b: np.ndarray, rows: np.ndarray, n_items: int):
+    """``row_scores`` of :func:`every_hidden_dense` for a dense ``B`` over ``rows``, and its candidates."""
+    pos = np.full(n_items, -1, dtype=np.int64)
+    pos[rows] = np.arange(len(rows))
+    cand = np.zeros(n_items, dtype=bool)
+    cand[rows] = True
+
+    def row_scores(ids):
+        out = np.zeros((len(ids), n_items))
+        p = pos[ids]
+        ok = p >= 0
+        out[np.ix_(np.flatnonzero(ok), rows)] = b[p[ok]]
+        return out
+
+    return row_scores, cand
+
+
+def run_completion(train, val, test_baskets, val_baskets, n_items, args, log, out, extra_models=()):
+    """Both protocols for every model; EASE and the head + tail model over a penalty grid.
+
+    ``train`` and ``val`` are packed baskets ``(ids, offsets)``: all training baskets, and those less
+    each household's latest (the validation slice, ``val_baskets``, cut as the test is). Each penalty is
+    fitted twice: on ``val`` (scored every-product-hidden on ``val_baskets``: the choice) and on
+    ``train`` (scored on the test baskets). ``extra_models`` are ``(name, recommend, seconds)`` with
+    ``recommend(queries) -> (n, K) ids``: likewise, co-counts, ALS.
+    """
+    import time
+    import tracemalloc
+
+    from likewise.space.itemitem import fit_itemitem
+
+    q1, h1 = one_hidden(test_baskets)
+    qa, ha, own = every_hidden(test_baskets)
+    vq, vh, vown = every_hidden(val_baskets)
+    log(
+        f"completion: {len(test_baskets):,} held-out baskets with two products or more bought >= 5 times; "
+        f"one hidden (seed 0): {len(h1):,} cases; every product hidden: {len(ha):,} cases "
+        f"(validation: {len(vh):,} cases of {len(val_baskets):,} baskets)"
+    )
+    res = out.setdefault("completion", {})
+    gains: dict[str, np.ndarray] = {}
+
+    def report(name, one, every, secs, extra=""):
+        a, b = summary(hits(one, h1)), summary(hits(every, ha), own)
+        gains[name] = hits(every, ha)
+        res[name] = {"one_hidden": a, "every_hidden": b, "seconds": secs}
+        log(
+            f"  {name:<44} one hidden HR@10 {a['hr@10']:.4f}  every hidden HR@10 {b['hr@10']:.4f} "
+            f"+- {b['hr_se']:.4f}  NDCG@10 {b['ndcg@10']:.4f}  ({secs:.0f} s){extra}"
+        )
+
+    for name, recommend, secs in extra_models:
+        report(name, recommend(q1), recommend(qa), secs)
+    lams = [float(x) for x in args.ease_lambdas.split(",")]
+    best_dense = None
+    for m in [int(x) for x in args.ease_items.split(",") if x]:
+        chosen, best_v = None, -1.0
+        for lam in lams:
+            b, rows, fs, peak = dense_ease(*val, n_items, m, lam)
+            v = summary(hits(every_hidden_dense(dense_rows(b, rows, n_items)[0], val_baskets), vh), vown)
+            del b
+            if v["hr@10"] > best_v:
+                chosen, best_v = lam, v["hr@10"]
+            b, rows, fs, peak = dense_ease(*train, n_items, m, lam)
+            rs, cand = dense_rows(b, rows, n_items)
+            t0 = time.perf_counter()
+            every = every_hidden_dense(rs, test_baskets, candidates=cand)
+            one = np.concatenate([_dense_one(b, rows, n_items, q) for q in _chunks(q1, 256)])
+            del b
+            report(
+                f"EASE dense {m:,} items, lambda {lam:g}",
+                one,
+                every,
+                fs + time.perf_counter() - t0,
+                f"  validation {v['hr@10']:.4f}; fit {fs:.0f} s, peak {peak / 2**30:.2f} GiB",
+            )
+            res[f"EASE dense {m:,} items, lambda {lam:g}"]["validation_hr@10"] = v["hr@10"]
+        name = f"EASE dense {m:,} items, lambda {chosen:g}"
+        log(f"  -> EASE dense {m:,} items: lambda {chosen:g} chosen on the validation slice")
+        res[f"EASE dense {m:,} items (chosen)"] = res[name]
+        hr = res[name]["every_hidden"]["hr@10"]
+        if best_dense is None or hr > res[best_dense]["every_hidden"]["hr@10"]:
+            best_dense = name
+    for m in [int(x) for x in args.tail_items.split(",") if x]:
+        chosen, best_v = None, -1.0
+        for lam in lams:
+            vm = fit_itemitem(*val, np.bincount(val[0], minlength=n_items), lam, max_items=m,
+                              tail_min_count=args.tail_min_count)  # fmt: skip
+            v = summary(hits(_top(vm, vq), vh), vown)
+            del vm
+            if v["hr@10"] > best_v:
+                chosen, best_v = lam, v["hr@10"]
+            t0 = time.perf_counter()
+            tracemalloc.start()
+            model = fit_itemitem(*train, np.bincount(train[0], minlength=n_items), lam, max_items=m,
+                                 tail_min_count=args.tail_min_count)  # fmt: skip
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            fs = time.perf_counter() - t0
+            name = f"EASE head {m:,} + tail >= {args.tail_min_count}, lambda {lam:g}"
+            report(
+                name,
+                _top(model, q1),
+                _top(model, qa),
+                time.perf_counter() - t0,
+                f"  validation {v['hr@10']:.4f}; {len(model.items):,} rows, fit {fs:.0f} s, "
+                f"peak {peak / 2**30:.2f} GiB, {model.nbytes / 2**20:.0f} MiB saved",
+            )
+            res[name]["validation_hr@10"] = v["hr@10"]
+        log(f"  -> EASE head {m:,} + tail: lambda {chosen:g} chosen on the validation slice")
+        res[f"EASE head {m:,} + tail (chosen)"] = res[
+            f"EASE head {m:,} + tail >= {args.tail_min_count}, lambda {chosen:g}"
+        ]
+    if best_dense is not None:  # paired differences with the best dense EASE (its penalty chosen)
+        chosen_rows = [n for n, *_ in extra_models] + [
+            k for k, v in res.items() if "lambda" in k and any(v is res[c] for c in res if "(chosen)" in c)
+        ]
+        for name in chosen_rows:
+            if name != best_dense:
+                d, se = paired(gains[name], gains[best_dense], own)
+                log(f"  every hidden: {name} minus {best_dense}: {d:+.4f} +- {se:.4f}")
+
+
+def _chunks(xs, n):
+    for a in range(0, len(xs), n):
+        yield xs[a : a + n]
+
+
+def _dense_one(b, rows, n_items, queries):
+    pos = np.full(n_items, -1, dtype=np.int64)
+    pos[rows] = np.arange(len(rows))
+    s = np.full((len(queries), n_items), -np.inf)
+    s[:, rows] = 0.0
+    for r, q in enumerate(queries):
+        p = pos[q]
+        p = p[p >= 0]
+        if len(p):
+            s[r, rows] += b[p].sum(0)
+        s[r, q] = -np.inf
+    return top_ids(s, K)
+
+
+def _top(model, queries):
+    ids, sc = model.top_k(queries, K)
+    ids[~np.isfinite(sc)] = -1
     return ids
