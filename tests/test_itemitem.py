@@ -105,7 +105,9 @@ def test_prune_rows_in_row_blocks_matches_one_block(monkeypatch):
     rng = np.random.default_rng(5)
     b = rng.normal(size=(37, 11)).astype(np.float32)
     whole = ii.prune_rows(b, 4)
-    monkeypatch.setattr(ii, "_BLOCK_ELEMS", 30)  # two rows at a time
+    from likewise.space import itemtail
+
+    monkeypatch.setattr(itemtail, "_BLOCK_ELEMS", 30)  # two rows at a time
     for x, y in zip(ii.prune_rows(b, 4), whole, strict=True):
         np.testing.assert_array_equal(x, y)
 
@@ -457,11 +459,19 @@ def test_a_tail_of_one_product_gets_exactly_ease_row_and_column():
     np.testing.assert_allclose(got[np.ix_(head, head)], alone[np.ix_(head, head)], atol=1e-5)
 
 
-def test_the_tail_covers_every_product_seen_often_enough():
+def test_the_tail_covers_every_product_seen_often_enough(monkeypatch):
+    from likewise.space import itemtail
+
     baskets = zipf_baskets(1)
     ids, off = packed(baskets)
     counts = np.bincount(ids, minlength=40)
     model = ii.fit_itemitem(ids, off, counts, 5.0, max_items=20, keep=8, tail_min_count=50)
+    # tail ids a block at a time give the same model as one block
+    monkeypatch.setattr(itemtail, "_TAIL_BLOCK", 3)
+    again = ii.fit_itemitem(ids, off, counts, 5.0, max_items=20, keep=8, tail_min_count=50)
+    for name in ("items", "indptr", "cols"):
+        np.testing.assert_array_equal(getattr(again, name), getattr(model, name))
+    np.testing.assert_allclose(again.data, model.data, rtol=1e-5)
     assert model.items.tolist() == np.flatnonzero(counts >= np.minimum(50, np.sort(counts)[-20])).tolist()
     assert np.all(np.diff(model.indptr) <= 8)  # every row keeps its 8 largest weights
     # a tail product is proposed for a basket of head products, and itself proposes head products
