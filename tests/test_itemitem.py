@@ -496,5 +496,6 @@ def test_training_covers_the_tail_and_says_so():
     )
     assert emb.meta["itemitem"]["rows"] == 80
     assert "the 10 most frequent exactly" in emb.meta["completion_reason"]
+    assert "held-out baskets (on the head)" in emb.meta["completion_reason"]  # the penalty: on the head
     with pytest.raises(InputError, match="completion_min_count"):
         TrainConfig(completion_min_count=-1).validate()

@@ -5,7 +5,10 @@ keeps the one of the two that completes held-out baskets better:
 
 1. the held-out slice is the one ``epochs="auto"`` trains its trials without
    (:func:`likewise.training.auto.split_validation`, the same seed, the same leave-one-out cases);
-2. EASE is fitted on the rest for a grid of penalties (:func:`likewise.space.itemitem.choose_lambda`);
+2. EASE is fitted on the rest for a grid of penalties (:func:`likewise.space.itemitem.choose_lambda`),
+   over the head (the ``completion_max_items`` most frequent items) when the catalogue is larger; the
+   products past it seen ``completion_min_count`` times or more are then added (the tail,
+   :func:`likewise.space.itemtail.tail_weights`) with the chosen penalty, and that model is scored;
 3. its MRR@10 on the slice is compared with the affinity's after the chosen number of passes (which the
    trials measured); the better one answers ``recommend``, ``complete`` and ``also-bought``
    (ties: the item-item model, which is deterministic); the penalty is refitted on all the baskets.
@@ -36,6 +39,8 @@ from ..space.itemitem import (
     fit_itemitem,
     gram_matrix,
     lambda_grid,
+    reciprocal_ranks,
+    tail_ids,
 )
 from ..space.search import basket_affinity
 from .auto import clearly_better, split_validation, validation_completion, validation_queries
@@ -135,10 +140,19 @@ def fit_completion(
             max_items=max_items,
             gram=gram,
             models=models,
-            tail_min_count=tail_min,
         )
-        ease_rr, ease_mrr = rr, float(rr.mean())
         how = f"penalty {lam:g} chosen on {len(hidden):,} held-out baskets"
+        if tail_min and len(tail_ids(counts, rows, tail_min)):
+            # the penalty is chosen on the head (the tail costs as much as an inversion, per penalty);
+            # the model with its tail is the one compared with the affinity, and kept
+            with_tail = fit_itemitem(
+                tr_ids, tr_off, counts, lam, max_items=max_items, gram=gram, tail_min_count=tail_min
+            )
+            rr = reciprocal_ranks(with_tail, queries, hidden)
+            if models is not None:
+                models[lam] = with_tail
+            how += " (on the head)"
+        ease_rr, ease_mrr = rr, float(rr.mean())
         if models is not None:
             kept = models[lam]
             gram = None
