@@ -481,6 +481,13 @@ def test_the_tail_covers_every_product_seen_often_enough(monkeypatch):
     assert set(ids_[0].tolist()) <= set(ii.covered_rows(counts, 20).tolist())
     with pytest.raises(InputError, match="tail_min_count"):
         ii.fit_itemitem(ids, off, counts, 5.0, tail_min_count=0)
+    # the tail is capped at the most frequent TAIL_MAX_ROWS
+    head = ii.covered_rows(counts, 20)
+    monkeypatch.setattr(itemtail, "TAIL_MAX_ROWS", 5)
+    capped = itemtail.tail_ids(counts, head, 1)
+    rest = np.setdiff1d(np.flatnonzero(counts > 0), head)
+    want = np.sort(rest[np.lexsort((rest, -counts[rest]))[:5]])
+    assert capped.tolist() == want.tolist()
 
 
 def test_training_covers_the_tail_and_says_so():

@@ -2,7 +2,8 @@
 
 :func:`prune_rows` keeps each row's largest weights (what :mod:`likewise.space.itemitem` saves). The
 tail (:func:`tail_weights`) extends a dense EASE fit over the ``m`` most bought products (the head) to
-every other product bought at least ``TAIL_MIN_COUNT`` times, from the head's inverse alone: the
+every other product bought at least ``TAIL_MIN_COUNT`` times (at most ``TAIL_MAX_ROWS`` of them, the most
+bought), from the head's inverse alone: the
 exact inverse of the whole catalogue's Gram matrix is ``16 * V**2`` bytes, beyond reach past about
 20,000 products, while the tail costs its co-counts with the head times ``m``.
 """
@@ -13,9 +14,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["TAIL_MIN_COUNT", "TailCounts", "prune_rows", "tail_cocounts", "tail_ids", "tail_weights"]
+__all__ = [
+    "TAIL_MAX_ROWS",
+    "TAIL_MIN_COUNT",
+    "TailCounts",
+    "prune_rows",
+    "tail_cocounts",
+    "tail_ids",
+    "tail_weights",
+]
 
 TAIL_MIN_COUNT = 5  # baskets a product outside the dense rows needs for its own weights
+#: At most this many tail rows (the most frequent): each keeps up to 256 weights (2 KiB saved), so a
+#: catalogue of millions does not save gigabytes of rare products' weights (65,536 rows: 128 MiB).
+TAIL_MAX_ROWS = 65_536
 _TAIL_BLOCK = 1024  # tail ids per block of the tail's fit: 4 KiB per head row
 _BLOCK_ELEMS = 1 << 22  # weights per block of rows while pruning: the temporaries stay small
 
@@ -48,11 +60,20 @@ def prune_rows(b: np.ndarray, keep: int) -> tuple[np.ndarray, np.ndarray, np.nda
     return indptr, np.concatenate(parts_c), np.concatenate(parts_v)
 
 
-def tail_ids(counts: np.ndarray, items: np.ndarray, min_count: int) -> np.ndarray:
-    """Sorted ids outside ``items`` whose count is at least ``min_count`` (the tail of the dense rows)."""
+def tail_ids(
+    counts: np.ndarray, items: np.ndarray, min_count: int, max_rows: int | None = None
+) -> np.ndarray:
+    """Sorted ids outside ``items`` whose count is at least ``min_count`` (the tail of the dense rows).
+
+    At most ``max_rows`` (default :data:`TAIL_MAX_ROWS`), the most frequent (ties: the lower id).
+    """
     c = np.asarray(counts, dtype=np.int64)
     out = np.flatnonzero(c >= max(int(min_count), 1))
-    return out[~np.isin(out, items)].astype(np.int64)
+    out = out[~np.isin(out, items)]
+    cap = TAIL_MAX_ROWS if max_rows is None else int(max_rows)
+    if len(out) > cap:
+        out = np.sort(out[np.lexsort((out, -c[out]))[:cap]])
+    return out.astype(np.int64)
 
 
 @dataclass(frozen=True)
