@@ -2,10 +2,10 @@
 
 :func:`prune_rows` keeps each row's largest weights (what :mod:`likewise.space.itemitem` saves). The
 tail (:func:`tail_weights`) extends a dense EASE fit over the ``m`` most bought products (the head) to
-every other product bought at least ``TAIL_MIN_COUNT`` times (at most ``TAIL_MAX_ROWS`` of them, the most
-bought), from the head's inverse alone: the
-exact inverse of the whole catalogue's Gram matrix is ``16 * V**2`` bytes, beyond reach past about
-20,000 products, while the tail costs its co-counts with the head times ``m``.
+every other product bought at least ``TAIL_MIN_COUNT`` times (at most ``TAIL_MAX_ROWS`` of them, the
+most bought), from the head's inverse alone: the exact inverse of the whole catalogue's Gram matrix is
+``4 * V**2`` bytes in float32 and ``V**3`` work, beyond reach past about 20,000 products on a small
+machine, while the tail costs its co-counts with the head times ``m``.
 """
 
 from __future__ import annotations
