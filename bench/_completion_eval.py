@@ -209,7 +209,8 @@ def run_completion(train, val, test_baskets, val_baskets, n_items, args, log, ou
         gains[name] = hits(every, ha)
         res[name] = {"one_hidden": a, "every_hidden": b, "seconds": secs}
         log(
-            f"  {name:<44} one hidden HR@10 {a['hr@10']:.4f}  every hidden HR@10 {b['hr@10']:.4f} "
+            f"  {name:<44} one hidden HR@10 {a['hr@10']:.4f} NDCG@10 {a['ndcg@10']:.4f}  "
+            f"every hidden HR@10 {b['hr@10']:.4f} "
             f"+- {b['hr_se']:.4f}  NDCG@10 {b['ndcg@10']:.4f}  ({secs:.0f} s){extra}"
         )
 
