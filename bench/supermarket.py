@@ -20,6 +20,13 @@ baskets (each household's latest training basket), then answer the test from all
   (``department``) of the 10 nearest products (cosine) agrees with the product's own: likewise's vectors,
   ALS item factors (``implicit``, alpha and factors on a small grid), PPMI-SVD.
 
+* ``--sections completion``: the held-out baskets' products bought >= 5 times, one hidden (seed 0) and
+  every one hidden in turn (bench/_completion_eval.py): likewise, co-counts, ALS, dense EASE per size
+  (``--ease-items``) and penalty (``--ease-lambdas``; the one chosen on the validation slice marked),
+  and the head + tail item-item model (``--tail-items``, ``--tail-min-count``).
+* ``--replicate N``: training alone on N copies of the shop (households and baskets renamed per copy),
+  with the seconds and peak memory of each step.
+
 Seeds: the split has no randomness; likewise trains with ``seed=0`` (its default) and ALS with
 ``random_state=0``. Everything runs in one process on the same arrays.
 """
