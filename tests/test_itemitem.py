@@ -466,7 +466,12 @@ def test_the_tail_covers_every_product_seen_often_enough(monkeypatch):
     ids, off = packed(baskets)
     counts = np.bincount(ids, minlength=40)
     model = ii.fit_itemitem(ids, off, counts, 5.0, max_items=20, keep=8, tail_min_count=50)
-    # tail ids a block at a time give the same model as one block
+    # tail ids a block at a time, and their pairs counted a few at a time, give the same model
+    whole = itemtail.tail_cocounts(ids, off, ii.covered_rows(counts, 20), np.arange(20, 40), 40)
+    monkeypatch.setattr(itemtail, "_PAIR_BUDGET", 7)
+    parts = itemtail.tail_cocounts(ids, off, ii.covered_rows(counts, 20), np.arange(20, 40), 40)
+    for name in ("indptr", "cols", "vals", "baskets"):
+        np.testing.assert_array_equal(getattr(parts, name), getattr(whole, name))
     monkeypatch.setattr(itemtail, "_TAIL_BLOCK", 3)
     again = ii.fit_itemitem(ids, off, counts, 5.0, max_items=20, keep=8, tail_min_count=50)
     for name in ("items", "indptr", "cols"):

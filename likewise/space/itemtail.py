@@ -29,6 +29,7 @@ TAIL_MIN_COUNT = 5  # baskets a product outside the dense rows needs for its own
 #: catalogue of millions does not save gigabytes of rare products' weights (65,536 rows: 128 MiB).
 TAIL_MAX_ROWS = 65_536
 _TAIL_BLOCK = 1024  # tail ids per block of the tail's fit: 4 KiB per head row
+_PAIR_BUDGET = 1 << 23  # (tail, head) pairs materialised at a time while counting (64 MiB of keys)
 _BLOCK_ELEMS = 1 << 22  # weights per block of rows while pruning: the temporaries stay small
 
 
@@ -114,9 +115,27 @@ def tail_cocounts(
     baskets = np.bincount(t_row, minlength=nt).astype(np.int64)
     first = np.searchsorted(head_seq, t_seq, "left")
     rep = np.searchsorted(head_seq, t_seq, "right") - first
-    within = np.arange(int(rep.sum()), dtype=np.int64) - np.repeat(np.cumsum(rep) - rep, rep)
-    pairs = np.repeat(t_row, rep) * nh + head_row[np.repeat(first, rep) + within]
-    pk, cnt = np.unique(pairs, return_counts=True)
+    # pairs a bounded number at a time: tail entries in id order, cut where the pairs reach the budget
+    # (a cut falls between ids, so each (tail, head) key is counted in one chunk)
+    order = np.argsort(t_row, kind="stable")
+    t_row, first, rep = t_row[order], first[order], rep[order]
+    last = np.flatnonzero(np.r_[t_row[1:] != t_row[:-1], True]) if len(t_row) else np.zeros(0, np.int64)
+    begin = np.r_[0, last[:-1] + 1]
+    cum = np.cumsum(np.add.reduceat(rep, begin)) if len(begin) else np.zeros(0, np.int64)
+    parts_k, parts_c = [], []
+    i = 0
+    while i < len(begin):
+        j = max(i + 1, int(np.searchsorted(cum, (cum[i - 1] if i else 0) + _PAIR_BUDGET, "right")))
+        lo, hi = int(begin[i]), int(last[j - 1]) + 1
+        r = rep[lo:hi]
+        within = np.arange(int(r.sum()), dtype=np.int64) - np.repeat(np.cumsum(r) - r, r)
+        pairs = np.repeat(t_row[lo:hi], r) * nh + head_row[np.repeat(first[lo:hi], r) + within]
+        k, c = np.unique(pairs, return_counts=True)
+        parts_k.append(k)
+        parts_c.append(c)
+        i = j
+    pk = np.concatenate(parts_k) if parts_k else np.zeros(0, np.int64)
+    cnt = np.concatenate(parts_c) if parts_c else np.zeros(0, np.int64)
     t_of, h_of = np.divmod(pk, nh) if nh else (pk, pk)
     indptr = np.zeros(nt + 1, dtype=np.int64)
     np.cumsum(np.bincount(t_of, minlength=nt), out=indptr[1:])
