@@ -7,7 +7,8 @@ For each catalogue size a generated basket set (``--baskets-per-item`` baskets p
 items in groups of 50, Zipf popularity over the whole catalogue, a basket of 2 to 8 items drawn mostly
 from one group) is trained twice with the defaults, ``likewise.train(baskets, mode="basket",
 seed=1)``: once as is (the item-item model fitted beside the vectors, over the most frequent
-``completion_max_items`` items when the catalogue is larger) and once with ``completion="affinity"``
+``completion_max_items`` items when the catalogue is larger, and a tail of the other items seen
+``completion_min_count`` times or more, at most 65,536) and once with ``completion="affinity"``
 (no item-item model), so the item-item model's share of time and memory is the difference. Printed per
 size: wall time of training, peak RSS of the process (``VmHWM``), which completion training kept and
 why, the saved model's bytes of item-item weights, and the p50 / p99 latency of a single completion

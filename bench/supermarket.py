@@ -20,6 +20,13 @@ baskets (each household's latest training basket), then answer the test from all
   (``department``) of the 10 nearest products (cosine) agrees with the product's own: likewise's vectors,
   ALS item factors (``implicit``, alpha and factors on a small grid), PPMI-SVD.
 
+* ``--sections completion``: the held-out baskets' products bought >= 5 times, one hidden (seed 0) and
+  every one hidden in turn (bench/_completion_eval.py): likewise, co-counts, ALS, dense EASE per size
+  (``--ease-items``) and penalty (``--ease-lambdas``; the one chosen on the validation slice marked),
+  and the head + tail item-item model (``--tail-items``, ``--tail-min-count``).
+* ``--replicate N``: training alone on N copies of the shop (households and baskets renamed per copy),
+  with the seconds and peak memory of each step.
+
 Seeds: the split has no randomness; likewise trains with ``seed=0`` (its default) and ALS with
 ``random_state=0``. Everything runs in one process on the same arrays.
 """
@@ -595,67 +602,124 @@ def section_customers(args, cj, h, b, p, ts, test, out, log):
 
 
 def section_completion(args, cj, h, b, p, ts, test, out, log):
-    """Leave-one-out completion of the held-out baskets: HR@10 and NDCG@10."""
-    from likewise import retail
+    """Completion of the held-out baskets, one product hidden and every product hidden in turn (HR@10,
+    NDCG@10): likewise, co-counts, dense EASE and the head + tail model over a penalty grid, ALS
+    (bench/_completion_eval.py)."""
+    import _completion_eval as ce
+
     from likewise.baselines.counts import fit_baselines
-    from likewise.baselines.peers import ALSRecommender, EASERecommender
+    from likewise.baselines.peers import ALSRecommender
 
     _, items, bk = training_baskets(h, b, p, ts, test)
     count = popularity(bk)
     index = {k: i for i, k in enumerate(items.tolist())}
-    rng = np.random.default_rng(0)
-    queries, hidden = [], []
-    tb = b[test]
-    order = np.argsort(tb, kind="stable")
-    starts = np.r_[0, np.flatnonzero(tb[order][1:] != tb[order][:-1]) + 1, len(order)]
-    for a, z in zip(starts[:-1], starts[1:], strict=True):
-        ids = np.unique([index.get(x, -1) for x in p[test][order[a:z]].tolist()])
-        ids = ids[(ids >= 0)]
-        ids = ids[count[ids] >= 5]
-        if len(ids) < 2:
-            continue
-        pick = int(rng.integers(len(ids)))
-        hidden.append(int(ids[pick]))
-        queries.append(np.delete(ids, pick))
-    hidden = np.asarray(hidden)
-    log(
-        f"completion: {len(hidden):,} held-out baskets with two products or more bought >= 5 times "
-        f"({int((count >= 5).sum()):,} such products); one hidden per basket (seed 0)"
-    )
+    baskets = ce.heldout_baskets(p[test], b[test], index, count)
+    val, _, vt = bk.drop_last()
+    vcount = popularity(val)
+    val_baskets = [x for x in (np.unique(t[vcount[t] >= 5]) for t in vt) if len(x) >= 2]
     seqs = [bk.items[bk.offsets[i] : bk.offsets[i + 1]] for i in range(len(bk.offsets) - 1)]
-
-    def report(name, recs, secs):
-        hit = recs == hidden[:, None]
-        hr = float(hit.any(1).mean())
-        ndcg = float((hit / np.log2(np.arange(2, K + 2))[None, :]).sum(1).mean())
-        out.setdefault("completion", {})[name] = {"hr@10": hr, "ndcg@10": ndcg, "seconds": secs}
-        log(f"  {name:<34} HR@10 {hr:.4f}  NDCG@10 {ndcg:.4f}  ({secs:.0f} s)")
-
     emb, _ = trained(args, cj, test, log)
+    eid = np.array([emb.id_of(k) for k in items.tolist()])  # training id -> the space's id
+    back = np.full(len(emb), -1, dtype=np.int64)
+    back[eid] = np.arange(len(items))
+
+    def likewise_recs(queries):
+        got, sc = emb.complete_top_k([eid[q] for q in queries], ce.K)
+        return np.where(np.isfinite(sc), back[got], -1)
+
+    models = []
     t0 = time.perf_counter()
-    recs = np.full((len(hidden), K), -1, dtype=np.int64)
-    for r, q in enumerate(queries):
-        got = retail.complete_basket(emb, items[q].tolist(), k=K, on_unknown="skip").keys
-        ids = [index[g] for g in got if g in index][:K]
-        recs[r, : len(ids)] = ids
-    report("likewise complete_basket", recs, time.perf_counter() - t0)
+    likewise_recs([np.array([0])])
+    models.append(("likewise complete_basket", likewise_recs, time.perf_counter() - t0))
     t0 = time.perf_counter()
     cocount = fit_baselines(seqs, len(items), which=["cocount"])["cocount"]
-    report("co-count", cocount.recommend_ids(queries, K), time.perf_counter() - t0)
-    for m in [int(x) for x in args.ease_items.split(",")]:
-        t0 = time.perf_counter()
-        ease = EASERecommender(max_items=m).fit(seqs, len(items))
-        report(
-            f"EASE {m:,} items (lambda {ease.lam_:g})",
-            ease.recommend_ids(queries, K),
-            time.perf_counter() - t0,
-        )
+    models.append(("co-count", lambda q: cocount.recommend_ids(q, ce.K), time.perf_counter() - t0))
     try:
         t0 = time.perf_counter()
         als = ALSRecommender(64, alphas=(10.0, 40.0), regularizations=(1.0, 10.0)).fit(seqs, len(items))
-        report("ALS 64 factors (alpha, reg tuned)", als.recommend_ids(queries, K), time.perf_counter() - t0)
+        models.append(
+            (
+                "ALS 64 factors (alpha, reg tuned)",
+                lambda q: als.recommend_ids(q, ce.K),
+                time.perf_counter() - t0,
+            )
+        )
     except Exception as e:  # implicit missing
         log(f"  ALS: {e}")
+    ce.run_completion(
+        (bk.items, bk.offsets),
+        (val.items, val.offsets),
+        baskets,
+        val_baskets,
+        len(items),
+        args,
+        log,
+        out,
+        models,
+    )
+
+
+def replicated(args, cj, log):
+    """Train on ``args.replicate`` copies of the whole shop (households and baskets renamed per copy,
+    products and times kept) and print where the seconds and the memory went. Copies share histories,
+    so no quality figure is taken from them."""
+    import resource
+    import threading
+
+    import likewise
+
+    t = cj.orders.select(["basket_id", "household_id", "product_id", "timestamp"])
+    parts = []
+    for c in range(args.replicate):
+        tag = pa.array([f"r{c}_"] * t.num_rows)
+        import pyarrow.compute as pc
+
+        parts.append(
+            t.set_column(0, "basket_id", pc.binary_join_element_wise(tag, t["basket_id"], "")).set_column(
+                1, "household_id", pc.binary_join_element_wise(tag, t["household_id"], "")
+            )
+        )
+    big = pa.concat_tables(parts)
+    del parts
+    samples: list[tuple[float, float]] = []
+    done = threading.Event()
+
+    def sample():  # resident memory every 0.2 s, to attribute the peak to a step
+        while not done.is_set():
+            with open("/proc/self/statm") as f:
+                samples.append((time.perf_counter(), int(f.read().split()[1]) * 4096 / 2**30))
+            time.sleep(0.2)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "replicated.parquet"
+        pq.write_table(big, path)
+        lines = big.num_rows
+        del big
+        th = threading.Thread(target=sample, daemon=True)
+        th.start()
+        t0 = time.perf_counter()
+        emb = likewise.train(
+            str(path), basket_col="basket_id", item_col="product_id", user_col="household_id",
+            time_col="timestamp", progress=False, **json.loads(args.train_options),
+        )  # fmt: skip
+        secs = time.perf_counter() - t0
+        done.set()
+        th.join()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    report = emb.report
+    log(
+        f"{args.replicate} x the shop: {lines:,} lines, trained in {secs:.0f} s, "
+        f"process peak RSS {peak:.2f} GiB; epochs {report.epochs.value}"
+    )
+    at = t0
+    for step, s in dataclasses.asdict(report.timings).items():
+        inside = [r for tt, r in samples if at <= tt <= at + s]
+        log(f"  {step:<12} {s:7.1f} s  peak RSS in the step {max(inside, default=float('nan')):.2f} GiB")
+        at += s
+    for key in ("epochs_reason", "scoring_reason", "completion_reason"):
+        log(f"  {key}: {emb.meta.get(key)}")
+    nb = emb.customers.config.get("next_basket", {}) if emb.customers is not None else {}
+    log(f"  next basket: rule {nb.get('rule')}, held out: {nb.get('validation')} {nb.get('reason', '')}")
 
 
 def main() -> None:
@@ -665,7 +729,21 @@ def main() -> None:
         default="next,completion,neighbours,customers",
         help="comma list of: next, completion, neighbours, customers",
     )
-    ap.add_argument("--ease-items", default="8192,15000", help="EASE peers' catalogue sizes (comma list)")
+    ap.add_argument("--ease-items", default="8192,15000", help="dense EASE catalogue sizes (comma list)")
+    ap.add_argument(
+        "--ease-lambdas", default="31.6,100,316", help="completion: the penalties tried (comma list)"
+    )
+    ap.add_argument(
+        "--tail-items", default="8192,15000", help="completion: heads of the head + tail model (comma list)"
+    )
+    ap.add_argument("--tail-min-count", type=int, default=5, help="completion: the tail's minimum count")
+    ap.add_argument(
+        "--replicate",
+        type=int,
+        default=1,
+        help="N > 1: train on N copies of the shop (households, baskets renamed) and print where the "
+        "seconds and the memory go; no section is run",
+    )
     ap.add_argument("--households", type=int, default=None, help="the first N households (default: all)")
     ap.add_argument("--quick", action="store_true", help="two TIFU-KNN settings instead of the grid")
     ap.add_argument("--full-grid", action="store_true", help="TIFU-KNN over 72 settings (~15 min)")
@@ -683,6 +761,11 @@ def main() -> None:
     def log(msg):
         print(f"[{time.perf_counter() - t0:7.1f}s] {msg}", flush=True)
 
+    if args.replicate > 1:
+        from likewise.data.completejourney import load_completejourney
+
+        replicated(args, load_completejourney(args.households), log)
+        return
     cj, h, b, p, ts = load(args.households)
     test = split(h, b, p, ts)
     n_hh = len(np.unique(h[test]))

@@ -105,7 +105,9 @@ def test_prune_rows_in_row_blocks_matches_one_block(monkeypatch):
     rng = np.random.default_rng(5)
     b = rng.normal(size=(37, 11)).astype(np.float32)
     whole = ii.prune_rows(b, 4)
-    monkeypatch.setattr(ii, "_BLOCK_ELEMS", 30)  # two rows at a time
+    from likewise.space import itemtail
+
+    monkeypatch.setattr(itemtail, "_BLOCK_ELEMS", 30)  # two rows at a time
     for x, y in zip(ii.prune_rows(b, 4), whole, strict=True):
         np.testing.assert_array_equal(x, y)
 
@@ -373,6 +375,7 @@ def test_over_the_budget_training_covers_the_most_frequent_and_says_so():
         deterministic=True,
         completion="itemitem",
         completion_max_items=10,
+        completion_min_count=0,
     )
     assert emb.meta["itemitem"]["rows"] == 10 and emb.meta["itemitem"]["of_rows"] == 80
     assert "the 10 most frequent of 80: completion_max_items" in emb.meta["completion_reason"]
@@ -402,3 +405,109 @@ def test_restrict_to_the_most_frequent_keeps_completion_among_them(completion):
     for scoring in ("mixture", "product") if completion == "affinity" else ("auto",):
         got = emb.recommend([emb.keys[0], emb.keys[1]], k=5, restrict=10, scoring=scoring)
         assert set(got.ids.tolist()) <= top - {0, 1} and len(got) == 5
+
+
+def test_sparse_times_dense_kernel_equals_its_numpy_reference():
+    from likewise.kernels.rowsum import sparse_times_dense, sparse_times_dense_reference
+
+    rng = np.random.default_rng(5)
+    dense = rng.normal(size=(30, 17)).astype(np.float32)
+    lens = np.array([0, 3, 1, 7, 0, 12])
+    indptr = np.r_[0, np.cumsum(lens)]
+    cols = np.concatenate([rng.choice(30, size=n, replace=False) for n in lens])
+    vals = rng.integers(1, 9, size=len(cols)).astype(np.float32)
+    got = sparse_times_dense(indptr, cols, vals, dense)
+    ref = sparse_times_dense_reference(indptr, cols, vals, dense)
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+    want = np.zeros((len(lens), 30), np.float32)
+    want[np.repeat(np.arange(len(lens)), lens), cols] = vals
+    np.testing.assert_allclose(got, want @ dense, rtol=1e-5, atol=1e-6)
+    with pytest.raises(InputError, match="cols run from"):
+        sparse_times_dense(indptr, cols + 30, vals, dense)
+
+
+def zipf_baskets(seed: int, n: int = 3000, v: int = 40) -> list[list[int]]:
+    rng = np.random.default_rng(seed)
+    pop = 1.0 / np.arange(1, v + 1) ** 0.8
+    return [rng.choice(v, size=int(rng.integers(2, 7)), p=pop / pop.sum()).tolist() for _ in range(n)]
+
+
+def test_a_tail_of_one_product_gets_exactly_ease_row_and_column():
+    """Regressed on the head, a single tail product's column and row are those of EASE over the head and
+    it (the block inverse); the head's own weights stay those of the head alone."""
+    baskets = zipf_baskets(0)
+    ids, off = packed(baskets)
+    counts = np.bincount(ids, minlength=40)
+    order = np.argsort(-counts, kind="stable")
+    head, t = np.sort(order[:30]), int(order[30])
+    only_t = counts.copy()
+    only_t[order[31:]] = 0  # one product past the head has a count: the tail is it alone
+    model = ii.fit_itemitem(ids, off, only_t, 5.0, max_items=30, keep=1000, tail_min_count=1)
+    assert model.items.tolist() == sorted([*head.tolist(), t])
+    got = np.zeros((40, 40))
+    for r, i in enumerate(model.items):
+        seg = slice(model.indptr[r], model.indptr[r + 1])
+        got[i, model.cols[seg]] = model.data[seg]
+    x = dense_x(baskets, 40)
+    both = np.sort(np.r_[head, t])
+    want = np.zeros((40, 40))
+    want[np.ix_(both, both)] = reference_b(x[:, both], 5.0)
+    np.testing.assert_allclose(got[:, t], want[:, t], atol=1e-6)
+    np.testing.assert_allclose(got[t], want[t], atol=1e-6)
+    alone = np.zeros((40, 40))
+    alone[np.ix_(head, head)] = reference_b(x[:, head], 5.0)
+    np.testing.assert_allclose(got[np.ix_(head, head)], alone[np.ix_(head, head)], atol=1e-5)
+
+
+def test_the_tail_covers_every_product_seen_often_enough(monkeypatch):
+    from likewise.space import itemtail
+
+    baskets = zipf_baskets(1)
+    ids, off = packed(baskets)
+    counts = np.bincount(ids, minlength=40)
+    model = ii.fit_itemitem(ids, off, counts, 5.0, max_items=20, keep=8, tail_min_count=50)
+    # tail ids a block at a time, and their pairs counted a few at a time, give the same model
+    whole = itemtail.tail_cocounts(ids, off, ii.covered_rows(counts, 20), np.arange(20, 40), 40)
+    monkeypatch.setattr(itemtail, "_PAIR_BUDGET", 7)
+    parts = itemtail.tail_cocounts(ids, off, ii.covered_rows(counts, 20), np.arange(20, 40), 40)
+    for name in ("indptr", "cols", "vals", "baskets"):
+        np.testing.assert_array_equal(getattr(parts, name), getattr(whole, name))
+    monkeypatch.setattr(itemtail, "_TAIL_BLOCK", 3)
+    again = ii.fit_itemitem(ids, off, counts, 5.0, max_items=20, keep=8, tail_min_count=50)
+    for name in ("items", "indptr", "cols"):
+        np.testing.assert_array_equal(getattr(again, name), getattr(model, name))
+    np.testing.assert_allclose(again.data, model.data, rtol=1e-5)
+    assert model.items.tolist() == np.flatnonzero(counts >= np.minimum(50, np.sort(counts)[-20])).tolist()
+    assert np.all(np.diff(model.indptr) <= 8)  # every row keeps its 8 largest weights
+    # a tail product is proposed for a basket of head products, and itself proposes head products
+    tail = np.setdiff1d(model.items, ii.covered_rows(counts, 20))
+    assert len(tail) > 0
+    ids_, _ = model.top_k([np.array([int(tail[0])])], 3)
+    assert set(ids_[0].tolist()) <= set(ii.covered_rows(counts, 20).tolist())
+    with pytest.raises(InputError, match="tail_min_count"):
+        ii.fit_itemitem(ids, off, counts, 5.0, tail_min_count=0)
+    # the tail is capped at the most frequent TAIL_MAX_ROWS
+    head = ii.covered_rows(counts, 20)
+    monkeypatch.setattr(itemtail, "TAIL_MAX_ROWS", 5)
+    capped = itemtail.tail_ids(counts, head, 1)
+    rest = np.setdiff1d(np.flatnonzero(counts > 0), head)
+    want = np.sort(rest[np.lexsort((rest, -counts[rest]))[:5]])
+    assert capped.tolist() == want.tolist()
+
+
+def test_training_covers_the_tail_and_says_so():
+    emb = likewise.train(
+        pair_baskets(6),
+        dim=8,
+        min_count=1,
+        seed=1,
+        deterministic=True,
+        completion="itemitem",
+        completion_max_items=10,
+        completion_min_count=1,
+    )
+    assert emb.meta["itemitem"]["rows"] == 80
+    assert "the 10 most frequent exactly" in emb.meta["completion_reason"]
+    assert "held-out baskets (on the head)" in emb.meta["completion_reason"]  # the penalty: on the head
+    with pytest.raises(InputError, match="completion_min_count"):
+        TrainConfig(completion_min_count=-1).validate()

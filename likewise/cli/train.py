@@ -19,7 +19,7 @@ from ._common import Commands, add_cache_dir, emit, fields_table, input_group, p
 _CONFIG_FIELDS = (
     "mode dim window negative ns_exponent sample min_count max_items epochs lr min_lr max_context"
     " neg_group threads seed deterministic backend device batch_tokens max_row_updates table_dtype"
-    " completion completion_max_items typed_negatives"
+    " completion completion_max_items completion_min_count typed_negatives"
 ).split()
 
 # Summary keys printed as sentences under the table rather than as rows.
@@ -487,6 +487,13 @@ def _run_options(r: argparse._ActionsContainer) -> None:
         type=positive_int,
         help="items of the exact item-item fit (16 x items^2 bytes); a larger catalogue is fitted on "
         "its most frequent ones (default: %(default)s)",
+    )
+    config_option(
+        r,
+        "completion_min_count",
+        type=int,
+        help="products outside those rows seen this many times or more get item-item weights too, "
+        "regressed on them; 0: none (default: %(default)s)",
     )
     r.add_argument("--progress", choices=MODES, default=MODES[0], help=MODES_HELP)
     r.add_argument("--quiet", action="store_true", help="no progress and no summary (--progress none)")

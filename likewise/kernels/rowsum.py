@@ -14,7 +14,14 @@ from numba import njit
 
 from ..errors import InputError
 
-__all__ = ["add_pair_counts", "add_pair_counts_reference", "add_weighted_rows", "add_weighted_rows_reference"]
+__all__ = [
+    "add_pair_counts",
+    "add_pair_counts_reference",
+    "add_weighted_rows",
+    "add_weighted_rows_reference",
+    "sparse_times_dense",
+    "sparse_times_dense_reference",
+]
 
 
 @njit(nogil=True, cache=True)
@@ -165,3 +172,72 @@ def add_pair_counts_reference(
         keep = left != right
         k, c = np.unique(left[keep] * m + right[keep], return_counts=True)
         gram.reshape(-1)[k] += c
+
+
+@njit(nogil=True, cache=True)
+def _sparse_dense(out, indptr, cols, vals, dense):
+    n = dense.shape[1]
+    for t in range(indptr.shape[0] - 1):
+        for p in range(indptr[t], indptr[t + 1]):
+            c = cols[p]
+            v = vals[p]
+            for j in range(n):
+                out[t, j] += v * dense[c, j]
+
+
+def _check_sparse(indptr, cols, vals, dense) -> None:
+    if dense.ndim != 2 or not dense.flags.c_contiguous:
+        raise InputError(f"dense must be a C-contiguous matrix, got shape {dense.shape}")
+    if len(cols) != len(vals) or len(indptr) < 1 or int(indptr[-1]) != len(cols):
+        end = int(indptr[-1]) if len(indptr) else None
+        raise InputError(f"indptr ends at {end}, expected {len(cols)} entries")
+    if len(cols) and (int(np.min(cols)) < 0 or int(np.max(cols)) >= dense.shape[0]):
+        lo, hi = np.min(cols), np.max(cols)
+        raise InputError(f"cols run from {lo} to {hi}, expected 0 .. {dense.shape[0] - 1}")
+
+
+def sparse_times_dense(
+    indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray, dense: np.ndarray
+) -> np.ndarray:
+    """``S @ dense`` for a CSR matrix ``S`` (rows ``indptr``, columns ``cols``, values ``vals``).
+
+    The item-item model's tail (:func:`likewise.space.itemitem.fit_itemitem`): each row of ``S`` holds a
+    rare product's co-counts with the head, ``dense`` the head's inverse Gram matrix. A row of the result
+    adds whole rows of ``dense`` (contiguous reads), in the order of the row's entries.
+    :func:`sparse_times_dense_reference` is the NumPy version.
+
+    Parameters
+    ----------
+    indptr : ndarray of int, shape [r + 1]
+    cols : ndarray of int, shape [nnz]
+        Row numbers of ``dense``.
+    vals : ndarray of float, shape [nnz]
+    dense : ndarray of float32, shape [m, n], C-contiguous
+
+    Returns
+    -------
+    ndarray of float32, shape [r, n]
+    """
+    _check_sparse(indptr, cols, vals, dense)
+    out = np.zeros((len(indptr) - 1, dense.shape[1]), dtype=np.float32)
+    _sparse_dense(
+        out,
+        np.ascontiguousarray(indptr, dtype=np.int64),
+        np.ascontiguousarray(cols, dtype=np.int64),
+        np.ascontiguousarray(vals, dtype=np.float32),
+        dense,
+    )
+    return out
+
+
+def sparse_times_dense_reference(
+    indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray, dense: np.ndarray
+) -> np.ndarray:
+    """:func:`sparse_times_dense` with NumPy: each row a weighted sum of ``dense``'s rows."""
+    _check_sparse(indptr, cols, vals, dense)
+    out = np.zeros((len(indptr) - 1, dense.shape[1]), dtype=np.float32)
+    for t in range(len(indptr) - 1):
+        a, b = int(indptr[t]), int(indptr[t + 1])
+        if b > a:
+            out[t] = np.asarray(vals[a:b], dtype=np.float32) @ dense[np.asarray(cols[a:b])]
+    return out

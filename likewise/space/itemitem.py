@@ -40,12 +40,15 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptModelError, InputError, ItemIndexError
+from .itemtail import TAIL_MIN_COUNT, TailCounts, prune_rows, tail_cocounts, tail_ids, tail_weights
 from .search import select_top_k
 
 __all__ = [
     "KEEP",
     "MAX_ITEMS",
+    "TAIL_MIN_COUNT",
     "ItemItem",
+    "TailCounts",
     "choose_lambda",
     "covered_rows",
     "describe",
@@ -56,6 +59,9 @@ __all__ = [
     "prune_rows",
     "reciprocal_ranks",
     "segment_pairs",
+    "tail_cocounts",
+    "tail_ids",
+    "tail_weights",
 ]
 
 MAX_ITEMS = 8_192  # rows of the exact fit: 16 * m**2 bytes = 1.0 GiB, ~25 s per inversion (2 cores)
@@ -158,14 +164,18 @@ def ease_weights(gram: np.ndarray, lam: float) -> np.ndarray:
     InputError
         ``lam`` is not > 0.
     """
-    lam = float(lam)
-    if not lam > 0 or not math.isfinite(lam):
-        raise InputError(f"lam == {lam!r}, must be a finite number > 0")
-    p = _spd_inverse(gram, lam)
+    p = _spd_inverse(gram, _check_lam(lam))
     d = np.diag(p).copy()
     p /= -d[None, :]
     np.fill_diagonal(p, 0.0)
     return p.astype(np.float32, copy=False)
+
+
+def _check_lam(lam: float) -> float:
+    lam = float(lam)
+    if not lam > 0 or not math.isfinite(lam):
+        raise InputError(f"lam == {lam!r}, must be a finite number > 0")
+    return lam
 
 
 def _spd_inverse(gram: np.ndarray, lam: float) -> np.ndarray:
@@ -199,34 +209,6 @@ def _spd_inverse(gram: np.ndarray, lam: float) -> np.ndarray:
     a = np.array(gram, dtype=np.float64)  # not positive definite in floating point: the general inverse
     a[np.diag_indices(len(a))] += lam
     return np.linalg.inv(a)
-
-
-def prune_rows(b: np.ndarray, keep: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The ``keep`` largest-magnitude entries of each row of ``b`` as CSR (indptr, indices, data).
-
-    Zeros are dropped; columns are sorted inside each row; ties in magnitude go to the lower column.
-    """
-    m, n = b.shape
-    keep = int(min(keep, n))
-    indptr = np.zeros(m + 1, dtype=np.int64)
-    parts_c, parts_v = [], []
-    step = max(1, _BLOCK_ELEMS // max(n, 1))  # rows at a time: the temporaries stay small
-    for a in range(0, m, step):
-        blk = b[a : a + step]
-        if keep < n:
-            part = np.argpartition(-np.abs(blk), keep - 1, axis=1)[:, :keep]
-            cols = np.sort(part, axis=1)
-        else:
-            cols = np.broadcast_to(np.arange(n), blk.shape)
-        vals = np.take_along_axis(blk, cols, axis=1)
-        nz = vals != 0
-        indptr[a + 1 : a + 1 + len(blk)] = nz.sum(axis=1)
-        parts_c.append(cols[nz].astype(np.int32))
-        parts_v.append(vals[nz].astype(np.float32))
-    np.cumsum(indptr, out=indptr)
-    if not parts_c:
-        return indptr, np.zeros(0, np.int32), np.zeros(0, np.float32)
-    return indptr, np.concatenate(parts_c), np.concatenate(parts_v)
 
 
 @dataclass(frozen=True)
@@ -428,32 +410,45 @@ def fit_itemitem(
     max_items: int = MAX_ITEMS,
     keep: int = KEEP,
     gram: np.ndarray | None = None,
+    tail_min_count: int | None = None,
 ) -> ItemItem:
-    """Fit EASE on packed baskets over the rows :func:`covered_rows` picks.
+    """Fit EASE on packed baskets over the rows :func:`covered_rows` picks, and optionally a tail.
 
     Parameters
     ----------
     ids, offsets : ndarray
         The training baskets.
     counts : ndarray of int, shape (V,)
-        Count of each id (chooses the covered rows when there are more than ``max_items``).
+        Count of each id (chooses the covered rows when there are more than ``max_items``, and the tail).
     lam : float
         Ridge penalty, > 0.
     max_items, keep : int
         See the module docstring.
     gram : ndarray, optional
         ``gram_matrix`` of these baskets over ``covered_rows(counts, max_items)``, when already made.
+    tail_min_count : int, optional
+        Also cover every id outside the dense rows whose count is at least this (the tail; see
+        :func:`tail_weights`). None: the dense rows alone.
     """
     if not isinstance(max_items, int | np.integer) or max_items < 1:
         raise InputError(f"max_items == {max_items!r}, must be an int >= 1")
     if not isinstance(keep, int | np.integer) or keep < 1:
         raise InputError(f"keep == {keep!r}, must be an int >= 1")
+    bad_tail = not isinstance(tail_min_count, int | np.integer) or tail_min_count < 1
+    if tail_min_count is not None and bad_tail:
+        raise InputError(f"tail_min_count == {tail_min_count!r}, must be an int >= 1 or None")
     n_items = len(counts)
     items = covered_rows(counts, int(max_items))
     g = gram_matrix(ids, offsets, items, n_items) if gram is None else gram
-    b = ease_weights(g, lam)
-    indptr, cols, data = prune_rows(b, keep)
-    return ItemItem(items, indptr, items[cols].astype(np.int32), data, int(n_items), float(lam))
+    tail = tail_ids(counts, items, tail_min_count) if tail_min_count is not None else np.zeros(0, np.int64)
+    if len(tail) == 0:
+        b = ease_weights(g, lam)
+        indptr, cols, data = prune_rows(b, keep)
+        return ItemItem(items, indptr, items[cols].astype(np.int32), data, int(n_items), float(lam))
+    lam = _check_lam(lam)
+    p = _spd_inverse(g, lam)
+    co = tail_cocounts(ids, offsets, items, tail, n_items)
+    return ItemItem(*tail_weights(p, items, tail, co, lam, keep, n_items), int(n_items), float(lam))
 
 
 def lambda_grid(gram: np.ndarray) -> list[float]:
@@ -505,6 +500,7 @@ def choose_lambda(
     grid: Sequence[float] | None = None,
     gram: np.ndarray | None = None,
     models: dict[float, ItemItem] | None = None,
+    tail_min_count: int | None = None,
 ) -> tuple[float, np.ndarray, dict[str, float]]:
     """The penalty chosen on held-out MRR@10, its reciprocal ranks, and MRR@10 per penalty tried.
 
@@ -514,20 +510,24 @@ def choose_lambda(
     Fits EASE on ``train`` (packed baskets) for each penalty of ``grid`` (default :func:`lambda_grid`,
     then the midpoints on a log scale either side of the best) and scores leave-one-out completion of
     the held-out ``queries`` / ``hidden`` (``gram``: the Gram matrix of ``train`` over the covered
-    rows, when already made). The one-standard-error rule picks among them: the largest
+    rows, when already made; ``tail_min_count`` as :func:`fit_itemitem`'s, so what is chosen is the
+    model that serves). The one-standard-error rule picks among them: the largest
     penalty whose MRR is within one standard error (of its paired difference) of the best. The slice is
     small and the curve flat near its top, so the best alone is mostly noise; and a smoother model did
     no worse on the test baskets of ``bench/defaults_vs_baselines.py`` (the best penalty there was at
     or above the held-out best on all five data sets with seed 1).
     """
     ids, offsets = train
+    tail_min = tail_min_count
     items = covered_rows(counts, int(max_items))
     g = gram_matrix(ids, offsets, items, len(counts)) if gram is None else gram
     tried: dict[float, np.ndarray] = {}
 
     def score(lam: float) -> None:
         if lam not in tried:
-            model = fit_itemitem(ids, offsets, counts, lam, max_items=max_items, keep=keep, gram=g)
+            model = fit_itemitem(
+                ids, offsets, counts, lam, max_items=max_items, keep=keep, gram=g, tail_min_count=tail_min
+            )
             tried[lam] = reciprocal_ranks(model, queries, hidden)
             if models is not None:
                 models[lam] = model

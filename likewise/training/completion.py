@@ -5,7 +5,10 @@ keeps the one of the two that completes held-out baskets better:
 
 1. the held-out slice is the one ``epochs="auto"`` trains its trials without
    (:func:`likewise.training.auto.split_validation`, the same seed, the same leave-one-out cases);
-2. EASE is fitted on the rest for a grid of penalties (:func:`likewise.space.itemitem.choose_lambda`);
+2. EASE is fitted on the rest for a grid of penalties (:func:`likewise.space.itemitem.choose_lambda`),
+   over the head (the ``completion_max_items`` most frequent items) when the catalogue is larger; the
+   products past it seen ``completion_min_count`` times or more are then added (the tail,
+   :func:`likewise.space.itemtail.tail_weights`) with the chosen penalty, and that model is scored;
 3. its MRR@10 on the slice is compared with the affinity's after the chosen number of passes (which the
    trials measured); the better one answers ``recommend``, ``complete`` and ``also-bought``
    (ties: the item-item model, which is deterministic); the penalty is refitted on all the baskets.
@@ -37,6 +40,8 @@ from ..space.itemitem import (
     fit_itemitem,
     gram_matrix,
     lambda_grid,
+    reciprocal_ranks,
+    tail_ids,
 )
 from ..space.search import basket_affinity
 from .auto import clearly_better, split_validation, validation_completion, validation_queries
@@ -66,7 +71,8 @@ def fit_completion(
     counts : ndarray of int, shape (V,)
         Count of each id.
     config : TrainConfig
-        Its ``mode``, ``seed``, ``completion`` and ``completion_max_items`` are read.
+        Its ``mode``, ``seed``, ``completion``, ``completion_max_items`` and ``completion_min_count`` are
+        read.
     affinity_rr : list of float, optional
         The affinity's reciprocal ranks on the held-out cases (from the ``epochs="auto"`` trials).
     progress : bool
@@ -92,6 +98,7 @@ def fit_completion(
     if choice == "affinity":
         return None, {"completion": "affinity", "completion_reason": "set by the caller"}
     max_items = int(getattr(config, "completion_max_items", 8_192))
+    tail_min = int(getattr(config, "completion_min_count", 0)) or None
     counts = np.asarray(counts, dtype=np.int64)
     have = int(np.count_nonzero(counts))
     if have < 2:
@@ -121,10 +128,26 @@ def fit_completion(
         # a slice this small changes the model little: the chosen fit is kept, one inversion fewer
         models: dict[float, ItemItem] | None = {} if share < REFIT_MIN_SHARE else None
         lam, rr, tried = choose_lambda(
-            (tr_ids, tr_off), queries, hidden, counts, max_items=max_items, gram=gram, models=models
+            (tr_ids, tr_off),
+            queries,
+            hidden,
+            counts,
+            max_items=max_items,
+            gram=gram,
+            models=models,
         )
-        ease_rr, ease_mrr = rr, float(rr.mean())
         how = f"penalty {lam:g} chosen on {len(hidden):,} held-out baskets"
+        if tail_min and len(tail_ids(counts, rows, tail_min)):
+            # the penalty is chosen on the head (the tail costs as much as an inversion, per penalty);
+            # the model with its tail is the one compared with the affinity, and kept
+            with_tail = fit_itemitem(
+                tr_ids, tr_off, counts, lam, max_items=max_items, gram=gram, tail_min_count=tail_min
+            )
+            rr = reciprocal_ranks(with_tail, queries, hidden)
+            if models is not None:
+                models[lam] = with_tail
+            how += " (on the head)"
+        ease_rr, ease_mrr = rr, float(rr.mean())
         if models is not None:
             kept = models[lam]
             gram = None
@@ -140,12 +163,12 @@ def fit_completion(
         lam = grid[len(grid) // 2]
         how = f"penalty {lam:g} ({few}: the middle of the grid)"
     model = (
-        kept if kept is not None else fit_itemitem(ids, offsets, counts, lam, max_items=max_items, gram=gram)
+        kept
+        if kept is not None
+        else fit_itemitem(ids, offsets, counts, lam, max_items=max_items, gram=gram, tail_min_count=tail_min)
     )
     del gram
-    cover = f"{len(model.items):,} items" + (
-        f" (the {max_items:,} most frequent of {have:,}: completion_max_items)" if have > max_items else ""
-    )
+    cover = _cover(len(model.items), m, have, max_items, tail_min)
     info = {**describe(model, len(counts)), "validation_mrr": tried}
     aff = float(np.mean(affinity_rr)) if affinity_rr else None
     if choice == "itemitem":
@@ -170,6 +193,18 @@ def fit_completion(
     if ease_mrr is not None:
         info["validation_mrr_chosen"] = ease_mrr if math.isfinite(ease_mrr) else None
     return model, {"completion": "itemitem", "completion_reason": why, "itemitem": info}
+
+
+def _cover(rows: int, head: int, have: int, max_items: int, tail_min: int | None) -> str:
+    """What the model covers, for the summary."""
+    if have <= max_items:
+        return f"{rows:,} items"
+    if tail_min and rows > head:
+        return (
+            f"{rows:,} of {have:,} items (the {head:,} most frequent exactly: completion_max_items; "
+            f"{rows - head:,} more seen >= {tail_min} times regressed on them: completion_min_count)"
+        )
+    return f"{rows:,} items (the {max_items:,} most frequent of {have:,}: completion_max_items)"
 
 
 #: Below this share of the baskets held out, the penalty's fit on the rest is the model (not refitted

@@ -192,7 +192,12 @@ class TrainConfig:
     completion_max_items : int
         Rows of the exact item-item fit: it needs ``16 * m**2`` bytes (8,192 rows: 1 GiB, about 25 s per
         penalty on 2 cores); a larger catalogue is fitted on its most frequent ``completion_max_items``
-        items, and a basket of only the others is completed by the affinity.
+        items (the head).
+    completion_min_count : int
+        Products outside the head seen this many times or more get item-item weights too (the tail:
+        each regressed on the head, see :func:`likewise.space.itemitem.tail_weights`), so completion
+        covers every product with evidence; a basket of only rarer products is completed by the
+        affinity. 0: the head alone.
     typed_negatives : bool
         In a typed space (a typed log, or item attributes), draw each pair's negatives from the type of
         the item it predicts, so a product is told apart from other products rather than from campaigns.
@@ -221,6 +226,7 @@ class TrainConfig:
     table_dtype: TableDtype = "float32"
     completion: Completion = "auto"
     completion_max_items: int = 8_192
+    completion_min_count: int = 5
     typed_negatives: bool = False
 
     def __post_init__(self) -> None:
@@ -277,6 +283,7 @@ class TrainConfig:
         if self.completion not in ("auto", "itemitem", "affinity"):
             raise InputError(f"completion == {self.completion!r}, must be 'auto', 'itemitem' or 'affinity'")
         check_int("completion_max_items", self.completion_max_items, 2)
+        check_int("completion_min_count", self.completion_min_count, 0)
         return self
 
     def to_dict(self) -> dict[str, Any]:

@@ -21,7 +21,6 @@ from .._progress import Progress, progress_of
 from ..errors import InputError
 from . import distributed
 from .auto import (
-    EPOCHS_AT_SCALE,
     plan_epochs,
     resolve_sample,
     split_validation,
@@ -229,10 +228,12 @@ def run_tables(
     if config.epochs == "auto":
         epochs = plan_epochs(int(offsets[-1]))
         # one trial would choose only the basket rule: at that size the run trains once and chooses the
-        # rule on the held-out slice at its end (a resumed run too; one with trials has their outcome)
+        # rule on the held-out slice at its end (a resumed run too; one with trials has their outcome).
+        # The slice is capped (split_validation: at most 2,000 baskets), so it costs little at any size
+        # and the largest logs choose their rule on evidence too.
         one_run = trial_passes(epochs) == [epochs]
         split = None
-        if epochs > EPOCHS_AT_SCALE and (saved is None or one_run):
+        if saved is None or one_run:
             split = split_validation(ids, offsets, config.seed)
         if split is not None:
             keep = np.asarray(keep_prob, dtype=np.float64)
