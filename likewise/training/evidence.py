@@ -166,7 +166,9 @@ def choose_shrink(
     if not queries:
         return None, {"shrink": None, "reason": "plain cosine: no held-out basket with two products"}
     n_baskets = max(len(offsets) - 1, 1)
-    mean_len = float(offsets[-1]) / n_baskets
+    # a basket's length in items that may answer (a typed space's attribute tokens are not counted)
+    tokens = float(offsets[-1]) if visible is None else float(np.count_nonzero(visible[np.asarray(ids)]))
+    mean_len = max(tokens, 1.0) / n_baskets
     rows = centred_unit_rows(vectors, counts)
     got = excess_hits(rows, counts, np.asarray(queries), truths, n_baskets, mean_len, visible=visible)
     means = got.mean(axis=1)
