@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._check import Row
+from ._lazy import lazy_names
 from ._threads import query_threads
 from .data.vocab import Vocab, parse_item
 from .errors import (
@@ -75,18 +76,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    import importlib
-
-    if name in _LAZY:
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    if not name.startswith("__"):  # a submodule on first use (PEP 562): likewise.retail.train_from_log
-        try:
-            return importlib.import_module(f".{name}", __name__)
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":
-                raise
-    raise AttributeError(f"module 'likewise' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY)  # the names below, then any submodule, on first use
 
 
 def load(path: str, *, mmap: bool = False, verify: bool = True) -> Embeddings:

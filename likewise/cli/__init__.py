@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 from likewise._secrets import redact
 from likewise.errors import LikewiseError
 
+from .._lazy import lazy_names
 from . import datasets, demo, evaluation, nn, query, retail, serve, train, tune, typed
 from ._common import Commands, unknown_options_hint
 
@@ -119,14 +120,4 @@ def _one_process_unless_train(args: argparse.Namespace) -> Iterator[bool]:
                 os.environ[k] = v
 
 
-def __getattr__(name: str) -> object:
-    """A submodule on first use (PEP 562), as after ``import likewise``."""
-    import importlib
-
-    if not name.startswith("__"):
-        try:
-            return importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":
-                raise
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_names(__name__)  # a submodule on first use, as after `import likewise`

@@ -18,6 +18,7 @@ Numpy only.
 
 from __future__ import annotations
 
+from .._lazy import lazy_names
 from .holdout import (
     METRICS,
     EmbeddingRecommender,
@@ -54,14 +55,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    """A submodule on first use (PEP 562), as after ``import likewise``."""
-    import importlib
-
-    if not name.startswith("__"):
-        try:
-            return importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":
-                raise
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_names(__name__)  # a submodule on first use, as after `import likewise`

@@ -15,6 +15,7 @@ scan or through an attached index, :mod:`.searcher`) that every query of the spa
 
 from __future__ import annotations
 
+from .._lazy import lazy_names
 from ._query import NeighbourIndex, Space, ann_top_k, check_index_for, measure_recall
 from .exact import ExactIndex
 from .hnsw import (
@@ -57,14 +58,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    """A submodule on first use (PEP 562), as after ``import likewise``."""
-    import importlib
-
-    if not name.startswith("__"):
-        try:
-            return importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":
-                raise
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_names(__name__)  # a submodule on first use, as after `import likewise`

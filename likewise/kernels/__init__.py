@@ -12,9 +12,9 @@ train_sgns_batched_block``), and :mod:`.minibatch` imports torch (``pip install 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_names
 from .tables import NEG_CUM_DOMAIN, make_keep_prob, make_neg_cum, sequence_blocks
 
 if TYPE_CHECKING:
@@ -101,15 +101,4 @@ def block_kernel(group: int, *, serial: bool, typed: tuple | None = None) -> Blo
     return BATCHED_SERIAL if serial else BATCHED
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    if not name.startswith("__"):  # a submodule on first use (PEP 562), as after `import likewise`
-        try:
-            return importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":
-                raise
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _WHERE, keep=globals())  # kept once imported

@@ -39,8 +39,7 @@ module that reads it (``likewise.readers.log.GROUP_MEMORY_BUDGET``), or pass ``b
 :func:`iter_log_groups`.
 """
 
-from typing import Any
-
+from .._lazy import lazy_names
 from ._files import (
     BASKET_SCOPES,
     COMPRESSION_SUFFIXES,
@@ -93,22 +92,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    if not name.startswith("__"):  # a submodule on first use (PEP 562), as after `import likewise`
-        import importlib
-
-        try:
-            return importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":
-                raise
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY, keep=globals())  # kept once imported
 
 
 __all__ = [

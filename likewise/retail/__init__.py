@@ -22,6 +22,7 @@ checks into memory, for analyses such as :func:`split_last_order` (:mod:`likewis
 
 from __future__ import annotations
 
+from .._lazy import lazy_names
 from ..space.customers import CustomerTable
 from .evidence import holdout_hit_rates, lookalike_precision, split_last_order
 from .fit import build_customer_vectors, fit_order_log, train_from_log
@@ -62,14 +63,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    """A submodule on first use (PEP 562), as after ``import likewise``."""
-    import importlib
-
-    if not name.startswith("__"):
-        try:
-            return importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":
-                raise
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_names(__name__)  # a submodule on first use, as after `import likewise`

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._lazy import lazy_names
+
 __all__ = ["create_app"]
 
 
@@ -24,14 +26,4 @@ def create_app(*args: Any, **kwargs: Any) -> Any:
     return _create(*args, **kwargs)
 
 
-def __getattr__(name: str) -> object:
-    """A submodule on first use (PEP 562), as after ``import likewise``."""
-    import importlib
-
-    if not name.startswith("__"):
-        try:
-            return importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":
-                raise
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_names(__name__)  # a submodule on first use, as after `import likewise`

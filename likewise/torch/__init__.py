@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+from .._lazy import lazy_names
+
 try:
     import torch as _torch  # noqa: F401  (the guarded import: one clear message when torch is missing)
 except ImportError:
@@ -52,14 +54,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    """A submodule on first use (PEP 562), as after ``import likewise``."""
-    import importlib
-
-    if not name.startswith("__"):
-        try:
-            return importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":
-                raise
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_names(__name__)  # a submodule on first use, as after `import likewise`
