@@ -29,7 +29,8 @@ LAYERS: list[tuple[str, list[str]]] = [
         [
             "likewise._version",
             "likewise.errors",
-            # the folders' own __init__ files import nothing: each module is imported by its full name
+            "likewise._lazy",  # a package's submodules and lazy names on first use (PEP 562)
+            # the folders' own __init__ files import only likewise._lazy: each module by its full name
             "likewise.data",
             "likewise.training",
             "likewise.space",
@@ -78,6 +79,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise.space.results",  # SpaceVector, Neighbours, fingerprints
             "likewise.space.names",  # the display names of items: which column, the lookup by name
             "likewise.space.itemitem",  # the item-item completion model (EASE): arrays in, arrays out
+            "likewise.space.itemtail",  # the item-item model past its dense head
             "likewise.space.store",  # the files of a saved space; no model class
             "likewise.space.history",  # each customer's purchase counts per product: arrays in, arrays out
             "likewise.data.corpus_cache",  # where compiled corpora are kept, and the bound on their bytes
