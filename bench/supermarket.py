@@ -470,7 +470,8 @@ def section_neighbours(args, cj, h, b, p, ts, test, out, log):
     from likewise.baselines.peers import EASERecommender
 
     seqs = [bk.items[bk.offsets[i] : bk.offsets[i + 1]] for i in range(len(bk.offsets) - 1)]
-    ease = EASERecommender(max_items=8192).fit(seqs, len(items))
+    size = int(args.ease_items.split(",")[0])  # the first of the completion peers' sizes (8,192)
+    ease = EASERecommender(max_items=size).fit(seqs, len(items))
 
     def ease_answer(q):
         sc = ease.model_.scores([np.array([q])])[0]
@@ -478,7 +479,7 @@ def section_neighbours(args, cj, h, b, p, ts, test, out, log):
         top = np.argpartition(-sc, 5)[:5]
         return top[np.argsort(-sc[top], kind="stable")]
 
-    best_sellers(ease_answer, f"EASE 8,192 items (lambda {ease.lam_:g})")
+    best_sellers(ease_answer, f"EASE {size:,} items (lambda {ease.lam_:g})")
     try:
         from implicit.als import AlternatingLeastSquares
     except ImportError:
@@ -537,6 +538,8 @@ def section_customers(args, cj, h, b, p, ts, test, out, log):
         per = {}
         for seg, mask in masks.items():
             members = np.flatnonzero(mask)
+            if len(members) < 4 or len(hh) - len(members) < 2:  # a sample too small to seed and score
+                continue
             got = []
             for half in range(5):
                 perm = np.random.default_rng(half).permutation(members)
@@ -544,6 +547,9 @@ def section_customers(args, cj, h, b, p, ts, test, out, log):
                 rest = np.setdiff1d(np.arange(len(hh)), seeds)
                 got.append(auc(np.asarray(rank(seeds, rest), dtype=np.float64), mask[rest]))
             per[seg] = float(np.mean(got))
+        if not per:
+            log(f"  {name:<34} no segment with 4 households or more (use more households)")
+            return
         mean = float(np.mean(list(per.values())))
         res_out[name] = {"auc": mean, **per}
         log(f"  {name:<34} AUC {mean:.3f}  (" + ", ".join(f"{k} {v:.2f}" for k, v in per.items()) + ")")

@@ -142,10 +142,12 @@ def test_supermarket_benchmark_smoke(tmp_path):
     for row in ("likewise complete_basket", "co-count", "EASE 300 items"):
         assert re.search(rf"{re.escape(row)}.*HR@10 \d\.\d{{4}}", out), row
     assert "likewise vectors" in out and "PPMI-SVD" in out
+    assert re.search(r"likewise similar \(default\)\s+best sellers P@5 \d\.\d{3}", out)
+    assert re.search(r"likewise lookalike centroid\s+AUC \d\.\d{3}", out)
     import json
 
     figures = json.loads((tmp_path / "figures.json").read_text())
-    assert set(figures) == {"next_basket", "completion", "neighbours"}
+    assert set(figures) == {"next_basket", "completion", "neighbours", "customers"}
 
 
 def test_db_vs_parquet_benchmark_smoke(tmp_path):
