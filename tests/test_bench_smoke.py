@@ -123,6 +123,8 @@ def test_supermarket_benchmark_smoke(tmp_path):
         "--quick",
         "--ease-items",
         "300",
+        "--tail-items",
+        "300",
         "--train-options",
         '{"epochs": 1, "dim": 8, "completion": "affinity"}',
         "--json",
