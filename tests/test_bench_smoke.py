@@ -141,7 +141,7 @@ def test_supermarket_benchmark_smoke(tmp_path):
         "likewise for_customer",
     ):
         assert re.search(rf"{re.escape(row)}\s+Recall@10 \d\.\d{{4}}  PHR@10", out), row
-    for row in ("likewise complete_basket", "co-count", "EASE 300 items"):
+    for row in ("likewise complete_basket", "co-count", "EASE dense 300 items", "EASE head 300 + tail"):
         assert re.search(rf"{re.escape(row)}.*HR@10 \d\.\d{{4}}", out), row
     assert "likewise vectors" in out and "PPMI-SVD" in out
     assert re.search(r"likewise similar \(default\)\s+best sellers P@5 \d\.\d{3}", out)
