@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from likewise import Embeddings, TrainConfig, Vocab
+from likewise import Embeddings, Row, TrainConfig, Vocab
 from likewise.errors import InputError, SpaceMismatchError
 from likewise.space.search import top_k_search
 
@@ -96,10 +96,11 @@ class IndexContract:
             built.search(np.zeros((2, space.dim + 1), np.float32), 3)
 
     def test_attached_queries_keep_exact_scores_and_exclusions(self, space: Embeddings, built: Any) -> None:
-        exact = space.similar(list(range(0, 300, 7)), k=10)
+        rows = [Row(i) for i in range(0, 300, 7)]  # rows, not keys
+        exact = space.similar(rows, k=10)
         emb = Embeddings(space.vectors, space.vocab)  # same space (same fingerprint), nothing attached
         emb.attach_index(built)
-        got = emb.similar(list(range(0, 300, 7)), k=10)
+        got = emb.similar(rows, k=10)
         assert emb.index is built
         assert not (got.ids == np.arange(0, 300, 7)[:, None]).any()  # the query itself is excluded
         recall = np.mean([len(np.intersect1d(a, b)) / 10 for a, b in zip(got.ids, exact.ids, strict=True)])

@@ -492,6 +492,7 @@ def test_neighbours_records(camping: Embeddings) -> None:
         "id": int(res.ids[0]),
         "score": float(res.scores[0]),
         "name": None,
+        "count": int(camping.counts[res.ids[0]]),
     }
     assert recs[0] == first
     assert res[1] == (res.keys[1], float(res.scores[1]))

@@ -512,6 +512,7 @@ def test_order_ids_shared_by_customers_are_refused_with_count_and_examples_or_sc
     shared = len({o for (_, o) in truth})
     argv = ["train", tmp_path / "log.csv", "--basket-col", "receipt", "--item-col", "product_id"]
     argv += ["--user-col", "customer_id", "--time-col", "ts", "--epochs", "1", "--dim", "4"]
+    argv += ["--progress", "none"]  # the error alone on stderr (progress lines are test_progress.py's)
     code, _, err = run([*argv, "-o", tmp_path / "m"], capsys)
     assert code == 1 and err.count("\n") == 1, err
     assert f"of {shared:,} orders hold lines of more than one customer (order '" in err

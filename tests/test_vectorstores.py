@@ -51,7 +51,7 @@ def _recall(emb: Embeddings, answer) -> float:
     """Mean share of our ``similar`` top K that the store's top K (query itself dropped) holds."""
     hits = []
     for key in _queries(emb):
-        ours = set(emb.similar(key, K).keys)
+        ours = set(emb.similar(key, K, evidence=False).keys)  # a store searches plain cosine
         theirs = [k for k in answer(key, np.asarray(emb[key], dtype=np.float32)) if k != key][:K]
         hits.append(len(ours & set(theirs)) / K)
     return float(np.mean(hits))
