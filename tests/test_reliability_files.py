@@ -463,9 +463,23 @@ def fault_work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, customers, seed in (("shop", 200, 3), ("april", 50, 8)):
         argv = ["datasets", "retail", "-o", str(d / name), "--customers", str(customers)]
         assert main([*argv, "--products", "120", "--seed", str(seed), "--json"]) == 0
+    _later_orders(d / "april" / "orders.parquet")
     for command in ("train", "update", "index", "export"):
         assert main(_fault_argv(d, command, cache=d / "cache")) == 0
     return d
+
+
+def _later_orders(path: Path) -> None:
+    """The log's orders a year later under new ids: an update adds orders the model does not hold yet."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    log = pq.read_table(path)
+    later = pc.add(log["timestamp"], pa.scalar(365 * 86400 * 1000, pa.duration("ms")))
+    log = log.set_column(log.schema.get_field_index("timestamp"), "timestamp", later)
+    log = log.set_column(0, "order_id", pc.add(log["order_id"], 10**7))
+    pq.write_table(log, path)
 
 
 def _fault_argv(d: Path, command: str, *, cache: Path) -> list[str]:
