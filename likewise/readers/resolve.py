@@ -23,7 +23,7 @@ import dataclasses
 import math
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -435,19 +435,13 @@ def _row_labels(data: Any) -> Any:
 _AT_ROW = re.compile(r" at data row (\d+) \(rows count from 1, header not counted\)")
 
 
-@contextlib.contextmanager
-def _named_as_table(path: Path, table: str, labels: Any) -> Iterator[None]:
+def _named_as_table(path: Path, table: str, labels: Any) -> Any:
     """Errors that name the Parquet copy ``path`` of a table in memory name ``table`` and its row."""
-    try:
-        yield
-    except InputError as e:
-        text = str(e)
-        if str(path) not in text:
-            raise
+    from .sources import named_as
 
-        def row(m: re.Match) -> str:
-            at = int(m.group(1)) - 1
-            label = f", index label {labels[at]!r}" if labels is not None and at < len(labels) else ""
-            return f" at row {at} (position from 0{label})"
+    def row(m: re.Match) -> str:
+        at = int(m.group(1)) - 1
+        label = f", index label {labels[at]!r}" if labels is not None and at < len(labels) else ""
+        return f" at row {at} (position from 0{label})"
 
-        raise type(e)(_AT_ROW.sub(row, text).replace(str(path), table)) from None
+    return named_as(path, table, lambda text: _AT_ROW.sub(row, text))

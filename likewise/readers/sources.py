@@ -48,7 +48,7 @@ import contextlib
 import dataclasses
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -444,12 +444,14 @@ def stage(spec: InputSpec, dest: Path, *, progress: bool = False) -> InputSpec:
 
 
 @contextlib.contextmanager
-def named_as(path: Path, label: str) -> Iterator[None]:
-    """Errors of the reader that name the staged copy ``path`` name the source ``label`` instead."""
+def named_as(path: Path, label: str, rewrite: Callable[[str], str] | None = None) -> Iterator[None]:
+    """Errors of the reader that name the staged copy ``path`` name the source ``label`` instead
+    (``rewrite``, given, first rewrites the rest of such a message: a row number as the source counts)."""
     try:
         yield
     except InputError as e:
         text = str(e)
         if str(path) not in text:
             raise
+        text = rewrite(text) if rewrite is not None else text
         raise type(e)(text.replace(str(path), label)) from None
