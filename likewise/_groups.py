@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ._arrays import unique
+
 __all__ = ["MAX_GROUPS", "OTHER_COLOUR", "PALETTE", "id_like", "is_other", "top_groups"]
 
 #: Most colour groups a column is drawn in (one colour each, in :data:`PALETTE`'s order).
@@ -54,7 +56,7 @@ def id_like(name: str, numbers: np.ndarray | None = None) -> bool:
     x = x[np.isfinite(x)]
     if len(x) < 20 or not np.all(x == np.round(x)):
         return False
-    return len(np.unique(x)) >= 0.9 * len(x)
+    return len(unique(x)) >= 0.9 * len(x)
 
 
 def top_groups(values: Sequence[str | None], limit: int = MAX_GROUPS) -> list[str | None]:

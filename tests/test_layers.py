@@ -53,6 +53,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise._lineage",  # a new version's meta: its parent and its own step (update, place)
             "likewise._sql",  # the one quoting of data into SQL we write; the one-read-statement check
             "likewise._secrets",  # the one redaction of secrets in a source string or a message
+            "likewise._arrays",  # array operations NumPy does slowly at our sizes (unique by sorting)
             # what every recommender checks: contexts, k, training ids, padding
             "likewise.baselines._ranking",
             # the one word2vec writer (formats and Embeddings.save_word2vec_format)

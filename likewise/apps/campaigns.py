@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._arrays import unique
 from .._check import check_k
 from ..errors import InputError
 from ..retail.queries import (
@@ -110,7 +111,7 @@ def campaigns_for_audience(
     table = customer_table(emb)
     if isinstance(customers, str) or len(customers) == 0:
         raise InputError(f"customers must be a non-empty list of customer keys, got {customers!r}")
-    rows = np.unique(np.array([table.row(c) for c in customers], dtype=np.int64))
+    rows = unique(np.array([table.row(c) for c in customers], dtype=np.int64))
     centre = table.vectors[rows].mean(axis=0, dtype=np.float64).astype(np.float32)[None, :]
     allowed = emb.typed_restrict(None, campaign_type)
     if emb.context is None:
@@ -144,7 +145,7 @@ def campaign_responders(emb: Embeddings, campaign: str | int, *, campaign_type: 
     table = customer_table(emb)
     i = _check_kind(emb, campaign, campaign_type)
     has = np.flatnonzero(np.isin(table.bought_ids, np.array([i], dtype=np.int32)))
-    rows = np.unique(np.searchsorted(table.bought_indptr, has, side="right") - 1)
+    rows = unique(np.searchsorted(table.bought_indptr, has, side="right") - 1)
     keys = table.keys
     return [keys[r] for r in rows.tolist()]
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrays import unique
 from ..errors import InputError, ItemIndexError
 
 __all__ = ["as_sequences", "check_contexts", "check_k", "check_training_ids", "fill_unused"]
@@ -63,7 +64,7 @@ def check_contexts(contexts: Sequence[np.ndarray], n_items: int) -> list[np.ndar
     """
     out = []
     for c in contexts:
-        arr = np.unique(np.asarray(c, dtype=np.int64).reshape(-1))
+        arr = unique(np.asarray(c, dtype=np.int64).reshape(-1))
         if arr.size and (arr[0] < 0 or arr[-1] >= n_items):
             bad = int(arr[0] if arr[0] < 0 else arr[-1])
             raise ItemIndexError(bad, n_items, what="context item id")

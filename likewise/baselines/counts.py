@@ -39,6 +39,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from .._arrays import unique
 from ..errors import InputError
 from ..space.itemitem import segment_pairs
 from ..space.search import normalise_rows, top_k_excluding, top_k_search
@@ -235,7 +236,7 @@ def cooccurrence(train: Any, n_items: int, *, max_len: int = 500) -> tuple[Count
     # generate all ordered pairs piece by piece, a bounded number of pairs at a time
     pairs_per = lens * lens
     cut = np.searchsorted(np.cumsum(pairs_per), np.arange(_PAIR_BLOCK, int(pairs_per.sum()) + 1, _PAIR_BLOCK))
-    bounds = np.unique(np.r_[0, cut + 1, len(lens)].clip(0, len(lens)))
+    bounds = unique(np.r_[0, cut + 1, len(lens)].clip(0, len(lens)))
     for a, b in zip(bounds[:-1], bounds[1:], strict=True):
         left, right = segment_pairs(it, starts[a:b], lens[a:b])
         k, c = np.unique(left * n_items + right, return_counts=True)
@@ -414,7 +415,7 @@ def _sparse_top_k(m: CountMatrix, ctx: list[np.ndarray], k: int, dense: bool | N
     # cut the contexts into blocks of about _PAIR_BLOCK stored values each
     cum = np.cumsum(per_ctx)
     cuts = np.searchsorted(cum, np.arange(_PAIR_BLOCK, int(cum[-1]) + 1, _PAIR_BLOCK), side="right")
-    bounds = np.unique(np.r_[0, cuts, n].clip(0, n))
+    bounds = unique(np.r_[0, cuts, n].clip(0, n))
     for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
         if dense is True or (dense is None and cum[b - 1] - (cum[a - 1] if a else 0) > (b - a) * v // 8):
             # rows of popular items are nearly full: one dense score row per context is cheaper than

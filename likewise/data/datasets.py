@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrays import unique
 from .._fileio import atomic_folder, write_text
 from ..errors import InputError
 
@@ -105,7 +106,7 @@ def ring_baskets(
     offs = rng.integers(-width, width + 1, size=int(sizes.sum()))
     pos = (np.repeat(centres, sizes) + offs) % n_items
     cuts = np.cumsum(sizes)[:-1]
-    out = [[f"i{p}" for p in np.unique(part)] for part in np.split(pos, cuts)]
+    out = [[f"i{p}" for p in unique(part)] for part in np.split(pos, cuts)]
     return [b for b in out if len(b) >= 2]
 
 
@@ -494,7 +495,7 @@ def retail_orders(
     line_order = np.concatenate([line_order, line_order[add]])
     prod = np.concatenate([prod, draw_of_type(comp[add])])
     # one line per (order, product), sorted
-    code = np.unique(line_order.astype(np.int64) * n_products + prod)
+    code = unique(line_order.astype(np.int64) * n_products + prod)
     line_order, prod = np.divmod(code, n_products)
     quantity = 1 + rng.geometric(0.7, len(prod)) - 1
     return RetailData(
@@ -577,7 +578,7 @@ def write_retail(
         pcsv.write_csv(people, tmp / "customers.csv")
         summary = {
             "lines": data.n_lines,
-            "orders": int(len(np.unique(data.order_id))),
+            "orders": int(len(unique(data.order_id))),
             "customers": len(data.customers),
             "products": len(data.products),
             "departments": data.departments,

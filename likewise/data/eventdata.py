@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrays import unique
 from .._fileio import atomic_folder, write_text
 from ..errors import InputError
 from .datasets import RETAIL_DEPARTMENTS, RetailData, retail_orders
@@ -308,7 +309,7 @@ def write_shop_events(data: ShopEvents, out_dir: str | os.PathLike) -> dict[str,
         summary = {
             "events": len(data),
             "by_event": counts,
-            "sessions": int(len(np.unique(data.session_id))),
+            "sessions": int(len(unique(data.session_id))),
             "customers": len(r.customers),
             "products": len(r.products),
             "campaigns": len(data.campaigns),
@@ -468,7 +469,7 @@ def write_content(data: ContentData, out_dir: str | os.PathLike) -> dict[str, An
         _csv({"reader_id": data.readers, "favourite": fav}, tmp / "readers.csv")
         summary = {
             "reads": len(data.article),
-            "sessions": int(len(np.unique(data.session_id))),
+            "sessions": int(len(unique(data.session_id))),
             "readers": len(data.readers),
             "articles": len(data.articles),
             "topics": data.topics,

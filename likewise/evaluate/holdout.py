@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrays import unique
 from ..baselines.counts import BASELINES, Recommender, VectorRecommender, fit_baselines
 from ..errors import InputError
 from ..space.affinity import SCORINGS
@@ -120,7 +121,7 @@ def ranking_metrics(
         "hr": float(found.mean()),
         "ndcg": float(np.where(found, 1.0 / np.log2(rank + 1.0), 0.0).mean()),
         "mrr": float(np.where(found, 1.0 / rank, 0.0).mean()),
-        "coverage": float(len(np.unique(top)) / n_items),
+        "coverage": float(len(unique(top)) / n_items),
         "k": int(top.shape[1]),
         "n": int(len(t)),
     }
@@ -299,6 +300,6 @@ def heldout_loss(emb: Embeddings, contexts: Sequence[np.ndarray], targets: np.nd
             scores[r, np.asarray(c, dtype=np.int64)] = np.nan  # context items are not candidates
         above = (scores > own[:, None]).sum(axis=1)
         ties = (scores == own[:, None]).sum(axis=1) - 1  # minus the hidden item itself
-        others = np.array([n_items - 1 - len(np.unique(c)) for c in block], dtype=np.float64)
+        others = np.array([n_items - 1 - len(unique(c)) for c in block], dtype=np.float64)
         total += float(((above + 0.5 * ties) / np.maximum(others, 1)).sum())
     return total / len(t)

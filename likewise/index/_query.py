@@ -12,6 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from .._arrays import unique
 from ..errors import InputError, SpaceMismatchError
 from ..space.search import top_k_search
 
@@ -140,7 +141,7 @@ def ann_top_k(
         sc = normed[kept] @ queries[0]
         order = np.lexsort((kept, -sc))
         return kept[order][None, :], sc[order].astype(np.float32, copy=False)[None, :]
-    flat = np.unique(ex_rows * size + ex_ids)
+    flat = unique(ex_rows * size + ex_ids)
     per_row = np.bincount(flat // size, minlength=n)
     fetch = k + int(per_row.max(initial=0))
     if n == 0 or fetch > size:

@@ -16,6 +16,7 @@ import threading
 
 import numpy as np
 
+from .._arrays import unique
 from ..space.search import select_top_k
 
 __all__ = ["SCAN_MIN_ROWS", "ScanTable", "scan_top_k"]
@@ -80,7 +81,7 @@ def scan_top_k(
     out_ids = np.empty((n, k), dtype=np.int64)
     out_scores = np.empty((n, k), dtype=np.float32)
     for r in range(n):
-        excluded = np.unique(ex_ids[ex_rows == r])
+        excluded = unique(ex_ids[ex_rows == r])
         if len(normed) - len(excluded) < k:
             return None
         cand = scan_candidates(codes, scale, err, queries[r], k, excluded)

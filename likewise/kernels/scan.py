@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._arrays import unique
 from ..errors import InputError
 from ._common import call_literal
 
@@ -146,7 +147,7 @@ def _check(codes, scale, err, query, k, excluded) -> tuple[np.ndarray, np.ndarra
     q[: len(query)] = query
     if not 1 <= int(k) <= n:
         raise InputError(f"k == {k!r}, must be between 1 and the number of rows {n}")
-    ex = np.unique(np.asarray(excluded, dtype=np.int64))
+    ex = unique(np.asarray(excluded, dtype=np.int64))
     return q, ex[(ex >= 0) & (ex < n)]
 
 

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .._arrays import unique
 from ..errors import InputError
 
 __all__ = ["NEG_CUM_DOMAIN", "make_keep_prob", "make_neg_cum", "sequence_blocks"]
@@ -122,6 +123,6 @@ def sequence_blocks(offsets: np.ndarray, block_tokens: int) -> list[tuple[int, i
     if n == 0:
         return []
     targets = np.arange(block_tokens, int(offsets[-1]), block_tokens, dtype=np.int64)
-    cuts = np.unique(np.searchsorted(offsets, targets, side="left").clip(1, n))
+    cuts = unique(np.searchsorted(offsets, targets, side="left").clip(1, n))
     bounds = [0, *[int(c) for c in cuts if 0 < c < n], n]
     return [(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]

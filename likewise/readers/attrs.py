@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrays import unique
 from ..errors import InputError
 from ..space.itemtypes import SIDE_TYPE, TYPE_SEP
 from .keyed import key_column, read_table_file, text_column
@@ -196,7 +197,7 @@ def read_item_attributes(
                 continue  # nothing to band
             kinds[c] = "bands"
             qs = np.quantile(finite, np.arange(1, N_BANDS) / N_BANDS)
-            bands[c] = np.unique(qs).tolist()
+            bands[c] = unique(qs).tolist()
             values[c] = [None if not np.isfinite(v) else float(v) for v in x.tolist()]
             continue
         if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):  # tags: a token per element
@@ -315,7 +316,7 @@ def expand_tokens(
     tok_seq = np.repeat(seq, per)
     if basket:
         width = int(tok_ids.max(initial=0)) + 1
-        pair = np.unique(tok_seq * width + toks)
+        pair = unique(tok_seq * width + toks)
         tok_seq, toks = np.divmod(pair, width)
         # items first, then the basket's tokens: sort (sequence, items before tokens) stably
         all_seq = np.concatenate([seq, tok_seq])

@@ -64,6 +64,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._arrays import unique
 from ..errors import InputError
 from ._batches import iter_log_batches
 from ._checks import (
@@ -627,7 +628,7 @@ def iter_log_groups(
             baskets += len(lengths)
             starts = np.cumsum(lengths) - lengths
             for b in np.flatnonzero(spans)[: 3 - len(examples)].tolist():
-                codes = np.unique(side["user"][starts[b] : starts[b] + lengths[b]])
+                codes = unique(side["user"][starts[b] : starts[b] + lengths[b]])
                 names = [scan.user_keys[c] if c >= 0 else "(none)" for c in codes.tolist()]
                 examples.append((str(keys[b].as_py()), names))
             if spanning:

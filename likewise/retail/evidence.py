@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .._arrays import unique
 from ..errors import InputError
 from ..space.embeddings import Embeddings
 from .log import OrderLog, log_codes
@@ -95,7 +96,7 @@ def holdout_hit_rates(
     t_ids, t_off = log_codes(test, lut, seed=seed)
     ctx, tgt = [], []
     for a, b in zip(t_off[:-1].tolist(), t_off[1:].tolist(), strict=True):
-        basket = np.unique(t_ids[a:b]).astype(np.int64)
+        basket = unique(t_ids[a:b]).astype(np.int64)
         if len(basket) >= 2:
             j = int(rng.integers(len(basket)))
             tgt.append(basket[j])
@@ -111,12 +112,12 @@ def holdout_hit_rates(
     order = np.argsort(hist_u, kind="stable")
     hist_u, hist_i = hist_u[order], hist_i[order]
     rows, ctx2, tgt2 = [], [], []
-    for u in np.unique(test.user[t_known]).tolist():
+    for u in unique(test.user[t_known]).tolist():
         key = test.user_keys[u]
         if key not in table:
             continue
         lo, hi = np.searchsorted(hist_u, [u, u + 1])
-        hist = np.unique(hist_i[lo:hi])
+        hist = unique(hist_i[lo:hi])
         new = np.setdiff1d(lut[test.item[t_known & (test.user == u)]], hist)
         if len(hist) == 0 or len(new) == 0:
             continue

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrays import unique
 from ..errors import InputError
 from ..space.customers import CUSTOMER_BLOCK, CustomerTable, customer_table
 from ..space.embeddings import Embeddings
@@ -92,8 +93,8 @@ def build_customer_vectors(
 def distinct_orders(order: np.ndarray) -> np.ndarray:
     """The sorted distinct order hashes of a corpus's ``side["order"]`` (uint64, one per line), read
     :data:`~likewise.space.customers.CUSTOMER_BLOCK` lines at a time (a memory-mapped array stays on disk)."""
-    parts = [np.unique(order[s : s + CUSTOMER_BLOCK]) for s in range(0, len(order), CUSTOMER_BLOCK)]
-    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.uint64)
+    parts = [unique(order[s : s + CUSTOMER_BLOCK]) for s in range(0, len(order), CUSTOMER_BLOCK)]
+    return unique(np.concatenate(parts)) if parts else np.zeros(0, np.uint64)
 
 
 def train(

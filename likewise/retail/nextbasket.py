@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrays import unique
 from .._check import check_bool, check_int, check_k
 from ..errors import CorruptModelError, InputError, NotFittedError
 from ..space.customers import CustomerTable, check_next_basket
@@ -210,7 +211,7 @@ def _candidates(
         if m > 0:
             top = np.argpartition(-s, m - 1)[:m]
             new.append(top[np.isfinite(s[top])])
-    new_ids = np.unique(np.concatenate(new)) if new else np.zeros(0, np.int64)
+    new_ids = unique(np.concatenate(new)) if new else np.zeros(0, np.int64)
     if explore:
         return new_ids
     own = profile.items[allowed[profile.items]]
@@ -518,7 +519,7 @@ def _cases(
         if j % _AFFINITY_BLOCK == 0:  # the next block of customers' affinities, one matrix product
             aff = _affinities(emb, vecs[j : j + _AFFINITY_BLOCK])
         s, e = int(h_start[j]), int(h_start[j + 1])
-        truth = np.unique(t_item[t_start[j] : t_start[j + 1]])
+        truth = unique(t_item[t_start[j] : t_start[j + 1]])
         if e == s or len(truth) == 0:
             continue
         sizes[j] = len(truth)

@@ -9,6 +9,7 @@ from typing import Literal
 
 import numpy as np
 
+from .._arrays import unique
 from .._check import Row, check_k
 from .._fileio import atomic_file
 from ..errors import InputError, NotFittedError
@@ -207,7 +208,7 @@ def lookalike(
     k = check_k(k)
     if isinstance(seeds, str) or len(seeds) == 0:
         raise InputError(f"seeds must be a non-empty list of customers, got {seeds!r}")
-    rows = np.unique(np.array([table.row(s) for s in seeds], dtype=np.int64))
+    rows = unique(np.array([table.row(s) for s in seeds], dtype=np.int64))
     n = len(table)
     if len(rows) >= n:
         raise InputError(f"the {len(rows)} seeds are all the customers: there is no one else to find")

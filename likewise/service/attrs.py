@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrays import unique
 from .._groups import MAX_GROUPS, id_like, top_groups
 from ..errors import InputError
 from ..space.names import NAME_COLUMN_NAMES, choose_name_column
@@ -180,7 +181,7 @@ def _as_text(col: Any, written: Any = None) -> tuple[list[str | None], np.ndarra
 
 def _bands(x: np.ndarray) -> list[str | None]:
     finite = x[np.isfinite(x)]
-    edges = np.unique(np.quantile(finite, np.linspace(0, 1, _BANDS + 1)))
+    edges = unique(np.quantile(finite, np.linspace(0, 1, _BANDS + 1)))
     out: list[str | None] = []
     for v in x.tolist():
         if not np.isfinite(v):

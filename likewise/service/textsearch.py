@@ -32,6 +32,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._arrays import unique
+
 __all__ = ["CLOSE_CUTOFF", "TYPO_WORDS", "TYPO_WORD_LENGTH", "TextIndex", "deletions"]
 
 #: difflib's similarity ratio a word must reach to count as the same word mistyped (``tnet``/``tent``
@@ -81,7 +83,7 @@ class TextIndex:
                 v = col[i]
                 if v:
                     by_value[v.casefold()].append(r)
-        self._values = {v: np.unique(np.asarray(r, dtype=np.int64)) for v, r in by_value.items()}
+        self._values = {v: unique(np.asarray(r, dtype=np.int64)) for v, r in by_value.items()}
         # each word of a name or key -> the rows holding it, for close (mistyped) matches
         words: dict[str, set[int]] = defaultdict(set)
         for r, text in enumerate(self._names or self._keys):
@@ -184,7 +186,7 @@ class TextIndex:
         for w in words:
             found = [self._words[c] for c in self.close_words(w)]
             if found:
-                hits[np.unique(np.concatenate(found))] += 1
+                hits[unique(np.concatenate(found))] += 1
         best = int(hits.max())
         if best == 0:
             return np.zeros(0, dtype=np.int64)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
+from .._arrays import unique
 from .._check import check_k, check_keys, is_batch, is_matrix, is_sparse, sparse_rows
 from ..data.vocab import OnUnknown
 from ..errors import InputError, ItemIndexError, NotFittedError
@@ -267,7 +268,7 @@ class BasketQueries:
         to the fewest candidates any context leaves; shared by both completions."""
         k = check_k(k)
         table, cand = self._candidates(restrict)
-        ctx = [np.unique(np.asarray(c, dtype=np.int64).reshape(-1)) for c in contexts]
+        ctx = [unique(np.asarray(c, dtype=np.int64).reshape(-1)) for c in contexts]
         for c in ctx:
             if len(c) and (c[0] < 0 or c[-1] >= len(self)):
                 raise ItemIndexError(int(c[0] if c[0] < 0 else c[-1]), len(self))

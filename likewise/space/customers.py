@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._arrays import unique
 from ..data.vocab import Vocab
 from ..errors import InputError, ItemIndexError, UnknownItemError
 from .history import HISTORY_FIELDS
@@ -103,7 +104,7 @@ class CustomerTable:
         if self.config.get("next_basket") is not None:
             check_next_basket(self.config["next_basket"])
         self.history = _checked_history(history, len(ids), len(vocab), indptr)
-        self.orders = None if orders is None else np.unique(np.asarray(orders, dtype=np.uint64))
+        self.orders = None if orders is None else unique(np.asarray(orders, dtype=np.uint64))
         self._normed: np.ndarray | None = None
         self._profiles: np.ndarray | None = None
 
@@ -413,7 +414,7 @@ def customer_table(
     pairs: list[np.ndarray] = []
     for user, item, _ in blocks():
         lines += np.bincount(user, minlength=n_users)
-        pairs.append(np.unique(user * n_items + item))
+        pairs.append(unique(user * n_items + item))
     has = lines > 0
     if not has.any():
         raise InputError("no customer bought a product of the space: no customer vectors to build")
@@ -434,7 +435,7 @@ def customer_table(
             add_weighted_rows(sums, wsum, user - lo, item, weights, vectors)
         keep = has[lo:hi]
         out[rows[lo:hi][keep]] = sums[keep] / np.maximum(wsum[keep], 1e-300)[:, None]
-    pair = np.unique(np.concatenate(pairs)) if pairs else np.zeros(0, np.int64)
+    pair = unique(np.concatenate(pairs)) if pairs else np.zeros(0, np.int64)
     pu, pid = np.divmod(pair, n_items)
     pr = rows[pu]
     indptr = np.zeros(int(has.sum()) + 1, dtype=np.int64)

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .._arrays import unique
 from .._check import Row, check_k, check_vectors, is_batch, is_item, jsonable
 from ..data.vocab import OnUnknown, Vocab
 from ..errors import InputError, ItemIndexError, SpaceMismatchError, UnknownItemError
@@ -480,7 +481,7 @@ class Embeddings(
             ids, _ = self.ids_of(list(restrict))
         if len(ids) == 0:
             raise InputError("restrict is an empty collection: there would be nothing to return")
-        cand = np.unique(ids)
+        cand = unique(ids)
         return self.normed[cand], cand
 
     def _search(

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrays import unique
 from .._check import check_k, is_batch, is_matrix
 from ..errors import InputError, ItemIndexError, NotFittedError
 from .search import top_k_search
@@ -108,7 +109,7 @@ class ImplicitNames:
             raise InputError("give filter_items= or items=, not both (as implicit)")
         id_of_col, col_of_id = self._column_map()
         if items is not None:
-            return np.unique(self._ids_of_columns(_id_array(items, "items")[0], "items"))
+            return unique(self._ids_of_columns(_id_array(items, "items")[0], "items"))
         allowed = col_of_id >= 0
         if filter_items is not None:
             cols, _ = _id_array(filter_items, "filter_items")
@@ -231,7 +232,7 @@ class ImplicitNames:
             raise InputError("give filter_users= or users=, not both (as implicit)")
         cand = np.arange(n, dtype=np.int64)
         if users is not None:
-            cand = np.unique(_id_array(users, "users")[0])
+            cand = unique(_id_array(users, "users")[0])
             cand = cand[(cand >= 0) & (cand < n)]
         elif filter_users is not None:
             cand = np.setdiff1d(cand, _id_array(filter_users, "filter_users")[0])

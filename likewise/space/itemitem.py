@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrays import unique
 from ..errors import CorruptModelError, InputError, ItemIndexError
 from .itemtail import TAIL_MIN_COUNT, TailCounts, prune_rows, tail_cocounts, tail_ids, tail_weights
 from .search import select_top_k
@@ -121,7 +122,7 @@ def gram_matrix(
     keep = rows >= 0
     seq, rows = seq[keep], rows[keep]
     # distinct (basket, row), sorted by basket
-    key = np.unique(seq * m + rows)
+    key = unique(seq * m + rows)
     seq, rows = key // m, key % m
     starts = np.flatnonzero(np.r_[True, seq[1:] != seq[:-1]]) if len(seq) else np.zeros(0, np.int64)
     lens = np.diff(np.r_[starts, len(seq)])
@@ -357,7 +358,7 @@ class ItemItem:
         key, inv = np.unique(r[keep] * n_items + c[keep], return_inverse=True)
         val = np.bincount(inv, weights=v[keep])
         rows, cols = np.divmod(key, n_items)
-        items = np.unique(np.r_[self.items, rows])
+        items = unique(np.r_[self.items, rows])
         pos = np.searchsorted(items, rows)
         indptr = np.zeros(len(items) + 1, dtype=np.int64)
         np.cumsum(np.bincount(pos, minlength=len(items)), out=indptr[1:])

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._arrays import unique
+
 __all__ = [
     "TAIL_MAX_ROWS",
     "TAIL_MIN_COUNT",
@@ -107,7 +109,7 @@ def tail_cocounts(
     rows = pos[np.asarray(ids).astype(np.int64, copy=False)]
     seq = np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
     keep = rows >= 0
-    key = np.unique(seq[keep] * (nh + nt) + rows[keep])  # distinct (basket, row), sorted by basket
+    key = unique(seq[keep] * (nh + nt) + rows[keep])  # distinct (basket, row), sorted by basket
     seq, rows = np.divmod(key, nh + nt)
     is_t = rows >= nh
     head_seq, head_row = seq[~is_t], rows[~is_t]

@@ -13,6 +13,8 @@ from typing import Literal
 
 import numpy as np
 
+from .._arrays import unique
+
 __all__ = [
     "BASKET_RULES",
     "BLOCK_ELEMS",
@@ -171,7 +173,7 @@ def top_k_search(
     n = queries.shape[0]
     n_cols = table.shape[0]
     # drop duplicate exclusions so the count of available candidates per query is exact
-    flat = np.unique(ex_rows.astype(np.int64) * max(n_cols, 1) + ex_cols.astype(np.int64))
+    flat = unique(ex_rows.astype(np.int64) * max(n_cols, 1) + ex_cols.astype(np.int64))
     ex_rows, ex_cols = np.divmod(flat, max(n_cols, 1))
     available = n_cols - np.bincount(ex_rows, minlength=n) if n else np.array([n_cols])
     k = int(min(k, available.min()))

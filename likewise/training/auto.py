@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrays import unique
 from ..errors import InputError
 from ..space.search import BASKET_RULES
 
@@ -174,7 +175,7 @@ def validation_queries(
     for s in range(len(offsets) - 1):
         seq = np.asarray(ids[offsets[s] : offsets[s + 1]], dtype=np.int64)
         h = int(rng.integers(len(seq)))
-        rest = np.unique(np.delete(seq, h))
+        rest = unique(np.delete(seq, h))
         rest = rest[rest != seq[h]]
         if len(rest) == 0:
             continue

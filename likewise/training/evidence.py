@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrays import unique
 from ..space.search import centred_unit_rows, evidence_weights
 from .auto import clearly_better, split_validation
 
@@ -155,7 +156,7 @@ def choose_shrink(
     rng = np.random.default_rng([seed, 31_337])
     queries, truths = [], []
     for b in range(len(va_off) - 1):
-        basket = np.unique(np.asarray(va_ids[va_off[b] : va_off[b + 1]], dtype=np.int64))
+        basket = unique(np.asarray(va_ids[va_off[b] : va_off[b + 1]], dtype=np.int64))
         if visible is not None:
             basket = basket[visible[basket]]
         if len(basket) < 2:

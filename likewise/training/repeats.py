@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrays import unique
 from ..errors import InputError
 from ..space.embeddings import Embeddings
 
@@ -84,7 +85,7 @@ def record_orders(emb: Embeddings, parent: Embeddings, new: NewOrders) -> None:
     order, times = new.side.get("order"), new.side.get("time")
     old = None if parent.customers is None else parent.customers.orders
     if emb.customers is not None and old is not None and order is not None:
-        emb.customers.orders = np.union1d(old, np.unique(order))
+        emb.customers.orders = unique(np.concatenate([old, unique(order)]))
     retail = emb.meta.get("retail")
     if isinstance(retail, dict) and times is not None and len(times):
         retail = emb.meta["retail"] = dict(retail)  # the parent's record stays as it was
@@ -96,7 +97,7 @@ def _count_orders(mask: np.ndarray, hashes: np.ndarray | None) -> int:
     """Orders among the sequences ``mask`` marks (a long order cut in pieces counts once)."""
     if hashes is None:
         return int(mask.sum())
-    return len(np.unique(hashes[mask]))
+    return len(unique(hashes[mask]))
 
 
 def _repeat_error(

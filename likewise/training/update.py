@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrays import unique
 from .._check import first_nonfinite_row
 from .._lineage import child_meta
 from ..data.vocab import Vocab
@@ -466,7 +467,7 @@ def _merged_history(
     n_old = np.zeros(n_customers, dtype=np.int64)
     n_old[own] = h["n_baskets"]
     n_new = new.n_baskets.astype(np.int64)
-    pair = np.union1d(old_pair, new.pair)
+    pair = unique(np.concatenate([old_pair, new.pair]))
     out = {name: np.zeros(len(pair), dtype=np.float64) for name in ("baskets", "last", "first", "decay")}
     code = pair // n_items
     in_old = np.zeros(len(pair), bool)
