@@ -233,6 +233,7 @@ def _log_steps(
             corpus.offsets,
             corpus.side.get("time"),
             seed=int(emb.config["seed"]),
+            threads=emb.config.get("threads"),
         )
         table.config["next_basket"] = fitted
         if "order" in corpus.side:  # the orders' ids, hashed: an update refuses or skips a repeat of one

@@ -34,6 +34,7 @@ space is loaded (:func:`likewise.space.customers.check_next_basket`) and their f
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,9 +45,14 @@ from .._check import check_bool, check_int, check_k
 from ..errors import CorruptModelError, InputError, NotFittedError
 from ..space.customers import CustomerTable, check_next_basket
 from ..space.embeddings import Embeddings
-from ..space.history import basket_ages, history_of_lines
+from ..space.history import basket_table, history_of_lines
 from ..space.itemtable import Types
-from ..space.neighbourhood import decay_total, history_neighbour_share, vector_neighbour_share
+from ..space.neighbourhood import (
+    block_neighbours,
+    decay_total,
+    history_neighbour_share,
+    vector_neighbour_share,
+)
 from ..space.results import Neighbours
 
 __all__ = [
@@ -112,6 +118,8 @@ TRAIN_TOP = 60
 _L2 = 1e-3
 _LINE_BLOCK = 1 << 16  # lines (or candidates) at a time while fitting: bounded temporaries
 _AFFINITY_BLOCK = 128  # customers whose affinities are one matrix product while fitting (128 x V floats)
+_FIT_ROWS = 1 << 16  # cases whose gradient and Hessian are summed at once while fitting the weights
+_BLOCK_FLOATS = 1 << 24  # and at most this many floats of either product (64 MiB): a block's working set
 
 
 @dataclass(frozen=True)
@@ -410,12 +418,17 @@ def _ranked(
     allowed: np.ndarray,
     log_pop: np.ndarray,
     aff: np.ndarray | None = None,
+    by_vector: tuple[np.ndarray, np.ndarray] | None = None,
+    by_history: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """A customer's candidates and their features, as a query and the fit both compute them (``row``:
-    the customer's own row of ``table``, never its own neighbour; ``aff``: its :func:`_affinity`, when
-    already computed)."""
-    neigh = vector_neighbour_share(table, vector, row, k_neigh, len(emb))
-    hneigh = history_neighbour_share(table, profile.items, profile.decay, profile.n, row, k_neigh, len(emb))
+    the customer's own row of ``table``, never its own neighbour; ``aff``: its :func:`_affinity`, and
+    ``by_vector`` / ``by_history``: its nearest customers both ways and their cosines, when already
+    selected)."""
+    neigh = vector_neighbour_share(table, vector, row, k_neigh, len(emb), found=by_vector)
+    hneigh = history_neighbour_share(
+        table, profile.items, profile.decay, profile.n, row, k_neigh, len(emb), found=by_history
+    )
     aff = _affinity(emb, vector) if aff is None else aff
     cand = _candidates(profile, [neigh, hneigh, aff], explore, allowed, shares=2)
     return cand, _features(profile, cand, neigh, hneigh, aff, log_pop)
@@ -454,18 +467,30 @@ def _logistic(
     x: np.ndarray, y: np.ndarray, weight: np.ndarray, l2: float = _L2, iters: int = 25
 ) -> tuple[np.ndarray, ...]:
     """Weighted, L2-regularised logistic regression by Newton's method on standardised features (plus a
-    bias); ``weight`` sums to 1."""
-    mean = x.mean(axis=0)
-    scale = x.std(axis=0)
+    bias); ``weight`` sums to 1. The standardised features are one array; each step's gradient and
+    Hessian are summed :data:`_FIT_ROWS` rows at a time (a few copies of the features were hundreds
+    of MiB on a large log)."""
+    mean = x.mean(axis=0, dtype=np.float64)
+    scale = x.std(axis=0, dtype=np.float64)
     scale[scale == 0] = 1.0
-    z = np.hstack([(x - mean) / scale, np.ones((len(x), 1))])
-    w = np.zeros(z.shape[1])
-    reg = np.full(z.shape[1], l2)
+    d = x.shape[1]
+    z = np.empty((len(x), d + 1), dtype=np.float64)
+    z[:, :d] = x
+    z[:, :d] -= mean
+    z[:, :d] /= scale
+    z[:, d] = 1.0
+    w = np.zeros(d + 1)
+    reg = np.full(d + 1, l2)
     reg[-1] = 0.0
     for _ in range(iters):
-        p = 1.0 / (1.0 + np.exp(-np.clip(z @ w, -30, 30)))
-        grad = z.T @ (weight * (p - y)) + reg * w
-        hess = (z * (weight * p * (1 - p))[:, None]).T @ z + np.diag(reg + 1e-9)
+        grad = reg * w
+        hess = np.diag(reg + 1e-9)
+        for a in range(0, len(z), _FIT_ROWS):
+            zb = z[a : a + _FIT_ROWS]
+            p = 1.0 / (1.0 + np.exp(-np.clip(zb @ w, -30, 30)))
+            wb = weight[a : a + _FIT_ROWS]
+            grad += zb.T @ (wb * (p - y[a : a + _FIT_ROWS]))
+            hess += (zb * (wb * p * (1 - p))[:, None]).T @ zb
         step = np.linalg.solve(hess, grad)
         w -= step
         if float(np.abs(step).max()) < 1e-6:
@@ -486,6 +511,7 @@ def _cases(
     rows: np.ndarray,
     shift: int,
     allowed: np.ndarray,
+    threads: int = 1,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Features, labels and customer (index among the chosen) of every candidate when each chosen
     customer's basket ``shift`` from the latest is held out and predicted from the baskets before it;
@@ -515,9 +541,23 @@ def _cases(
     xs, ys, owner = [], [], []
     sizes = np.zeros(n, dtype=np.int64)
     aff = np.zeros((0, len(emb)), np.float32)
+    by_vector: list[tuple[np.ndarray, np.ndarray]] = []
+    by_history: list[tuple[np.ndarray, np.ndarray]] = []
+    # a block of customers' affinities (B x products) at a time, one matrix product (one per customer read
+    # the products' table once per customer), and the block's nearest customers both ways
+    # (block_neighbours: their cosines with every customer, B x customers, one more)
+    block = max(1, min(_AFFINITY_BLOCK, _BLOCK_FLOATS // max(len(emb), len(table), 1)))
     for j, code in enumerate(codes.tolist()):
-        if j % _AFFINITY_BLOCK == 0:  # the next block of customers' affinities, one matrix product
-            aff = _affinities(emb, vecs[j : j + _AFFINITY_BLOCK])
+        if j % block == 0:
+            aff = _affinities(emb, vecs[j : j + block])
+            span = range(j, min(j + block, n))
+            queries = [
+                (hist.pair[a:b] % len(emb), hist.decay[a:b], int(hist.n_baskets[i]), int(rows[codes[i]]))
+                for i, a, b in ((i, int(h_start[i]), int(h_start[i + 1])) for i in span)
+            ]
+            by_vector, by_history = block_neighbours(
+                table, len(emb), vecs[j : j + block], queries, NEIGHBOURS, threads
+            )
         s, e = int(h_start[j]), int(h_start[j + 1])
         truth = unique(t_item[t_start[j] : t_start[j + 1]])
         if e == s or len(truth) == 0:
@@ -532,13 +572,26 @@ def _cases(
             hist.n_baskets[j],
         )
         own = int(rows[code])
-        a = aff[j % _AFFINITY_BLOCK]
-        cand, x = _ranked(emb, table, profile, vecs[j], own, NEIGHBOURS, False, allowed, log_pop, a)
-        xs.append(x)
+        b = j % block
+        cand, x = _ranked(
+            emb,
+            table,
+            profile,
+            vecs[j],
+            own,
+            NEIGHBOURS,
+            False,
+            allowed,
+            log_pop,
+            aff[b],
+            by_vector[b],
+            by_history[b],
+        )
+        xs.append(x.astype(np.float32))  # the cases' features are kept in float32: half the memory
         ys.append(np.isin(cand, truth).astype(np.float64))
         owner.append(np.full(len(cand), j))
     if not xs:
-        return np.zeros((0, len(FEATURES))), np.zeros(0), np.zeros(0, np.int64), sizes
+        return np.zeros((0, len(FEATURES)), np.float32), np.zeros(0), np.zeros(0, np.int64), sizes
     return np.vstack(xs), np.concatenate(ys), np.concatenate(owner), sizes
 
 
@@ -551,6 +604,7 @@ def fit_next_basket(
     times: np.ndarray | None = None,
     *,
     seed: int = 0,
+    threads: int | None = None,
 ) -> dict[str, Any]:
     """Fit the next-basket weights on held-out latest baskets; returns ``config["next_basket"]``.
 
@@ -566,6 +620,8 @@ def fit_next_basket(
         took them.
     seed : int
         Which customers are sampled (at most :data:`FIT_CUSTOMERS`).
+    threads : int, optional
+        Threads that search similar customers (default: every core).
 
     Returns
     -------
@@ -577,9 +633,11 @@ def fit_next_basket(
     """
     if table.history is None:
         raise InputError("fit_next_basket needs a customer table with a purchase history (offsets=)")
-    users = np.asarray(users, dtype=np.int64)
-    n_codes = int(users.max()) + 1 if len(users) else 0
-    user, item, age, n_b = basket_ages(users, ids, offsets, n_codes, times)
+    n_codes = max(
+        (int(np.max(users[s : s + _LINE_BLOCK * 16])) + 1 for s in range(0, len(users), _LINE_BLOCK * 16)),
+        default=0,
+    )
+    b_user, b_age, n_b = basket_table(users, ids, offsets, n_codes, times)
     # codes -> rows of the table (the table keeps customers with a product of the space, in code order)
     has = n_b > 0
     rows = np.cumsum(has) - 1
@@ -592,6 +650,7 @@ def fit_next_basket(
     is_chosen[chosen] = True
     code_of = np.full(n_codes, -1, dtype=np.int64)
     code_of[chosen] = np.arange(len(chosen))
+    user, item, age = _chosen_lines(users, ids, offsets, b_user, b_age, is_chosen)
     try:
         allowed = _allowed(emb)  # fitted on what a query offers by default
     except InputError:  # a typed space with no products: a query names its types, the fit takes them all
@@ -600,7 +659,18 @@ def fit_next_basket(
     for shift in range(FIT_BASKETS):
         # each chosen customer's basket `shift` from the latest, predicted from the baskets before it
         x, y, who, n_truth = _cases(
-            emb, table, user, item, age, n_b, is_chosen, code_of, rows, shift, allowed
+            emb,
+            table,
+            user,
+            item,
+            age,
+            n_b,
+            is_chosen,
+            code_of,
+            rows,
+            shift,
+            allowed,
+            threads or os.cpu_count() or 1,
         )
         if shift == 0:
             latest = n_truth  # the held-out figures below are on the latest baskets
@@ -622,7 +692,9 @@ def fit_next_basket(
     starts = np.r_[0, np.flatnonzero(who[1:] != who[:-1]) + 1, len(who)]
     for a, b in zip(starts[:-1], starts[1:], strict=True):
         near[a + np.argsort(-base[a:b], kind="stable")[:TRAIN_TOP]] = True
-    mean, scale, w = _logistic(x[near], y[near], np.full(int(near.sum()), 1.0 / near.sum()))
+    mean, scale, w = _logistic(
+        x[near].astype(np.float64), y[near], np.full(int(near.sum()), 1.0 / near.sum())
+    )
     model = {
         "features": list(FEATURES),
         "mean": mean.tolist(),
@@ -656,6 +728,27 @@ def fit_next_basket(
     except InputError:
         return _own_model("the fit did not converge to finite weights of a bounded size")
     return model
+
+
+def _chosen_lines(
+    users: np.ndarray,
+    ids: np.ndarray,
+    offsets: np.ndarray,
+    b_user: np.ndarray,
+    b_age: np.ndarray,
+    is_chosen: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The lines of the chosen customers' baskets with a known customer and product: each one's customer,
+    product and basket age (a few thousand customers' lines, read from a log that may hold millions)."""
+    picked = np.flatnonzero((b_user >= 0) & is_chosen[np.maximum(b_user, 0)])
+    starts = np.asarray(offsets[picked], dtype=np.int64)
+    lens = np.asarray(offsets[picked + 1], dtype=np.int64) - starts
+    line = np.repeat(starts - np.r_[0, np.cumsum(lens)[:-1]], lens) + np.arange(int(lens.sum()))
+    user = np.asarray(users[line], dtype=np.int64)
+    item = np.asarray(ids[line], dtype=np.int64)
+    age = np.repeat(b_age[picked], lens)
+    keep = (user >= 0) & (item >= 0)
+    return user[keep], item[keep], age[keep]
 
 
 def _own_model(reason: str) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._arrays import unique
+from .._pages import release_pages
 from ..data.vocab import Vocab
 from ..errors import InputError, ItemIndexError, UnknownItemError
 from .history import HISTORY_FIELDS
@@ -409,6 +410,10 @@ def customer_table(
             if pop is not None:
                 weights *= pop[item]
             yield user, item, weights
+            # a memory-mapped corpus's pages of this block: read again from the page cache if needed
+            for arr in (ids, users, times):
+                if arr is not None:
+                    release_pages(arr, s, s + CUSTOMER_BLOCK)
 
     lines = np.zeros(n_users, dtype=np.int64)
     pairs: list[np.ndarray] = []
@@ -435,17 +440,18 @@ def customer_table(
             add_weighted_rows(sums, wsum, user - lo, item, weights, vectors)
         keep = has[lo:hi]
         out[rows[lo:hi][keep]] = sums[keep] / np.maximum(wsum[keep], 1e-300)[:, None]
+    del sums, wsum
     pair = unique(np.concatenate(pairs)) if pairs else np.zeros(0, np.int64)
-    pu, pid = np.divmod(pair, n_items)
-    pr = rows[pu]
+    del pairs  # the pair keys' temporaries go before the history's (a customer's pairs: 8 bytes each)
     indptr = np.zeros(int(has.sum()) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(pr, minlength=len(indptr) - 1), out=indptr[1:])
+    np.cumsum(np.bincount(rows[pair // n_items], minlength=len(indptr) - 1), out=indptr[1:])
+    pid = (pair % n_items).astype(np.int32)
     keys = [k for k, h in zip(user_keys, has.tolist(), strict=True) if h]
     history = None
     if offsets is not None:
         from .history import purchase_history
 
-        hist = purchase_history(users, ids, offsets, n_users, n_items, times=times)
+        hist = purchase_history(users, ids, offsets, n_users, n_items, times=times, pair=pair)
         if not np.array_equal(hist.pair, pair):  # the same lines, the same pairs: a check, never expected
             raise InputError("the purchase history's pairs differ from the bought products'")
         history = {
@@ -465,7 +471,7 @@ def customer_table(
         out,
         Vocab(keys, lines[has], what="customer"),
         indptr,
-        pid.astype(np.int32),
+        pid,
         fingerprint=fingerprint,
         config=config,
         history=history,

@@ -23,9 +23,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._arrays import unique
+from .._pages import release_pages
 from ..errors import InputError
 
-__all__ = ["HALF_LIFE", "HISTORY_FIELDS", "History", "basket_ages", "history_of_lines", "purchase_history"]
+__all__ = [
+    "HALF_LIFE",
+    "HISTORY_FIELDS",
+    "History",
+    "basket_ages",
+    "basket_table",
+    "release",
+    "history_of_lines",
+    "purchase_history",
+]
 
 #: The arrays a customer table keeps of the history, and their types (``n_baskets``: one per customer;
 #: the others aligned with the table's ``bought_ids``).
@@ -100,6 +111,50 @@ def basket_ages(
     return user, item, line_age, n_b
 
 
+def release(*arrays: np.ndarray) -> None:
+    """Give back the resident pages of memory-mapped arrays read whole (a corpus's lines: the customer
+    steps read them in passes, and a pass's pages would otherwise stay in the process's memory)."""
+    for arr in arrays:
+        if arr is not None and getattr(arr, "ndim", 0) == 1:
+            release_pages(arr, 0, len(arr))
+
+
+def basket_table(
+    users: np.ndarray, ids: np.ndarray, offsets: np.ndarray, n_users: int, times: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each basket's customer and age among its customer's baskets, in one pass over the lines.
+
+    A basket's customer and time are its first line's with a known customer and product (the lines
+    may be memory-mapped: only each basket's first such line is read beyond the scan for it).
+
+    Returns
+    -------
+    user, age : ndarray of int64, shape [n_baskets]
+        The basket's customer and its age (0: the customer's latest basket, by first-line time when
+        ``times`` is given, else log order); -1 for a basket with no known line.
+    n_baskets : ndarray of int64, shape [n_users]
+        Baskets of each customer.
+    """
+    from ..kernels.history import basket_heads  # numba: loaded when a table is built, not by a query
+
+    head = basket_heads(users, ids, offsets)
+    release(users, ids, offsets)  # a memory-mapped corpus's pages, read once: not kept resident
+    has = np.flatnonzero(head >= 0)
+    lines = head[has]
+    b_user = np.asarray(users[lines], dtype=np.int64)
+    b_time = np.asarray(times[lines], dtype=np.int64) if times is not None else has
+    order = np.lexsort((has, b_time, b_user))
+    n_b = np.bincount(b_user, minlength=n_users).astype(np.int64)
+    rank = np.empty(len(order), dtype=np.int64)
+    starts = np.r_[0, np.cumsum(n_b)][:-1]
+    rank[order] = np.arange(len(order)) - starts[b_user[order]]
+    user = np.full(len(head), -1, dtype=np.int64)
+    age = np.full(len(head), -1, dtype=np.int64)
+    user[has] = b_user
+    age[has] = n_b[b_user] - 1 - rank
+    return user, age, n_b
+
+
 def purchase_history(
     users: np.ndarray,
     ids: np.ndarray,
@@ -107,6 +162,7 @@ def purchase_history(
     n_users: int,
     n_items: int,
     times: np.ndarray | None = None,
+    pair: np.ndarray | None = None,
 ) -> History:
     """Count every customer's baskets per product (see the module docstring).
 
@@ -114,20 +170,39 @@ def purchase_history(
     ----------
     users, ids : ndarray of int
         The customer code and the product id of each line; -1 in either marks a line to skip (a product
-        not in the space, an attribute token).
+        not in the space, an attribute token). They may be memory-mapped: they are read in order.
     offsets : ndarray of int, shape [n_baskets + 1]
         Basket ``b`` is lines ``offsets[b]:offsets[b + 1]``; a basket belongs to its first line's customer.
     n_users, n_items : int
         Sizes of the customer and product tables (the pair key's radix).
     times : ndarray of int64, optional
         Seconds since 1970 per line: baskets are ordered by their first line's time (ties: log order).
+    pair : ndarray of int64, optional
+        The lines' sorted distinct keys ``customer * n_items + product``, when already known.
 
     Returns
     -------
     History
     """
-    user, item, line_age, n_b = basket_ages(users, ids, offsets, n_users, times)
-    return history_of_lines(user, item, line_age, n_b, n_items)
+    from ..kernels.history import add_history  # numba: loaded when a table is built, not by a query
+
+    _, age, n_b = basket_table(users, ids, offsets, n_users, times)
+    if pair is None:
+        u, i = np.asarray(users, dtype=np.int64), np.asarray(ids, dtype=np.int64)
+        keep = (u >= 0) & (i >= 0)
+        pair = unique(u[keep] * n_items + i[keep])
+    counts = [np.zeros(len(pair), dtype=np.int32) for _ in range(3)]
+    decay = np.zeros(len(pair), dtype=np.float64)
+    add_history(users, ids, offsets, age, n_items, pair, HALF_LIFE, *counts, decay)
+    release(users, ids, offsets)
+    return History(
+        pair=np.asarray(pair, dtype=np.int64),
+        baskets=counts[0],
+        last=counts[1],
+        first=counts[2],
+        decay=decay.astype(np.float32),
+        n_baskets=n_b.astype(np.int32),
+    )
 
 
 def history_of_lines(

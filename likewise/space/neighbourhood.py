@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -33,6 +34,7 @@ __all__ = [
     "Neighbourhood",
     "decay_total",
     "history_neighbour_share",
+    "block_neighbours",
     "neighbourhood",
     "vector_neighbour_share",
 ]
@@ -45,21 +47,28 @@ def decay_total(n_baskets: np.ndarray | int) -> np.ndarray:
 
 
 class Neighbourhood:
-    """A customer table's pairs as both searches need them: every pair's recency-weighted share of its
-    customer's baskets (aligned with ``bought_ids``), the pairs grouped by product, each customer's norm."""
+    """A customer table's pairs as both searches need them: each customer's recency weights in all
+    (``totals``: a pair's share of the customer's baskets is its ``decay`` over that), the pairs grouped by
+    product with their shares, each customer's norm of shares and the norm of its vector."""
 
     def __init__(self, table: CustomerTable, n_items: int) -> None:
         h = table.history
         if h is None:
             raise NotFittedError("this customer table has no purchase history: retrain from the order log")
         per = np.diff(table.bought_indptr)
-        self.shares = h["decay"] / np.repeat(decay_total(h["n_baskets"]), per)
-        rows = np.repeat(np.arange(len(table), dtype=np.int64), per)
-        ids = np.asarray(table.bought_ids, dtype=np.int64)
-        order = np.argsort(ids, kind="stable")
-        self.indptr = np.r_[0, np.cumsum(np.bincount(ids, minlength=n_items))]
-        self.rows, self.by_product = rows[order], self.shares[order]
-        self.norms = np.sqrt(np.bincount(rows, weights=self.shares * self.shares, minlength=len(table)))
+        self.totals = decay_total(h["n_baskets"])
+        shares = h["decay"] / np.repeat(self.totals, per)
+        self.norms = np.sqrt(
+            np.bincount(np.repeat(np.arange(len(table)), per), weights=shares * shares, minlength=len(table))
+        )
+        # rows as int32 (a customer table holds fewer than 2**31 customers): the pairs are the bulk
+        order = np.argsort(np.asarray(table.bought_ids), kind="stable")
+        self.rows = np.repeat(np.arange(len(table), dtype=np.int32), per)[order]
+        self.by_product = shares[order]
+        del shares, order
+        self.indptr = np.r_[0, np.cumsum(np.bincount(np.asarray(table.bought_ids), minlength=n_items))]
+        vectors = table.vectors
+        self.vector_norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors, dtype=np.float64))
 
 
 #: Pairs a query reads at once while scoring similar customers by purchases (bounds its temporaries).
@@ -127,19 +136,113 @@ def _aggregate(table: CustomerTable, hood: Neighbourhood, top: np.ndarray, w: np
     # bincount adds in the order of the lines, as np.add.at did, in a fraction of its time
     for idx, which in _windows(starts, ends):
         ids = np.asarray(table.bought_ids[idx], dtype=np.int64)
-        out += np.bincount(ids, weights=hood.shares[idx] * w[which], minlength=n_items)
+        shares = table.history["decay"][idx] / hood.totals[top[which]]
+        out += np.bincount(ids, weights=shares * w[which], minlength=n_items)
     return out
 
 
+def _top_among(rows: np.ndarray, sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best of the candidate ``rows`` by ``sims`` (all above 0) and their similarities,
+    summing to 1."""
+    k = min(k, len(sims))
+    if k <= 0:
+        return np.zeros(0, np.int64), np.zeros(0)
+    sel = np.argpartition(-sims, k - 1)[:k]
+    w = np.asarray(sims[sel], dtype=np.float64)
+    if w.sum() <= 0:
+        return np.zeros(0, np.int64), np.zeros(0)
+    return np.asarray(rows[sel], dtype=np.int64), w / w.sum()
+
+
 def vector_neighbour_share(
-    table: CustomerTable, vector: np.ndarray, own: int, k: int, n_items: int
+    table: CustomerTable,
+    vector: np.ndarray,
+    own: int,
+    k: int,
+    n_items: int,
+    found: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """Per product, the share of baskets holding it among the ``k`` customers whose vectors are nearest
-    ``vector`` (``own``: a row left out, the customer's own; -1 for none). float64 [n_items]."""
+    ``vector`` (``own``: a row left out, the customer's own; -1 for none). float64 [n_items].
+
+    ``found``: those customers and their cosines, when already selected (:func:`block_neighbours`)."""
     hood = neighbourhood(table, n_items)
-    q = vector / max(float(np.linalg.norm(vector)), 1e-12)
-    top, w = _top_weights(table.normed @ q.astype(np.float32), own, k)
+    if found is None:
+        q = vector / max(float(np.linalg.norm(vector)), 1e-12)
+        top, w = _top_weights(table.normed @ q.astype(np.float32), own, k)
+    else:
+        top, sims = found
+        w = np.maximum(np.asarray(sims, dtype=np.float64), 0.0)
+        top, w = (top, w / w.sum()) if w.sum() > 0 else (np.zeros(0, np.int64), np.zeros(0))
     return _aggregate(table, hood, top, w, n_items)
+
+
+def _query_shares(decay: np.ndarray, n_baskets: int) -> np.ndarray:
+    return np.asarray(decay, dtype=np.float64) / decay_total(n_baskets)
+
+
+def block_neighbours(
+    table: CustomerTable,
+    n_items: int,
+    vectors: np.ndarray,
+    queries: list[tuple[np.ndarray, np.ndarray, int, int]],
+    k: int,
+    threads: int = 1,
+) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[tuple[np.ndarray, np.ndarray]]]:
+    """A block of customers' nearest customers both ways, with the compiled kernels
+    (:mod:`likewise.kernels.neighbours`) on ``threads`` threads: what :func:`vector_neighbour_share` and
+    :func:`history_neighbour_share` take as ``found``. The next-basket fit asks for thousands of customers
+    so: their cosines with every customer are one matrix product per block.
+
+    Parameters
+    ----------
+    table : CustomerTable
+    n_items : int
+    vectors : ndarray, shape [B, D]
+        Each customer's vector.
+    queries : list of (items, decay, n_baskets, own)
+        Each customer's purchases as :func:`history_neighbour_share` takes them (``own``: its row, left
+        out of both searches; -1 for none).
+    k : int
+        Neighbours of each kind.
+    threads : int
+        Threads, each with its own working arrays (the kernels release the GIL).
+
+    Returns
+    -------
+    by_vector, by_history : list of (rows, sims)
+        Per customer, at most ``k`` customers best first, and their cosines.
+    """
+    from ..kernels.neighbours import history_top, top_k_rows  # numba: loaded by the fit, not by a query
+
+    hood = neighbourhood(table, n_items)
+    # cosines with every customer from the raw vectors and their norms (no unit copy of the table)
+    norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    cosines = (np.asarray(vectors) / norms).astype(np.float32) @ table.vectors.T
+    cosines /= np.maximum(hood.vector_norms, 1e-12).astype(np.float32)
+    owns = np.array([own for *_, own in queries], dtype=np.int64)
+    by_history: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0, np.int64), np.zeros(0))] * len(queries)
+
+    def part(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        seen, dots = np.zeros(len(table), dtype=bool), np.zeros(len(table), dtype=np.float64)
+        for i in range(lo, hi):
+            items, decay, n_baskets, own = queries[i]
+            if len(items):
+                q = _query_shares(decay, n_baskets)
+                args = (hood.indptr, hood.rows, hood.by_product, hood.norms, items, q, own, k, seen, dots)
+                by_history[i] = history_top(*args)
+        cols, vals, counts = top_k_rows(cosines, k, owns, lo, hi)
+        return cols[lo:hi], vals[lo:hi], counts[lo:hi]
+
+    threads = max(1, min(int(threads), len(queries)))
+    cuts = np.linspace(0, len(queries), threads + 1).astype(int).tolist()
+    with ThreadPoolExecutor(threads, thread_name_prefix="likewise-neighbours") as pool:
+        parts = [
+            f.result() for f in [pool.submit(part, a, b) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+        ]
+    cols, vals, counts = (np.concatenate([p[n] for p in parts]) for n in range(3))
+    by_vector = [(cols[i, : counts[i]], vals[i, : counts[i]]) for i in range(len(queries))]
+    return by_vector, by_history
 
 
 def history_neighbour_share(
@@ -150,18 +253,30 @@ def history_neighbour_share(
     own: int,
     k: int,
     n_items: int,
+    found: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """As :func:`vector_neighbour_share`, the neighbours found by what they bought: the cosine of the
     customers' recency-weighted shares per product with those of a customer who bought ``items``
-    (sorted ids) with recency-weighted counts ``decay`` over ``n_baskets`` baskets."""
+    (sorted ids) with recency-weighted counts ``decay`` over ``n_baskets`` baskets. Only customers who
+    share a product can be neighbours (the others' cosine is 0).
+
+    ``found``: the ``k`` nearest and their cosines, when already selected (:func:`block_neighbours`, the
+    compiled kernels the next-basket fit uses); without it they are computed with NumPy over every
+    customer (one query loads no compiled code). Both find the same neighbours."""
     if len(items) == 0:
         return np.zeros(n_items, dtype=np.float64)
     hood = neighbourhood(table, n_items)
-    q = np.asarray(decay, dtype=np.float64) / decay_total(n_baskets)
-    starts, ends = hood.indptr[items], hood.indptr[items + 1]
-    dots = np.zeros(len(table), dtype=np.float64)
-    for idx, prod in _windows(starts, ends):
-        dots += np.bincount(hood.rows[idx], weights=hood.by_product[idx] * q[prod], minlength=len(table))
-    sims = dots / np.maximum(hood.norms * float(np.linalg.norm(q)), 1e-12)
-    top, w = _top_weights(sims, own, k)
+    if found is not None:
+        rows, sims = found
+    else:
+        q = _query_shares(decay, n_baskets)
+        starts, ends = hood.indptr[items], hood.indptr[items + 1]
+        dots = np.zeros(len(table), dtype=np.float64)
+        for idx, prod in _windows(starts, ends):
+            dots += np.bincount(hood.rows[idx], weights=hood.by_product[idx] * q[prod], minlength=len(table))
+        if 0 <= own < len(table):
+            dots[own] = 0.0
+        rows = np.flatnonzero(dots > 0)
+        sims = dots[rows] / np.maximum(hood.norms[rows] * float(np.linalg.norm(q)), 1e-12)
+    top, w = _top_among(rows, sims, k)
     return _aggregate(table, hood, top, w, n_items)
