@@ -26,4 +26,3 @@ def test_unique_is_numpys_unique(values: np.ndarray) -> None:
     got, want = unique(values), np.unique(values)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
-
