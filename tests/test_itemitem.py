@@ -418,6 +418,8 @@ def test_sparse_times_dense_kernel_equals_its_numpy_reference():
     vals = rng.integers(1, 9, size=len(cols)).astype(np.float32)
     got = sparse_times_dense(indptr, cols, vals, dense)
     ref = sparse_times_dense_reference(indptr, cols, vals, dense)
+    for threads in (1, 3, 50):  # a range of rows per thread: the same sums, bit for bit
+        np.testing.assert_array_equal(sparse_times_dense(indptr, cols, vals, dense, threads=threads), got)
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
     want = np.zeros((len(lens), 30), np.float32)
     want[np.repeat(np.arange(len(lens)), lens), cols] = vals
@@ -511,3 +513,27 @@ def test_training_covers_the_tail_and_says_so():
     assert "held-out baskets (on the head)" in emb.meta["completion_reason"]  # the penalty: on the head
     with pytest.raises(InputError, match="completion_min_count"):
         TrainConfig(completion_min_count=-1).validate()
+
+
+def test_gram_and_tail_counts_by_ranges_of_baskets_equal_one_pass(monkeypatch):
+    # the Gram matrix and the tail's co-counts are counted a range of baskets at a time (bounded
+    # temporaries): the same counts as one pass, whatever the ranges
+    from likewise.space import itemitem, itemtail
+
+    rng = np.random.default_rng(0)
+    lens = rng.integers(1, 12, 3000)
+    offsets = np.r_[0, np.cumsum(lens)]
+    ids = rng.zipf(1.3, offsets[-1]) % 300
+    counts = np.bincount(ids, minlength=300)
+    items = itemitem.covered_rows(counts, 60)
+    tail = itemtail.tail_ids(counts, items, 2)
+    whole_g = itemitem.gram_matrix(ids, offsets, items, 300)
+    whole_c = itemtail.tail_cocounts(ids, offsets, items, tail, 300)
+    for lines in (57, 1000):
+        monkeypatch.setattr(itemitem, "GRAM_LINES", lines)
+        monkeypatch.setattr(itemtail, "GRAM_LINES", lines)
+        assert len(itemtail.basket_ranges(offsets, lines)) > 1
+        np.testing.assert_array_equal(itemitem.gram_matrix(ids, offsets, items, 300), whole_g)
+        got = itemtail.tail_cocounts(ids, offsets, items, tail, 300)
+        for field in ("indptr", "cols", "vals", "baskets"):
+            np.testing.assert_array_equal(getattr(got, field), getattr(whole_c, field))

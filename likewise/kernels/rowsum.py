@@ -9,6 +9,9 @@ the float64 sums are the same from run to run). :func:`add_weighted_rows_referen
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from numba import njit
 
@@ -197,7 +200,7 @@ def _check_sparse(indptr, cols, vals, dense) -> None:
 
 
 def sparse_times_dense(
-    indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray, dense: np.ndarray
+    indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray, dense: np.ndarray, threads: int | None = None
 ) -> np.ndarray:
     """``S @ dense`` for a CSR matrix ``S`` (rows ``indptr``, columns ``cols``, values ``vals``).
 
@@ -213,6 +216,8 @@ def sparse_times_dense(
         Row numbers of ``dense``.
     vals : ndarray of float, shape [nnz]
     dense : ndarray of float32, shape [m, n], C-contiguous
+    threads : int, optional
+        Threads, each a range of rows (default: every core); the result does not depend on it.
 
     Returns
     -------
@@ -220,20 +225,29 @@ def sparse_times_dense(
     """
     _check_sparse(indptr, cols, vals, dense)
     out = np.zeros((len(indptr) - 1, dense.shape[1]), dtype=np.float32)
-    _sparse_dense(
-        out,
-        np.ascontiguousarray(indptr, dtype=np.int64),
-        np.ascontiguousarray(cols, dtype=np.int64),
-        np.ascontiguousarray(vals, dtype=np.float32),
-        dense,
-    )
+    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+    cols = np.ascontiguousarray(cols, dtype=np.int64)
+    vals = np.ascontiguousarray(vals, dtype=np.float32)
+    # rows are independent: a range of them per thread (the loop releases the GIL), the same sums
+    threads = max(1, min(int(threads or os.cpu_count() or 1), len(out)))
+    if threads == 1:
+        _sparse_dense(out, indptr, cols, vals, dense)
+        return out
+    cuts = np.linspace(0, len(out), threads + 1).astype(int).tolist()
+    with ThreadPoolExecutor(threads, thread_name_prefix="likewise-rowsum") as pool:
+        jobs = [
+            pool.submit(_sparse_dense, out[a:b], indptr[a : b + 1], cols, vals, dense)
+            for a, b in zip(cuts[:-1], cuts[1:], strict=True)
+        ]
+        for job in jobs:
+            job.result()
     return out
 
 
 def sparse_times_dense_reference(
-    indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray, dense: np.ndarray
+    indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray, dense: np.ndarray, threads: int | None = None
 ) -> np.ndarray:
-    """:func:`sparse_times_dense` with NumPy: each row a weighted sum of ``dense``'s rows."""
+    """:func:`sparse_times_dense` with NumPy: each row a weighted sum of ``dense``'s rows (one thread)."""
     _check_sparse(indptr, cols, vals, dense)
     out = np.zeros((len(indptr) - 1, dense.shape[1]), dtype=np.float32)
     for t in range(len(indptr) - 1):

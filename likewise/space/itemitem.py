@@ -41,7 +41,16 @@ import numpy as np
 
 from .._arrays import unique
 from ..errors import CorruptModelError, InputError, ItemIndexError
-from .itemtail import TAIL_MIN_COUNT, TailCounts, prune_rows, tail_cocounts, tail_ids, tail_weights
+from .itemtail import (
+    GRAM_LINES,
+    TAIL_MIN_COUNT,
+    TailCounts,
+    basket_ranges,
+    prune_rows,
+    tail_cocounts,
+    tail_ids,
+    tail_weights,
+)
 from .search import select_top_k
 
 __all__ = [
@@ -117,21 +126,25 @@ def gram_matrix(
     g = out
     if n_seq <= 0 or m == 0:
         return g
-    rows = pos[ids.astype(np.int64, copy=False)]
-    seq = np.repeat(np.arange(n_seq, dtype=np.int64), np.diff(offsets))
-    keep = rows >= 0
-    seq, rows = seq[keep], rows[keep]
-    # distinct (basket, row), sorted by basket
-    key = unique(seq * m + rows)
-    seq, rows = key // m, key % m
-    starts = np.flatnonzero(np.r_[True, seq[1:] != seq[:-1]]) if len(seq) else np.zeros(0, np.int64)
-    lens = np.diff(np.r_[starts, len(seq)])
-    flat = g.reshape(-1)
-    flat[:: m + 1] += np.bincount(rows, minlength=m)  # the diagonal: baskets holding each item
     from ..kernels.rowsum import add_pair_counts  # numba: loaded when a model is fitted, not on import
 
-    two = lens >= 2
-    add_pair_counts(g, rows, starts[two], lens[two])  # compiled: no pair is materialised
+    # a range of baskets of about _GRAM_LINES lines at a time: the line-sized temporaries stay bounded
+    # (whole baskets per range, so each is counted once per distinct item as in one pass)
+    for b0, b1 in basket_ranges(offsets, GRAM_LINES):
+        lo, hi = int(offsets[b0]), int(offsets[b1])
+        rows = pos[np.asarray(ids[lo:hi], dtype=np.int64)]
+        seq = np.repeat(np.arange(b1 - b0, dtype=np.int64), np.diff(offsets[b0 : b1 + 1]))
+        keep = rows >= 0
+        key = unique(seq[keep] * m + rows[keep])  # distinct (basket, row), sorted by basket
+        del rows, seq, keep
+        seq, rows = key // m, key % m
+        del key
+        starts = np.flatnonzero(np.r_[True, seq[1:] != seq[:-1]]) if len(seq) else np.zeros(0, np.int64)
+        lens = np.diff(np.r_[starts, len(seq)])
+        flat = g.reshape(-1)
+        flat[:: m + 1] += np.bincount(rows, minlength=m)  # the diagonal: baskets holding each item
+        two = lens >= 2
+        add_pair_counts(g, rows, starts[two], lens[two])  # compiled: no pair is materialised
     return g
 
 

@@ -17,9 +17,11 @@ import numpy as np
 from .._arrays import unique
 
 __all__ = [
+    "GRAM_LINES",
     "TAIL_MAX_ROWS",
     "TAIL_MIN_COUNT",
     "TailCounts",
+    "basket_ranges",
     "prune_rows",
     "tail_cocounts",
     "tail_ids",
@@ -30,9 +32,25 @@ TAIL_MIN_COUNT = 5  # baskets a product outside the dense rows needs for its own
 #: At most this many tail rows (the most frequent): each keeps up to 256 weights (2 KiB saved), so a
 #: catalogue of millions does not save gigabytes of rare products' weights (65,536 rows: 128 MiB).
 TAIL_MAX_ROWS = 65_536
-_TAIL_BLOCK = 1024  # tail ids per block of the tail's fit: 4 KiB per head row
+_TAIL_BLOCK = 512  # tail ids per block of the tail's fit: 2 KiB per head row (and a block's temporaries)
 _PAIR_BUDGET = 1 << 23  # (tail, head) pairs materialised at a time while counting (64 MiB of keys)
 _BLOCK_ELEMS = 1 << 22  # weights per block of rows while pruning: the temporaries stay small
+#: Lines of baskets counted at a time into the Gram matrix and the tail's co-counts.
+GRAM_LINES = 1 << 21
+
+
+def basket_ranges(offsets: np.ndarray, lines: int) -> list[tuple[int, int]]:
+    """Consecutive ranges ``(b0, b1)`` of baskets covering them all, each of about ``lines`` lines (a
+    basket longer than that is a range of its own)."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    n = len(offsets) - 1
+    out, b0 = [], 0
+    while b0 < n:
+        b1 = int(np.searchsorted(offsets, offsets[b0] + lines, side="right")) - 1
+        b1 = min(n, max(b1, b0 + 1))
+        out.append((b0, b1))
+        b0 = b1
+    return out
 
 
 def prune_rows(b: np.ndarray, keep: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -106,11 +124,41 @@ def tail_cocounts(
     pos[np.asarray(items, dtype=np.int64)] = np.arange(nh, dtype=np.int64)
     pos[np.asarray(tail, dtype=np.int64)] = nh + np.arange(nt, dtype=np.int64)
     offsets = np.asarray(offsets, dtype=np.int64)
-    rows = pos[np.asarray(ids).astype(np.int64, copy=False)]
+    baskets = np.zeros(nt, dtype=np.int64)
+    pk, cnt = np.zeros(0, np.int64), np.zeros(0, np.int64)
+    # a range of baskets at a time (line-sized temporaries bounded), each range's counts merged into the
+    # running sorted keys (a key met again adds to its count; a new one is inserted in order)
+    for b0, b1 in basket_ranges(offsets, GRAM_LINES):
+        lo, hi = int(offsets[b0]), int(offsets[b1])
+        k, c, t_baskets = _range_cocounts(ids[lo:hi], offsets[b0 : b1 + 1] - lo, pos, nh, nt)
+        baskets += t_baskets
+        if not len(pk):
+            pk, cnt = k, c
+            continue
+        at = np.searchsorted(pk, k)
+        old = at < len(pk)
+        old[old] = pk[at[old]] == k[old]
+        cnt[at[old]] += c[old]
+        pk = np.insert(pk, at[~old], k[~old])
+        cnt = np.insert(cnt, at[~old], c[~old])
+    t_of, h_of = np.divmod(pk, nh) if nh else (pk, pk)
+    indptr = np.zeros(nt + 1, dtype=np.int64)
+    np.cumsum(np.bincount(t_of, minlength=nt), out=indptr[1:])
+    return TailCounts(indptr, h_of.astype(np.int64), cnt.astype(np.float32), baskets)
+
+
+def _range_cocounts(
+    ids: np.ndarray, offsets: np.ndarray, pos: np.ndarray, nh: int, nt: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One range of baskets' (tail, head) pair keys ``tail * nh + head`` (sorted, distinct), their counts,
+    and each tail id's baskets."""
+    rows = pos[np.asarray(ids, dtype=np.int64)]
     seq = np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
     keep = rows >= 0
     key = unique(seq[keep] * (nh + nt) + rows[keep])  # distinct (basket, row), sorted by basket
+    del rows, seq, keep
     seq, rows = np.divmod(key, nh + nt)
+    del key
     is_t = rows >= nh
     head_seq, head_row = seq[~is_t], rows[~is_t]
     t_seq, t_row = seq[is_t], rows[is_t] - nh
@@ -138,10 +186,7 @@ def tail_cocounts(
         i = j
     pk = np.concatenate(parts_k) if parts_k else np.zeros(0, np.int64)
     cnt = np.concatenate(parts_c) if parts_c else np.zeros(0, np.int64)
-    t_of, h_of = np.divmod(pk, nh) if nh else (pk, pk)
-    indptr = np.zeros(nt + 1, dtype=np.int64)
-    np.cumsum(np.bincount(t_of, minlength=nt), out=indptr[1:])
-    return TailCounts(indptr, h_of.astype(np.int64), cnt.astype(np.float32), baskets)
+    return pk, cnt.astype(np.int64), baskets
 
 
 def tail_weights(
@@ -167,9 +212,9 @@ def tail_weights(
 
     m, nt = len(items), len(tail)
     pc = p.T if p.flags.f_contiguous and not p.flags.c_contiguous else p  # symmetric: same values, C order
-    d = np.diag(pc).astype(np.float64)
+    d32 = np.diag(pc).astype(np.float32)
     head_v = np.zeros((m, 0), dtype=np.float32)
-    head_c = np.zeros((m, 0), dtype=np.int64)
+    head_c = np.zeros((m, 0), dtype=np.int32)
     tail_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for a in range(0, nt, _TAIL_BLOCK):
         b = min(nt, a + _TAIL_BLOCK)
@@ -178,14 +223,20 @@ def tail_weights(
         w = sparse_times_dense(sub, co.cols[lo:hi], co.vals[lo:hi], pc)  # (b - a, m): row t is P g_t
         owner = np.repeat(np.arange(b - a), np.diff(sub))
         quad = np.bincount(owner, weights=co.vals[lo:hi] * w[owner, co.cols[lo:hi]], minlength=b - a)
-        s = 1.0 / np.maximum(co.baskets[a:b] + lam - quad, lam)
+        s = (1.0 / np.maximum(co.baskets[a:b] + lam - quad, lam)).astype(np.float32)
+        # the block's rows in float32 (what is kept): a block's temporaries are (b - a) x m floats each
         ws = w * s[:, None]
-        ip, c, v = prune_rows((ws / (d[None, :] + ws * w)).astype(np.float32), keep)
+        den = ws * w
+        den += d32[None, :]
+        np.divide(ws, den, out=ws)
+        del den
+        ip, c, v = prune_rows(ws, keep)
+        del ws
         tail_parts.append((np.diff(ip), items[c], v))
         # columns of the tail in the head rows: the running top ``keep`` of each head row
-        cand_c = np.concatenate([head_c, np.broadcast_to(tail[a:b], (m, b - a))], axis=1)
+        cand_c = np.concatenate([head_c, np.broadcast_to(tail[a:b].astype(np.int32), (m, b - a))], axis=1)
         head_v, head_c = _top_abs(np.concatenate([head_v, w.T], axis=1), cand_c, keep)
-    d32 = np.diag(pc).copy()
+    d32 = np.diag(pc).copy()  # in p's dtype
     pc /= -d32[None, :]  # P -> B (column j over P[j, j]); pc is symmetric P, so this is row-major B
     np.fill_diagonal(pc, 0.0)
     parts_n, parts_c, parts_v = [], [], []
