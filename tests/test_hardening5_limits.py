@@ -410,10 +410,10 @@ def test_a_customer_who_bought_every_product_is_read_within_the_history_cap(whal
     real = nextbasket.history_neighbour_share
     pairs_of = np.bincount(np.asarray(emb.customers.bought_ids), minlength=len(emb))  # customers per product
 
-    def counting(table, items, *args):
+    def counting(table, items, *args, **kw):
         read.append(len(items))
         rows.append(int(pairs_of[items].sum()))  # the (customer, product) pairs this search reads
-        return real(table, items, *args)
+        return real(table, items, *args, **kw)
 
     monkeypatch.setattr(nextbasket, "history_neighbour_share", counting)
     res = retail.next_basket(emb, "whale", k=10, max_history=50)

@@ -34,7 +34,7 @@ def _worse(av, ai, bv, bi):
     return av < bv or (av == bv and ai > bi)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _offer(hv, hi, size, k, v, i):
     """Offer (v, i) to the heap of the ``size`` best kept so far (root: the worst of them)."""
     if size < k:
@@ -70,7 +70,7 @@ def _offer(hv, hi, size, k, v, i):
     return size
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _best_first(hv, hi, size, out_v, out_i):
     """The heap's entries, best first (higher value, then lower index)."""
     order = np.argsort(hi[:size])  # rows ascending, then a stable sort by value descending
