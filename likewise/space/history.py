@@ -25,13 +25,11 @@ import numpy as np
 
 from .._arrays import unique
 from .._pages import release_pages
-from ..errors import InputError
 
 __all__ = [
     "HALF_LIFE",
     "HISTORY_FIELDS",
     "History",
-    "basket_ages",
     "basket_table",
     "release",
     "history_of_lines",
@@ -74,41 +72,6 @@ class History:
     first: np.ndarray
     decay: np.ndarray
     n_baskets: np.ndarray
-
-
-def basket_ages(
-    users: np.ndarray, ids: np.ndarray, offsets: np.ndarray, n_users: int, times: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The kept lines (product and customer known) with their basket's age in its customer's baskets.
-
-    Returns ``(user, item, age, n_baskets)``: per kept line its customer code, product id and the
-    basket's age (0: the customer's latest basket, by first-line time when ``times``
-    is given, else log order); ``n_baskets`` per customer code.
-    """
-    users = np.asarray(users, dtype=np.int64)
-    ids = np.asarray(ids, dtype=np.int64)
-    offsets = np.asarray(offsets, dtype=np.int64)
-    if len(users) != len(ids) or (len(offsets) and offsets[-1] != len(ids)):
-        raise InputError(
-            f"purchase history: {len(users)} customers, {len(ids)} products and offsets ending at "
-            f"{int(offsets[-1]) if len(offsets) else 0}: one per line expected"
-        )
-    lens = np.diff(offsets)
-    basket = np.repeat(np.arange(len(lens), dtype=np.int64), lens)
-    keep = (ids >= 0) & (users >= 0)
-    basket, item, user = basket[keep], ids[keep], users[keep]
-    # A basket's customer and time are its first kept line's.
-    first = np.r_[True, basket[1:] != basket[:-1]] if len(basket) else np.zeros(0, bool)
-    b_ids, b_user = basket[first], user[first]
-    b_time = np.asarray(times, dtype=np.int64)[keep][first] if times is not None else b_ids
-    order = np.lexsort((b_ids, b_time, b_user))
-    n_b = np.bincount(b_user, minlength=n_users).astype(np.int64)
-    rank = np.empty(len(order), dtype=np.int64)
-    starts = np.r_[0, np.cumsum(n_b)][:-1]
-    rank[order] = np.arange(len(order)) - starts[b_user[order]]
-    age = n_b[b_user] - 1 - rank
-    line_age = np.repeat(age, np.diff(np.r_[np.flatnonzero(first), len(basket)]))
-    return user, item, line_age, n_b
 
 
 def release(*arrays: np.ndarray) -> None:
@@ -208,7 +171,7 @@ def purchase_history(
 def history_of_lines(
     user: np.ndarray, item: np.ndarray, age: np.ndarray, n_baskets: np.ndarray, n_items: int
 ) -> History:
-    """:class:`History` of kept lines given their basket's age (what :func:`basket_ages` returns)."""
+    """:class:`History` of kept lines given their basket's age (0: the customer's latest basket)."""
     # one entry per (basket, product): a product on two lines of a basket counts once
     key = np.asarray(user, dtype=np.int64) * n_items + np.asarray(item, dtype=np.int64)
     o = np.lexsort((age, key))
