@@ -38,6 +38,28 @@ def test_vocab_order_desc_count_ties_by_key(tmp_path: Path) -> None:
     assert c.offsets.tolist() == [0, 3, 5, 6, 9, 12]
 
 
+def test_a_set_basket_is_read_in_sorted_order_whatever_the_hash_seed(tmp_path: Path) -> None:
+    # A set of strings iterates in hash order, which PYTHONHASHSEED changes from process to process: read
+    # sorted, the same baskets compile to the same corpus in every process (and train the same vectors).
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from likewise.data.corpus import corpus_from_sequences as c; "
+        "k = c([set('qwertyuiop'), frozenset(['b', 'a'])], sys.argv[1]); "
+        "print(k.keys(0), k.keys(1))"
+    )
+    out = {
+        subprocess.run(
+            [sys.executable, "-c", code, str(tmp_path / f"c{seed}")],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True, text=True, check=True,
+        ).stdout
+        for seed in ("1", "2", "3")
+    }  # fmt: skip
+    assert out == {f"{sorted('qwertyuiop')} ['a', 'b']\n"}
+
+
 def test_min_count_drops_tokens_and_empty_sequences(tmp_path: Path) -> None:
     c = corpus_from_sequences(iter(SEQS), tmp_path / "c", min_count=2)
     assert c.vocab.keys == ["b", "a", "c"]

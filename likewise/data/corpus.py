@@ -514,11 +514,15 @@ def _chunks_of(sequences: Iterable[Sequence[str]], what: str) -> Iterator[list[S
         chunk = list(islice(it, SEQ_CHUNK))
         if not chunk:
             return
-        for s in chunk:
+        for i, s in enumerate(chunk):
             if isinstance(s, str | bytes):
                 raise InputError(
                     f"each sequence must be a list of {what} keys, got the string {s[:50]!r} (split it first)"
                 )
+            if isinstance(s, set | frozenset):
+                # A set's order is Python's hash order, which changes from process to process for strings:
+                # sorted, the same baskets give the same corpus (and deterministic training the same vectors).
+                chunk[i] = sorted(s, key=str)
         yield chunk
 
 
