@@ -86,9 +86,13 @@ def _configs(tmp: Path) -> dict[str, Callable[[], Any]]:
         first = tmp / "first.parquet"
         import pyarrow.parquet as pq
 
-        log = pq.read_table(orders)
-        pq.write_table(log.slice(0, log.num_rows // 2), first)
-        pq.write_table(log.slice(log.num_rows // 2), tmp / "second.parquet")
+        import pyarrow.compute as pc
+
+        # Split at a time, not a row: an update adds whole, newer orders (it refuses repeated or older ones).
+        log = pq.read_table(orders).sort_by([("timestamp", "ascending"), ("order_id", "ascending")])
+        cut = log.column("timestamp")[log.num_rows // 2]
+        pq.write_table(log.filter(pc.less(log.column("timestamp"), cut)), first)
+        pq.write_table(log.filter(pc.greater_equal(log.column("timestamp"), cut)), tmp / "second.parquet")
         emb = likewise.train(
             str(first),
             dim=8,
