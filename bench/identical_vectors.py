@@ -84,9 +84,8 @@ def _configs(tmp: Path) -> dict[str, Callable[[], Any]]:
         from likewise.training.update import update as update_space
 
         first = tmp / "first.parquet"
-        import pyarrow.parquet as pq
-
         import pyarrow.compute as pc
+        import pyarrow.parquet as pq
 
         # Split at a time, not a row: an update adds whole, newer orders (it refuses repeated or older ones).
         log = pq.read_table(orders).sort_by([("timestamp", "ascending"), ("order_id", "ascending")])
