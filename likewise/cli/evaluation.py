@@ -142,10 +142,12 @@ def cmd_eval(args: argparse.Namespace) -> None:
             + "\n"
             + _render(args, ["", *names], rows)
         )
-        from likewise.baselines.peers import HAS_IMPLICIT
+        from likewise.baselines import counts
 
-        if chosen is None and not HAS_IMPLICIT:  # said, not silently left out
-            parts.append("no als row: the ALS peer needs implicit (pip install implicit)")
+        if chosen is None:  # a default peer left out for a missing library is said, not silently dropped
+            parts += [
+                f"no {p.name} row: {p.missing()}" for p in counts.PEERS if p.default and not p.available
+            ]
     if args.labels:
         r = ev.evaluate_labels(emb, ev.read_labels(args.labels), k=args.k)
         payload["labels"] = r
@@ -386,9 +388,21 @@ def cmd_plot(args: argparse.Namespace) -> None:
 # --- parser ------------------------------------------------------------------------------------------
 
 
+def _baseline_names(s: str) -> str:
+    """``--baselines``: a comma-separated list of names of the declared peers (checked, returned as given)."""
+    from likewise.baselines import counts
+
+    bad = [b for b in s.split(",") if b and b not in counts.PEERS]
+    if bad:
+        raise argparse.ArgumentTypeError(
+            f"unknown baseline {bad[0]!r}; known: {', '.join(counts.PEERS.names)}"
+        )
+    return s
+
+
 def _register_eval(commands: Commands) -> None:
     """Add ``likewise eval``."""
-    from likewise.baselines.counts import BASELINES, KNOWN_BASELINES
+    from likewise.baselines import counts
 
     e = commands.add(
         "eval",
@@ -419,8 +433,11 @@ def _register_eval(commands: Commands) -> None:
     e.add_argument(
         "--baselines",
         default=None,
-        help=f"comma-separated baselines for --holdout ('' for none; of {', '.join(KNOWN_BASELINES)}; "
-        f"default: {','.join(BASELINES)}, als only when implicit is installed)",
+        type=_baseline_names,
+        help="comma-separated baselines for --holdout ('' for none; default: "
+        + ",".join(p.name for p in counts.PEERS if p.default)
+        + ", each where its library is installed). "
+        + counts.PEERS.help(),
     )
     e.add_argument("--context-window", type=positive_int, default=None, help="holdout: last N visible items")
     e.add_argument("--markdown", action="store_true", help="print Markdown tables")
