@@ -31,8 +31,11 @@ every name :func:`fit_baselines` accepts (asking for ``als`` without ``implicit`
 :class:`~likewise.errors.MissingDependencyError` with the install line).
 
 All share :class:`Recommender`: ``recommend_ids(contexts, k)`` returns ``(n, k)`` int64 ids, best
-first, never an item of the query's own context, ties broken by the lower id. Scores are computed for
-a block of contexts at a time so memory stays bounded whatever the number of contexts.
+first, never an item of the query's own context, ties broken by the lower id. A baseline whose items
+are vectors also offers ``item_rows(rows)`` (every one but ``popular``), and a learned peer
+``chosen()``, the hyper-parameters it chose on its held-out slice (what the benchmarks report).
+Scores are computed for a block of contexts at a time so memory stays bounded whatever the number of
+contexts.
 """
 
 from __future__ import annotations
@@ -379,6 +382,10 @@ class CoCountRecommender:
             out[a:b] = top_k_excluding(self.matrix_.sum_rows(ctx, a, b), ctx, k, a)
         return out
 
+    def item_rows(self, rows: np.ndarray) -> np.ndarray:
+        """Rows ``rows`` of the score matrix, dense float32: the items as vectors (compared by cosine)."""
+        return self.matrix_.to_dense()[rows].astype(np.float32)
+
 
 def _sparse_top_k(m: CountMatrix, ctx: list[np.ndarray], k: int, dense: bool | None = None) -> np.ndarray:
     """Top ``k`` of the summed rows of each context, context excluded, ties and zeros by lower id.
@@ -470,6 +477,10 @@ class VectorRecommender:
         ex_cols = np.concatenate(ctx) if len(ctx) else np.zeros(0, np.int64)
         rows, _ = top_k_search(self.normed_, normalise_rows(queries), k, ex_rows, ex_cols)
         return rows
+
+    def item_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The unit vectors of items ``rows``, float32."""
+        return self.normed_[rows]
 
 
 # --------------------------------------------------------------------------------------------------------
