@@ -142,12 +142,10 @@ def cmd_eval(args: argparse.Namespace) -> None:
             + "\n"
             + _render(args, ["", *names], rows)
         )
-        from likewise.baselines import counts
+        from likewise.baselines.counts import PEERS
 
         if chosen is None:  # a default peer left out for a missing library is said, not silently dropped
-            parts += [
-                f"no {p.name} row: {p.missing()}" for p in counts.PEERS if p.default and not p.available
-            ]
+            parts += [f"no {p.name} row: {p.missing()}" for p in PEERS if p.default and not p.available]
     if args.labels:
         r = ev.evaluate_labels(emb, ev.read_labels(args.labels), k=args.k)
         payload["labels"] = r
@@ -389,20 +387,17 @@ def cmd_plot(args: argparse.Namespace) -> None:
 
 
 def _baseline_names(s: str) -> str:
-    """``--baselines``: a comma-separated list of names of the declared peers (checked, returned as given)."""
-    from likewise.baselines import counts
+    """``--baselines``: names of the declared peers, comma-separated (checked, returned as given)."""
+    from likewise.baselines.counts import PEERS
 
-    bad = [b for b in s.split(",") if b and b not in counts.PEERS]
-    if bad:
-        raise argparse.ArgumentTypeError(
-            f"unknown baseline {bad[0]!r}; known: {', '.join(counts.PEERS.names)}"
-        )
+    if bad := [b for b in s.split(",") if b and b not in PEERS]:
+        raise argparse.ArgumentTypeError(f"unknown baseline {bad[0]!r}; known: {', '.join(PEERS.names)}")
     return s
 
 
 def _register_eval(commands: Commands) -> None:
     """Add ``likewise eval``."""
-    from likewise.baselines import counts
+    from likewise.baselines.counts import PEERS
 
     e = commands.add(
         "eval",
@@ -434,10 +429,8 @@ def _register_eval(commands: Commands) -> None:
         "--baselines",
         default=None,
         type=_baseline_names,
-        help="comma-separated baselines for --holdout ('' for none; default: "
-        + ",".join(p.name for p in counts.PEERS if p.default)
-        + ", each where its library is installed). "
-        + counts.PEERS.help(),
+        help=f"comma-separated baselines for --holdout ('' for none; default: "
+        f"{','.join(p.name for p in PEERS if p.default)}, each if its library is installed). {PEERS.help()}",
     )
     e.add_argument("--context-window", type=positive_int, default=None, help="holdout: last N visible items")
     e.add_argument("--markdown", action="store_true", help="print Markdown tables")
