@@ -174,3 +174,8 @@ def test_peer_data_memo_is_per_fit() -> None:
     assert d.shared("x", lambda: made.append(1) or 8) == 7
     assert made == [1] and PeerData([np.array([0, 1])], 2, dim=2).shared("x", lambda: 9) == 9
     assert isinstance(Peers((TOY,)), Peers) and len(Peers((TOY,))) == 1 and "toy" in Peers((TOY,))
+
+
+def test_the_docs_table_lists_every_peer() -> None:
+    table = (Path(__file__).resolve().parents[1] / "docs" / "evaluate.md").read_text("utf-8")
+    assert [p.name for p in PEERS if f"| `{p.name}`" not in table] == []
