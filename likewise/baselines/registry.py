@@ -71,7 +71,7 @@ class PeerData:
     n_items: int
     dim: int
     seed: int = 0
-    _memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    _memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def shared(self, key: str, make: Callable[[], T]) -> T:
         """``make()``, computed once per :class:`PeerData` whichever peer asks first (under ``key``)."""
