@@ -91,20 +91,15 @@ from typing import Any
 import numpy as np
 
 import likewise
-from likewise.baselines.counts import EASERecommender, fit_baselines
-from likewise.baselines.peers import HAS_IMPLICIT
+from likewise.baselines import counts
+from likewise.baselines.counts import fit_baselines
 from likewise.data.datasets import retail_orders
 from likewise.data.vocab import Vocab
 from likewise.evaluate import evaluate_labels, holdout_cases, ranking_metrics, split_sequences
 from likewise.space.embeddings import Embeddings
 
-IMPLICIT_WHY = "" if HAS_IMPLICIT else "implicit is not installed; pip install implicit"
-
 K = 10
 TEST_FRACTION = 0.2
-COUNTS = ("popular", "cocount", "ppmi", "ppmi-svd")
-PEERS = ("ease", "als")  # the learned peers, each tuned on a held-out slice of the training baskets
-METHODS = ("likewise", *COUNTS, *PEERS)
 DATASETS = ("retail", "zipf-groups", "mixed-tastes", "debian-deps", "debian-tags")
 COMPLETION = {"hr": "HR@10", "ndcg": "NDCG@10"}
 
@@ -282,7 +277,7 @@ def make_data(name: str, seed: int, sizes: dict[str, dict[str, int]]) -> Labelle
 
 
 # --------------------------------------------------------------------------------------------------------
-# Rows: the default model (the baselines and the peers come from likewise.baselines.counts as they are)
+# Rows: the default model, and every peer of likewise.baselines.counts.PEERS as it is declared there
 # --------------------------------------------------------------------------------------------------------
 
 
@@ -331,16 +326,33 @@ class DefaultModelRecommender:
         return out
 
 
-def ease_rows(rec: EASERecommender, rows: np.ndarray) -> np.ndarray:
-    """Rows ``rows`` of EASE's ``B`` over the items it covers, float32 (an uncovered row is zero)."""
-    model = rec.model_
-    out = np.zeros((len(rows), len(model.items)), dtype=np.float32)
-    pos = model.rows_of(rows)
-    for i, r in enumerate(pos.tolist()):
-        if r >= 0:
-            a, b = model.indptr[r], model.indptr[r + 1]
-            out[i, model.rows_of(model.cols[a:b].astype(np.int64))] = model.data[a:b]
-    return out
+def row_names() -> tuple[str, ...]:
+    """Every row, in the order of the tables: the default model, then the declared peers."""
+    return ("likewise", *counts.PEERS.names)
+
+
+def learned() -> tuple[str, ...]:
+    """The learned peers (each tuned on a held-out slice of the training baskets)."""
+    return tuple(p.name for p in counts.PEERS if p.learned)
+
+
+def fit_peers(
+    train_ids: list[np.ndarray], n_items: int, dim: int, seed: int
+) -> tuple[dict[str, Any], dict[str, float]]:
+    """Every available peer of :data:`likewise.baselines.counts.PEERS` fitted on the training part, and the
+    seconds: the count baselines together (they share one count), each learned peer on its own."""
+    secs: dict[str, float] = {}
+    t0 = time.perf_counter()
+    base = fit_baselines(
+        train_ids, n_items, dim=dim, which=[p.name for p in counts.PEERS if not p.learned], seed=seed
+    )
+    secs["baselines"] = time.perf_counter() - t0
+    for peer in counts.PEERS:
+        if peer.learned and peer.available:
+            t0 = time.perf_counter()  # the held-out choice of its hyper-parameters and the refit
+            base.update(fit_baselines(train_ids, n_items, dim=dim, which=(peer.name,), seed=seed))
+            secs[peer.name] = time.perf_counter() - t0
+    return base, secs
 
 
 def knn_accuracy(
@@ -394,32 +406,15 @@ def run_once(
     rows["likewise"] = {"hr": m["hr"], "ndcg": m["ndcg"], **knn_accuracy(emb, vocab_keys, data.labels)}
     vocab_rows = np.asarray([index[x] for x in vocab_keys], dtype=np.int64)
 
-    t0 = time.perf_counter()
-    base = fit_baselines(train_ids, len(keys), dim=emb.dim, which=COUNTS, seed=seed)
-    secs["baselines"] = time.perf_counter() - t0
+    base, peer_secs = fit_peers(train_ids, len(keys), emb.dim, seed)
+    secs.update(peer_secs)
     peers: dict[str, dict[str, Any]] = {}
-    for pname in PEERS if HAS_IMPLICIT else PEERS[:-1]:
-        t0 = time.perf_counter()  # the held-out choice of lam / alpha and the refit, on the train part
-        base.update(fit_baselines(train_ids, len(keys), dim=emb.dim, which=(pname,), seed=seed))
-        secs[pname] = time.perf_counter() - t0
     for bname, rec in base.items():
         m = ranking_metrics(rec, contexts, targets, K, n_items=len(keys))
-        if bname == "popular":
-            vec = None
-        elif bname == "ppmi-svd":
-            vec = rec.normed_[vocab_rows]
-        elif bname == "ease":
-            vec = ease_rows(rec, vocab_rows)
-            peers["ease"] = {"lam": rec.lam_, "tried": rec.tried_, "note": rec.note}
-        elif bname == "als":
-            vec = rec.item_vectors[vocab_rows]
-            peers["als"] = {
-                "alpha": rec.alpha_,
-                "regularization": rec.regularization_,
-                "tried": {f"alpha={a:g},regularization={r:g}": v for (a, r), v in rec.tried_.items()},
-            }
-        else:  # cocount, ppmi: rows of the (symmetric) count matrix, compared by cosine
-            vec = rec.matrix_.to_dense()[vocab_rows].astype(np.float32)
+        if hasattr(rec, "chosen"):  # a learned peer: what it chose on its held-out slice
+            peers[bname] = rec.chosen()
+        # its items as vectors (co-count and PPMI rows, U sqrt(S), EASE's B, ALS's factors); popular: none
+        vec = rec.item_rows(vocab_rows) if hasattr(rec, "item_rows") else None
         if vec is None:
             knn: dict[str, float | None] = {
                 key: None for key in metric_names(data.labels) if key not in COMPLETION
@@ -492,7 +487,7 @@ def _mean_sd(xs: Sequence[float]) -> tuple[float, float]:
 
 def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """Mean, sd, winners and the default's margin over the best other row, per metric."""
-    methods = [m for m in METHODS if m in runs[0]["rows"]]
+    methods = [m for m in row_names() if m in runs[0]["rows"]]
     metrics = runs[0]["metrics"]
     stats: dict[str, dict[str, dict[str, Any] | None]] = {}
     for meth in methods:
@@ -510,7 +505,7 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
         best = max(v["mean"] for v in have.values())
         winners[metric] = " = ".join(m for m, v in have.items() if v["mean"] == best)
         margins[metric] = _margin(have, [m for m in have if m != "likewise"])
-        peers = [m for m in PEERS if m in have]
+        peers = [m for m in learned() if m in have]
         if peers:
             peer_margins[metric] = _margin(have, peers)
     return {
@@ -557,13 +552,14 @@ def _margin_line(title: str, margins: dict[str, dict[str, Any]], names: dict[str
 def _peers_line(runs: list[dict[str, Any]]) -> str:
     """The hyper-parameters the peers chose on their held-out slices, per seed."""
     bits = []
-    if all("ease" in r["peers"] for r in runs):
-        bits.append("ease lam=" + "/".join(f"{r['peers']['ease']['lam']:g}" for r in runs))
-        notes = {r["peers"]["ease"]["note"] for r in runs} - {""}
-        bits += sorted(notes)
-    if all("als" in r["peers"] for r in runs):
-        bits.append("als alpha=" + "/".join(f"{r['peers']['als']['alpha']:g}" for r in runs))
-        bits.append("regularization=" + "/".join(f"{r['peers']['als']['regularization']:g}" for r in runs))
+    for name in learned():
+        if not all(name in r["peers"] for r in runs):
+            continue
+        chosen = [k for k in runs[0]["peers"][name] if k not in ("tried", "note")]
+        for i, key in enumerate(chosen):  # "ease lam=1/10", "als alpha=10/40", "regularization=1/1"
+            values = "/".join(f"{r['peers'][name][key]:g}" for r in runs)
+            bits.append(f"{name + ' ' if i == 0 else ''}{key}={values}")
+        bits += sorted({r["peers"][name].get("note", "") for r in runs} - {""})
     return "   peers (chosen on a held-out slice of the training baskets, per seed): " + "; ".join(bits)
 
 
@@ -602,12 +598,14 @@ def format_table(name: str, runs: list[dict[str, Any]], summary: dict[str, Any])
             s = summary["stats"][meth][metric]
             cells.append(f"{'n/a':>20}" if s is None else f"{s['mean']:>13.4f} ± {s['sd']:.4f}")
         lines.append(f"{meth:<10}" + "".join(cells))
-    if "als" not in summary["methods"]:
-        lines.append(f"{'als':<10}  skipped: {IMPLICIT_WHY}")
+    for peer in counts.PEERS:
+        if peer.name not in summary["methods"]:
+            lines.append(f"{peer.name:<10}  skipped: {peer.missing()}")
     lines.append(f"{'winner':<10}" + "".join(f" {summary['winners'][m]:>19}" for m in names))
     lines.append(_margin_line("likewise - best other", summary["margins"], names))
     if summary["peer_margins"]:
-        lines.append(_margin_line("likewise - best peer (ease, als)", summary["peer_margins"], names))
+        title = f"likewise - best peer ({', '.join(learned())})"
+        lines.append(_margin_line(title, summary["peer_margins"], names))
     secs = {k: float(np.mean([r["seconds"][k] for r in runs])) for k in r0["seconds"]}
     lines.append("seconds per seed: " + ", ".join(f"{k} {v:.1f}" for k, v in secs.items()))
     return "\n".join(lines)
@@ -642,8 +640,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     bad = [n for n in names if n not in DATASETS]
     if bad or not seeds:
         p.error(f"unknown data set {bad[0]!r}" if bad else "--seeds is empty")
-    if not HAS_IMPLICIT:
-        print(f"als row skipped: {IMPLICIT_WHY}", file=sys.stderr)
+    for peer in counts.PEERS:
+        if not peer.available:
+            print(f"{peer.name} row skipped: {peer.missing()}", file=sys.stderr)
     report: dict[str, Any] = {
         "sizes": args.sizes,
         "seeds": seeds,

@@ -39,6 +39,7 @@ import itertools
 import json
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -226,6 +227,72 @@ def tuned(name, make, grid, bk, log):
     return make(bk, *best), best
 
 
+@dataclasses.dataclass(frozen=True)
+class HouseholdPeer:
+    """A next-basket peer of this bench, declared once: it scores every product for every household.
+
+    ``scores(bk, *params)`` -> a households x products (sparse) matrix; ``grid(args)`` the settings tried
+    on the validation slice (``tuned``), None when there is nothing to tune; ``params`` names them.
+    """
+
+    name: str
+    scores: Callable
+    params: str = ""
+    grid: Callable | None = None
+
+
+def tifu_grid(args) -> list[tuple]:
+    """TIFU-KNN's settings: a small grid; ``--full-grid`` 72 settings, ``--quick`` two."""
+    if args.quick:
+        return [(3, 0.9, 0.8, 300, 0.5), (7, 0.9, 0.7, 300, 0.7)]
+    if args.full_grid:
+        return list(itertools.product((3, 7), (0.9, 1.0), (0.6, 0.8), (100, 300, 900), (0.5, 0.7, 0.9)))
+    return list(itertools.product((3, 7), (0.9,), (0.7, 0.8), (300,), (0.5, 0.7)))
+
+
+def g_topfreq(bk):
+    """Nothing per household: the popularity tie-break alone ranks (the most popular products)."""
+    import scipy.sparse as sp
+
+    return sp.csr_matrix((bk.n_users, bk.n_items))
+
+
+#: The next-basket peers as published, in the order printed (the section loops over these).
+HOUSEHOLD_PEERS = (
+    HouseholdPeer("G-TopFreq", g_topfreq),
+    HouseholdPeer("P-TopFreq", p_topfreq),
+    HouseholdPeer(
+        "UP-CF@r",
+        upcf,
+        "r, alpha, q",
+        lambda args: list(itertools.product((1, 5, 25, 0), (0.25, 0.75), (1, 5))),
+    ),
+    HouseholdPeer("TIFU-KNN", tifu, "m, rb, rg, k, alpha", tifu_grid),
+)
+
+
+def completion_peers():
+    """The completion section's peers, taken from the declared ones (``likewise.baselines.counts.PEERS``)
+    and sized for the whole shop: co-count as declared; ALS at 64 factors on a 2 x 2 grid of alpha and
+    regularization (as declared it searches 4 x 4 at the model's dimension: too long here). EASE per
+    catalogue size and penalty, and the head + tail model, are bench/_completion_eval.py's."""
+    from likewise.baselines import counts
+    from likewise.baselines.peers import ALSRecommender
+    from likewise.baselines.registry import Peers
+
+    def als64(d):
+        return ALSRecommender(64, alphas=(10.0, 40.0), regularizations=(1.0, 10.0), seed=d.seed).fit(
+            d.train, d.n_items
+        )
+
+    return Peers(
+        (
+            dataclasses.replace(counts.PEERS.get("cocount"), name="co-count"),
+            dataclasses.replace(counts.PEERS.get("als"), name="ALS 64 factors (alpha, reg tuned)", fit=als64),
+        )
+    )
+
+
 _TRAINED: dict = {}
 
 
@@ -296,21 +363,13 @@ def section_next(args, cj, h, b, p, ts, test, out, log):
             f"repeat {m['repeat_recall']:.4f}  explore {m['explore_recall']:.4f} {extra}"
         )
 
-    import scipy.sparse as sp
-
     t0 = time.perf_counter()
-    report("G-TopFreq", top_k(sp.csr_matrix((bk.n_users, bk.n_items)), rows, K, tie))
-    report("P-TopFreq", top_k(binary, rows, K, tie))
-    grid = list(itertools.product((1, 5, 25, 0), (0.25, 0.75), (1, 5)))
-    s, best = tuned("UP-CF@r (r, alpha, q)", upcf, grid, bk, log)
-    report("UP-CF@r", top_k(s, rows, K, tie), f"{best}")
-    grid = list(itertools.product((3, 7), (0.9,), (0.7, 0.8), (300,), (0.5, 0.7)))
-    if args.full_grid:
-        grid = list(itertools.product((3, 7), (0.9, 1.0), (0.6, 0.8), (100, 300, 900), (0.5, 0.7, 0.9)))
-    if args.quick:
-        grid = [(3, 0.9, 0.8, 300, 0.5), (7, 0.9, 0.7, 300, 0.7)]
-    s, best = tuned("TIFU-KNN (m, rb, rg, k, alpha)", tifu, grid, bk, log)
-    report("TIFU-KNN", top_k(s, rows, K, tie), f"{best}")
+    for peer in HOUSEHOLD_PEERS:
+        if peer.grid is None:
+            report(peer.name, top_k(peer.scores(bk), rows, K, tie))
+        else:
+            s, best = tuned(f"{peer.name} ({peer.params})", peer.scores, peer.grid(args), bk, log)
+            report(peer.name, top_k(s, rows, K, tie), f"{best}")
     log(f"  (peers: {time.perf_counter() - t0:.0f} s)")
 
     emb, secs = trained(args, cj, test, log)
@@ -613,8 +672,7 @@ def section_completion(args, cj, h, b, p, ts, test, out, log):
     (bench/_completion_eval.py)."""
     import _completion_eval as ce
 
-    from likewise.baselines.counts import fit_baselines
-    from likewise.baselines.peers import ALSRecommender
+    from likewise.baselines.registry import PeerData
 
     _, items, bk = training_baskets(h, b, p, ts, test)
     count = popularity(bk)
@@ -637,21 +695,15 @@ def section_completion(args, cj, h, b, p, ts, test, out, log):
     t0 = time.perf_counter()
     likewise_recs([np.array([0])])
     models.append(("likewise complete_basket", likewise_recs, time.perf_counter() - t0))
-    t0 = time.perf_counter()
-    cocount = fit_baselines(seqs, len(items), which=["cocount"])["cocount"]
-    models.append(("co-count", lambda q: cocount.recommend_ids(q, ce.K), time.perf_counter() - t0))
-    try:
+    data = PeerData(seqs, len(items), dim=64, seed=0)
+    for peer in completion_peers():
+        missing = peer.missing()
+        if missing is not None:
+            log(f"  {peer.name}: {missing}")
+            continue
         t0 = time.perf_counter()
-        als = ALSRecommender(64, alphas=(10.0, 40.0), regularizations=(1.0, 10.0)).fit(seqs, len(items))
-        models.append(
-            (
-                "ALS 64 factors (alpha, reg tuned)",
-                lambda q: als.recommend_ids(q, ce.K),
-                time.perf_counter() - t0,
-            )
-        )
-    except Exception as e:  # implicit missing
-        log(f"  ALS: {e}")
+        rec = peer.fit(data)
+        models.append((peer.name, lambda q, rec=rec: rec.recommend_ids(q, ce.K), time.perf_counter() - t0))
     ce.run_completion(
         (bk.items, bk.offsets),
         (val.items, val.offsets),

@@ -56,6 +56,8 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise._arrays",  # array operations NumPy does slowly at our sizes (unique by sorting)
             # what every recommender checks: contexts, k, training ids, padding
             "likewise.baselines._ranking",
+            # a benchmark peer declared once (Peer, Peers) and the Recommender protocol every peer keeps
+            "likewise.baselines.registry",
             # the one word2vec writer (formats and Embeddings.save_word2vec_format)
             "likewise.data._word2vec",
             "likewise.training._checkpoint_manifest",  # every field of a checkpoint manifest, checked

@@ -21,21 +21,28 @@ Two learn, each with its key hyper-parameter chosen on a held-out slice of the t
 * ``als`` -- :class:`ALSRecommender`, confidence-weighted implicit ALS (Hu, Koren & Volinsky 2008),
   from the optional ``implicit`` package.
 
+Each is declared once, in :data:`PEERS` (a :class:`~likewise.baselines.registry.Peers`: name, how it is
+fitted, the optional library it needs, whether it is in the default set, one line about it), and
+everything else is read from there: :func:`fit_baselines` fits the peers asked for in a loop,
+``likewise eval --holdout`` offers their names, and the benchmarks compare against them.
 :data:`BASELINES`, the default of :func:`fit_baselines` (and of ``likewise eval --holdout``), holds the
 four count baselines and ``ease``, plus ``als`` when ``implicit`` is installed; :data:`KNOWN_BASELINES`
 every name :func:`fit_baselines` accepts (asking for ``als`` without ``implicit`` raises
 :class:`~likewise.errors.MissingDependencyError` with the install line).
 
 All share :class:`Recommender`: ``recommend_ids(contexts, k)`` returns ``(n, k)`` int64 ids, best
-first, never an item of the query's own context, ties broken by the lower id. Scores are computed for
-a block of contexts at a time so memory stays bounded whatever the number of contexts.
+first, never an item of the query's own context, ties broken by the lower id. A baseline whose items
+are vectors also offers ``item_rows(rows)`` (every one but ``popular``), and a learned peer
+``chosen()``, the hyper-parameters it chose on its held-out slice (what the benchmarks report).
+Scores are computed for a block of contexts at a time so memory stays bounded whatever the number of
+contexts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
@@ -44,16 +51,21 @@ from ..errors import InputError
 from ..space.itemitem import segment_pairs
 from ..space.search import normalise_rows, top_k_excluding, top_k_search
 from ._ranking import as_sequences, check_contexts, check_k, check_training_ids
-from .peers import HAS_IMPLICIT, ALSRecommender, EASERecommender
+from .peers import ALSRecommender, EASERecommender
+from .registry import Peer, PeerData, Peers, Recommender
 
 __all__ = [
     "BASELINES",
     "KNOWN_BASELINES",
+    "PEERS",
     "ALSRecommender",
     "CoCountRecommender",
     "CountMatrix",
     "EASERecommender",
     "PPMIRecommender",
+    "Peer",
+    "PeerData",
+    "Peers",
     "PopularRecommender",
     "Recommender",
     "VectorRecommender",
@@ -64,34 +76,8 @@ __all__ = [
     "truncated_svd",
 ]
 
-KNOWN_BASELINES = ("popular", "cocount", "ppmi", "ppmi-svd", "ease", "als")
-#: The default set: ``als`` only where ``implicit`` is installed (it is an optional dependency).
-BASELINES: tuple[str, ...] = ("popular", "cocount", "ppmi", "ppmi-svd", "ease") + (
-    ("als",) if HAS_IMPLICIT else ()
-)
 _BLOCK_ELEMS = 1 << 22  # dense scores per block: 4M float64 = 32 MiB, whatever the batch size
 _PAIR_BLOCK = 1 << 23  # co-occurrence pairs generated at a time before they are counted
-
-
-@runtime_checkable
-class Recommender(Protocol):
-    """Anything that ranks items for contexts (the model, or a baseline).
-
-    Attributes
-    ----------
-    name : str
-        Shown in reports.
-    """
-
-    name: str
-
-    def recommend_ids(self, contexts: Sequence[np.ndarray], k: int) -> np.ndarray:
-        """Top-``k`` item ids for each context, int64 ``(n, k)``, best first, context items excluded.
-
-        ``k`` is clamped to the number of items left once the largest context is excluded, so the
-        result is always rectangular. Ties are broken by the lower id.
-        """
-        ...
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -396,6 +382,10 @@ class CoCountRecommender:
             out[a:b] = top_k_excluding(self.matrix_.sum_rows(ctx, a, b), ctx, k, a)
         return out
 
+    def item_rows(self, rows: np.ndarray) -> np.ndarray:
+        """Rows ``rows`` of the score matrix, dense float32: the items as vectors (compared by cosine)."""
+        return self.matrix_.to_dense()[rows].astype(np.float32)
+
 
 def _sparse_top_k(m: CountMatrix, ctx: list[np.ndarray], k: int, dense: bool | None = None) -> np.ndarray:
     """Top ``k`` of the summed rows of each context, context excluded, ties and zeros by lower id.
@@ -488,14 +478,69 @@ class VectorRecommender:
         rows, _ = top_k_search(self.normed_, normalise_rows(queries), k, ex_rows, ex_cols)
         return rows
 
+    def item_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The unit vectors of items ``rows``, float32."""
+        return self.normed_[rows]
+
+
+# --------------------------------------------------------------------------------------------------------
+# The peers, each declared once
+# --------------------------------------------------------------------------------------------------------
+
+
+def _counts(data: PeerData) -> tuple[CountMatrix, np.ndarray]:
+    """Co-occurrence counts and occurrences, counted once for every count baseline of one fit."""
+    return data.shared("cooccurrence", lambda: cooccurrence(data.train, data.n_items))
+
+
+def _ppmi(data: PeerData) -> CountMatrix:
+    """The PPMI of :func:`_counts`, once for ``ppmi`` and ``ppmi-svd``."""
+    return data.shared("ppmi", lambda: ppmi(_counts(data)[0]))
+
+
+def _fit_ppmi_svd(data: PeerData) -> VectorRecommender:
+    u, s = truncated_svd(_ppmi(data), data.dim, seed=data.seed)
+    return VectorRecommender(u * np.sqrt(s), name="ppmi-svd")
+
+
+#: Every baseline, in the order reports print them. Add a peer here and :func:`fit_baselines`,
+#: ``likewise eval --baselines`` and the benchmarks (bench/defaults_vs_baselines.py,
+#: bench/supermarket.py) all have it.
+PEERS = Peers(
+    (
+        Peer("popular", lambda d: PopularRecommender(_counts(d)[1]), "the most frequent training items"),
+        Peer("cocount", lambda d: CoCountRecommender(_counts(d)[0]), "co-occurrence counts with the context"),
+        Peer("ppmi", lambda d: PPMIRecommender(_ppmi(d)), "positive PMI with the context, summed"),
+        Peer("ppmi-svd", _fit_ppmi_svd, "cosine on PPMI factorised by truncated SVD to the dimension"),
+        Peer(
+            "ease",
+            lambda d: EASERecommender(seed=d.seed).fit(d.train, d.n_items),
+            "EASE item-item ridge regression, its penalty chosen on a held-out slice",
+            learned=True,
+        ),
+        Peer(
+            "als",
+            lambda d: ALSRecommender(d.dim, seed=d.seed).fit(d.train, d.n_items),
+            "confidence-weighted implicit ALS, alpha and regularization chosen on a held-out slice",
+            needs="implicit",
+            learned=True,
+        ),
+    )
+)
+#: Every name :func:`fit_baselines` accepts, as built in.
+KNOWN_BASELINES: tuple[str, ...] = PEERS.names
+#: The default set: ``als`` only where ``implicit`` is installed (it is an optional dependency).
+BASELINES: tuple[str, ...] = PEERS.defaults
+
 
 def fit_baselines(
     train: Any,
     n_items: int,
     *,
     dim: int | None = None,
-    which: Sequence[str] = BASELINES,
+    which: Sequence[str] | None = None,
     seed: int = 0,
+    peers: Peers | None = None,
 ) -> dict[str, Recommender]:
     """Fit the baselines on training sequences.
 
@@ -507,11 +552,13 @@ def fit_baselines(
         Vocabulary size V.
     dim : int, optional
         Dimension of ``ppmi-svd`` and factors of ``als`` (give the model's); default ``min(100, V)``.
-    which : sequence of str
-        Any of :data:`KNOWN_BASELINES`; default :data:`BASELINES`.
+    which : sequence of str, optional
+        Names of ``peers``; default their default set (:data:`BASELINES` for :data:`PEERS`).
     seed : int
         Seed of the randomized SVD (used when V > 2,000), of the held-out slices on which ``ease``
         and ``als`` choose their hyper-parameter, and of ALS's initial factors.
+    peers : Peers, optional
+        The declarations to fit from; default :data:`PEERS`.
 
     Returns
     -------
@@ -523,28 +570,11 @@ def fit_baselines(
     MissingDependencyError
         ``als`` is asked for and ``implicit`` is not installed.
     """
-    unknown = [w for w in which if w not in KNOWN_BASELINES]
-    if unknown:
-        raise InputError(f"unknown baseline {unknown[0]!r}; known: {', '.join(KNOWN_BASELINES)}")
+    peers = PEERS if peers is None else peers
+    if which is not None:
+        for w in which:  # every name checked before any work
+            peers.get(w)
     if dim is not None and (not isinstance(dim, int | np.integer) or dim < 1):
         raise InputError(f"dim == {dim!r}, must be an int >= 1 or None")
     rank = int(dim or min(100, int(n_items)))
-    counted = any(w in ("popular", "cocount", "ppmi", "ppmi-svd") for w in which)
-    counts, occurrences = cooccurrence(train, n_items) if counted else (None, None)
-    out: dict[str, Recommender] = {}
-    pm = ppmi(counts) if counts is not None and ("ppmi" in which or "ppmi-svd" in which) else None
-    for w in which:
-        if w == "popular":
-            out[w] = PopularRecommender(occurrences)  # type: ignore[arg-type]
-        elif w == "cocount":
-            out[w] = CoCountRecommender(counts)  # type: ignore[arg-type]
-        elif w == "ppmi":
-            out[w] = PPMIRecommender(pm)  # type: ignore[arg-type]
-        elif w == "ppmi-svd":
-            u, s = truncated_svd(pm, rank, seed=seed)  # type: ignore[arg-type]
-            out[w] = VectorRecommender(u * np.sqrt(s), name="ppmi-svd")
-        elif w == "ease":
-            out[w] = EASERecommender(seed=seed).fit(train, n_items)
-        else:
-            out[w] = ALSRecommender(rank, seed=seed).fit(train, n_items)
-    return out
+    return peers.fit(PeerData(train, n_items, rank, seed), which)

@@ -222,6 +222,22 @@ class EASERecommender:
         """What the fit left out ('' when it covers every training item); see :attr:`note_`."""
         return self._fitted().note_
 
+    def chosen(self) -> dict[str, Any]:
+        """What the held-out slice chose, JSON-ready: ``{"lam", "tried", "note"}``."""
+        return {"lam": self._fitted().lam_, "tried": self.tried_, "note": self.note}
+
+    def item_rows(self, rows: np.ndarray) -> np.ndarray:
+        """Rows ``rows`` of ``B`` over the covered items, float32 ``(len(rows), m)``: the weights with which
+        each item predicts every covered item (an uncovered item's row is zero)."""
+        model = self._fitted().model_
+        out = np.zeros((len(rows), len(model.items)), dtype=np.float32)
+        pos = model.rows_of(rows)
+        for i, r in enumerate(pos.tolist()):
+            if r >= 0:
+                a, b = model.indptr[r], model.indptr[r + 1]
+                out[i, model.rows_of(model.cols[a:b].astype(np.int64))] = model.data[a:b]
+        return out
+
     def _fitted(self) -> EASERecommender:
         if not hasattr(self, "model_"):
             raise NotFittedError("this EASERecommender is not fitted yet: call fit(train, n_items) first")
@@ -431,6 +447,16 @@ class ALSRecommender:
     def item_vectors(self) -> np.ndarray:
         """implicit's ``item_factors``, float32 ``(V, factors)``."""
         return np.asarray(self._fitted().item_factors, dtype=np.float32)
+
+    def item_rows(self, rows: np.ndarray) -> np.ndarray:
+        """Rows ``rows`` of :attr:`item_vectors`."""
+        return self.item_vectors[rows]
+
+    def chosen(self) -> dict[str, Any]:
+        """What the held-out slice chose, JSON-ready: ``{"alpha", "regularization", "tried"}``."""
+        self._fitted()
+        tried = {f"alpha={a:g},regularization={r:g}": v for (a, r), v in self.tried_.items()}
+        return {"alpha": self.alpha_, "regularization": self.regularization_, "tried": tried}
 
     def user_vectors(self, contexts: Sequence[np.ndarray]) -> np.ndarray:
         """Factors of each context as a new user (implicit's ``recalculate_user``), float32 (n, factors)."""

@@ -142,10 +142,10 @@ def cmd_eval(args: argparse.Namespace) -> None:
             + "\n"
             + _render(args, ["", *names], rows)
         )
-        from likewise.baselines.peers import HAS_IMPLICIT
+        from likewise.baselines.counts import PEERS
 
-        if chosen is None and not HAS_IMPLICIT:  # said, not silently left out
-            parts.append("no als row: the ALS peer needs implicit (pip install implicit)")
+        if chosen is None:  # a default peer left out for a missing library is said, not silently dropped
+            parts += [f"no {p.name} row: {p.missing()}" for p in PEERS if p.default and not p.available]
     if args.labels:
         r = ev.evaluate_labels(emb, ev.read_labels(args.labels), k=args.k)
         payload["labels"] = r
@@ -386,9 +386,18 @@ def cmd_plot(args: argparse.Namespace) -> None:
 # --- parser ------------------------------------------------------------------------------------------
 
 
+def _baseline_names(s: str) -> str:
+    """``--baselines``: names of the declared peers, comma-separated (checked, returned as given)."""
+    from likewise.baselines.counts import PEERS
+
+    if bad := [b for b in s.split(",") if b and b not in PEERS]:
+        raise argparse.ArgumentTypeError(f"unknown baseline {bad[0]!r}; known: {', '.join(PEERS.names)}")
+    return s
+
+
 def _register_eval(commands: Commands) -> None:
     """Add ``likewise eval``."""
-    from likewise.baselines.counts import BASELINES, KNOWN_BASELINES
+    from likewise.baselines.counts import PEERS
 
     e = commands.add(
         "eval",
@@ -419,8 +428,9 @@ def _register_eval(commands: Commands) -> None:
     e.add_argument(
         "--baselines",
         default=None,
-        help=f"comma-separated baselines for --holdout ('' for none; of {', '.join(KNOWN_BASELINES)}; "
-        f"default: {','.join(BASELINES)}, als only when implicit is installed)",
+        type=_baseline_names,
+        help=f"comma-separated baselines for --holdout ('' for none; default: "
+        f"{','.join(p.name for p in PEERS if p.default)}, each if its library is installed). {PEERS.help()}",
     )
     e.add_argument("--context-window", type=positive_int, default=None, help="holdout: last N visible items")
     e.add_argument("--markdown", action="store_true", help="print Markdown tables")

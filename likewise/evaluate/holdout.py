@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .._arrays import unique
-from ..baselines.counts import BASELINES, Recommender, VectorRecommender, fit_baselines
+from ..baselines.counts import Recommender, VectorRecommender, fit_baselines
 from ..errors import InputError
 from ..space.affinity import SCORINGS
 from ..space.embeddings import Embeddings
@@ -197,7 +197,7 @@ def holdout_report(
     split: Split,
     *,
     k: int = 10,
-    baselines: Sequence[str] = BASELINES,
+    baselines: Sequence[str] | None = None,
     context_window: int | None = None,
     seed: int = 0,
 ) -> dict[str, Any]:
@@ -214,10 +214,9 @@ def holdout_report(
     split : Split
     k : int
         Length of each recommendation list.
-    baselines : sequence of str
-        Names from :data:`likewise.baselines.counts.KNOWN_BASELINES` to fit and score (default
-        :data:`likewise.baselines.counts.BASELINES`: the count baselines and ``ease``, and ``als`` when
-        ``implicit`` is installed).
+    baselines : sequence of str, optional
+        Names of :data:`likewise.baselines.counts.PEERS` to fit and score; None (the default): their
+        default set (the count baselines and ``ease``, and ``als`` when ``implicit`` is installed).
     context_window : int, optional
         As in :func:`holdout_cases`.
     seed : int
@@ -245,7 +244,11 @@ def holdout_report(
     recs: dict[str, Recommender] = {"model": EmbeddingRecommender(emb)}
     if emb.context is not None:
         recs["model-cosine"] = EmbeddingRecommender(emb, "model-cosine", scoring="cosine")
-    recs.update(fit_baselines(train_ids, len(emb), dim=emb.dim, which=tuple(baselines), seed=seed))
+    recs.update(
+        fit_baselines(
+            train_ids, len(emb), dim=emb.dim, which=None if baselines is None else tuple(baselines), seed=seed
+        )
+    )
     rows = {name: ranking_metrics(r, contexts, targets, k, n_items=len(emb)) for name, r in recs.items()}
     return {
         "k": int(k),
