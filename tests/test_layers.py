@@ -94,6 +94,8 @@ LAYERS: list[tuple[str, list[str]]] = [
         [
             "likewise.space.customers",
             "likewise.space.neighbourhood",  # what similar customers buy (next basket's evidence)
+            # the mixins' shared types (Item, Restrict, Types) and SpaceHost, what they need of the space
+            "likewise.space.host",
             "likewise.space.analogies",  # mixins of Embeddings
             "likewise.space.affinity",
             "likewise.space.itemtable",  # types, the type filter and export (a mixin of Embeddings)
