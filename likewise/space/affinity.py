@@ -28,11 +28,13 @@ from .search import BASKET_RULES, BasketRule, affinity_bias, basket_affinity_top
 if TYPE_CHECKING:
     from .itemitem import ItemItem
 
-__all__ = ["SCORINGS", "BasketQueries", "Scoring"]
+__all__ = ["IMPLICIT_OPTIONS", "SCORINGS", "BasketQueries", "Scoring"]
 
 #: How ``recommend`` scores a basket's completions: declared once, read by the CLI, HTTP and the docs.
 Scoring = Literal["auto", "itemitem", "affinity", "mixture", "product", "cosine"]
 SCORINGS: tuple[str, ...] = get_args(Scoring)
+#: The keywords of implicit's ``recommend(userid, user_items, N=...)`` that ``recommend`` also takes.
+IMPLICIT_OPTIONS = ("N", "filter_already_liked_items", "filter_items", "recalculate_user", "items")
 
 
 class BasketQueries:
@@ -53,11 +55,7 @@ class BasketQueries:
         scoring: Scoring = "auto",
         types: Types = None,
         item_keys: Sequence[str] | None = None,
-        N: int | None = None,
-        filter_already_liked_items: bool = True,
-        filter_items: Any = None,
-        recalculate_user: bool = False,
-        items: Any = None,
+        **implicit: Any,
     ) -> Neighbours | tuple[np.ndarray, np.ndarray]:
         """Items to add to a basket, basket items excluded: ``recommend(basket, k=10)``.
 
@@ -106,6 +104,11 @@ class BasketQueries:
             With a sparse matrix: the key of each of its columns. Default: the columns of the matrix the
             space was trained on with :func:`likewise.train` (``meta["matrix"]``, saved with the space);
             a space not trained on a matrix needs them here.
+        **implicit
+            implicit's keywords, for the ``recommend(userid, user_items, N=...)`` form (see above):
+            ``N`` (``k``'s other name, for either form), ``filter_already_liked_items``,
+            ``filter_items``, ``recalculate_user``, ``items`` (:data:`IMPLICIT_OPTIONS`). Any other
+            keyword raises ``TypeError``, as for any function.
 
         Returns
         -------
@@ -117,6 +120,12 @@ class BasketQueries:
                 "positional arguments"
             )
         second = args[0] if args else None
+        unknown = sorted(set(implicit) - set(IMPLICIT_OPTIONS))
+        if unknown:
+            raise TypeError(f"recommend() got an unexpected keyword argument {unknown[0]!r}")
+        N = implicit.get("N")
+        filter_already_liked_items = implicit.get("filter_already_liked_items", True)
+        filter_items, items = implicit.get("filter_items"), implicit.get("items")
         if N is not None and k != 10:
             raise InputError(f"give k= or N= (implicit's name), not both: k={k!r}, N={N!r}")
         k = k if N is None else N
@@ -134,10 +143,10 @@ class BasketQueries:
             if k != 10:
                 raise InputError(f"k is given twice: as {second!r} and as a keyword")
             k = second
-        implicit = {"filter_items": filter_items, "items": items}
-        implicit |= {"filter_already_liked_items": not filter_already_liked_items or None}
-        implicit |= {"recalculate_user": recalculate_user or None}
-        asked = [name for name, v in implicit.items() if v is not None]
+        given = {"filter_items": filter_items, "items": items}
+        given |= {"filter_already_liked_items": not filter_already_liked_items or None}
+        given |= {"recalculate_user": implicit.get("recalculate_user", False) or None}
+        asked = [name for name, v in given.items() if v is not None]
         if asked:
             raise InputError(
                 f"{asked[0]}= is an option of implicit's recommend(userid, user_items, N=...), which takes "
