@@ -12,8 +12,10 @@ import ast
 import inspect
 import textwrap
 
+import numpy as np
 import pytest
 
+from likewise.errors import InputError
 from likewise.space.embeddings import Embeddings
 from likewise.space.host import SpaceHost
 
@@ -142,3 +144,38 @@ def test_the_guard_sees_what_it_guards(source: str, found: list[str]) -> None:
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     got = [b.split(" ")[0] for b in private_trespass(classes, "H")]
     assert got == found
+
+
+def _space() -> Embeddings:
+    from likewise.data.vocab import Vocab
+
+    rng = np.random.default_rng(0)
+    vocab = Vocab.from_counts({"a": 5, "b": 4, "c": 3, "d": 2})
+    return Embeddings(rng.normal(size=(4, 3)).astype(np.float32), vocab)
+
+
+def test_replace_vocab_takes_only_the_same_items() -> None:
+    from likewise.data.vocab import Vocab
+
+    emb = _space()
+    aliased = emb.vocab.with_aliases({"alpha": 0}, {})
+    emb.replace_vocab(aliased)
+    assert emb.id_of("alpha") == 0 and emb.vocab is aliased
+    for other in (
+        Vocab.from_counts({"a": 5, "b": 4, "c": 3, "x": 2}),
+        Vocab.from_counts({"a": 9, "b": 4}),
+        "a",
+    ):
+        with pytest.raises(InputError, match="replace_vocab takes a Vocab"):
+            emb.replace_vocab(other)  # type: ignore[arg-type]
+
+
+def test_the_affinity_table_follows_the_context_table() -> None:
+    """BasketQueries caches its table per context table: attaching another one is seen without the host
+    resetting the mixin's cache."""
+    emb = _space()
+    emb.attach_context(np.ones((4, 3), dtype=np.float32))
+    first = emb.affinity_table
+    assert emb.affinity_table is first  # cached
+    emb.attach_context(np.full((4, 3), 2.0, dtype=np.float32))
+    np.testing.assert_array_equal(emb.affinity_table[:, :3], 2.0)

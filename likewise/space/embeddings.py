@@ -331,9 +331,9 @@ class Embeddings(
         InputError
             ``vocab`` is not a :class:`Vocab` with this space's keys and counts.
         """
-        mine = self._vocab
+        mine = self._vocab  # a vocabulary derived from this one shares its keys and counts: no scan
         same = isinstance(vocab, Vocab) and (vocab.keys is mine.keys or vocab.keys == mine.keys)
-        if not same or not np.array_equal(vocab.counts, mine.counts):
+        if not same or not (vocab.counts is mine.counts or np.array_equal(vocab.counts, mine.counts)):
             raise InputError("replace_vocab takes a Vocab with the space's keys and counts, in id order")
         self._vocab = vocab
 

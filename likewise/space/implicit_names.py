@@ -5,7 +5,7 @@
 columns (``meta["matrix"]``, saved with it), so code written for ``implicit`` keeps implicit's meaning:
 ids in and out are matrix columns (and user ids matrix rows), and the answers are implicit's
 ``(ids, scores)`` NumPy arrays, 1-D for one query and 2-D for a batch. Each name translates onto the
-space's own queries (:meth:`recommend`'s basket path, the shared ``_search`` plumbing), so it answers
+space's own queries (:meth:`recommend`'s basket path, the shared ``search_rows`` plumbing), so it answers
 what likewise answers; the scores are likewise's (cosines, or :meth:`recommend`'s completion scores),
 not ALS dot products.
 
