@@ -112,6 +112,10 @@ def test_what_likewise_does_not_do_is_refused_in_one_line(model, als, user_items
     with pytest.raises(InputError) as e:
         model.recommend(["3"], filter_items=[1])  # a basket of keys with implicit's column filter
     assert "restrict=" in one_line(e)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'filter_liked'"):
+        model.recommend(0, m[0], N=5, filter_liked=True)  # implicit's keywords are checked by name
+    ids, _ = model.recommend(0, m[0], N=3)
+    np.testing.assert_array_equal(model.implicit_recommend(0, m[0], 3)[0], ids)  # the path it delegates to
 
 
 def test_implicit_names_on_a_space_not_trained_from_a_matrix_say_so(emb, user_items) -> None:

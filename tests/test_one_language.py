@@ -300,7 +300,7 @@ def test_http_takes_restrict_and_skip_unknown_as_python_does(model):
         (["datasets", "content", "-o", "d"], "likewise.data.eventdata:content_sessions"),
         (["demo"], "likewise.apps.demo:run_demo"),
         (["split", "in.txt", "-o", "s"], "likewise.evaluate:split_sequences"),
-        (["tune", "in.txt", "-o", "m"], "likewise.training.tune:tune"),
+        (["tune", "in.txt", "-o", "m"], "likewise.training.tune:TuneOptions"),
         (["train", "in.txt", "-o", "m"], "likewise.training.config:TrainConfig"),
         (["train-next", "in.txt", "-o", "m"], "likewise.torch.nexttoken:NextTokenConfig"),
         (["sample", "m"], "likewise.torch.nexttoken:sample"),

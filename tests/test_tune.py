@@ -13,7 +13,7 @@ from likewise import load
 from likewise.cli import main
 from likewise.data.datasets import planted_baskets
 from likewise.errors import InputError
-from likewise.training.tune import SPACE, parse_budget, sample_params, tune
+from likewise.training.tune import SPACE, TuneOptions, parse_budget, sample_params, tune
 
 BASELINES = {"popular", "cocount", "ppmi", "ppmi-svd"}
 
@@ -147,6 +147,21 @@ def test_bad_arguments_name_the_value(baskets):
         tune(baskets, max_trials=0)
     with pytest.raises(InputError, match="cannot tune on int"):
         tune(5)
+
+
+def test_options_as_an_object_or_as_keywords_search_alike(baskets):
+    """``tune`` takes its settings as a TuneOptions, as keywords, or both (keywords replace fields)."""
+    kw = {"mode": "basket", "seed": 4, "deterministic": True, "min_count": 1, "baselines": ()}
+    by_keywords = tune(baskets, max_trials=2, **kw)
+    by_object = tune(baskets, TuneOptions(max_trials=5, **kw), max_trials=2)
+    assert [t.params for t in by_object.trials] == [t.params for t in by_keywords.trials]
+    assert [(t.hr, t.ndcg) for t in by_object.trials] == [(t.hr, t.ndcg) for t in by_keywords.trials]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'budget'"):
+        tune(baskets, budget="1m")
+    with pytest.raises(InputError, match=r"k == 0"):
+        TuneOptions(k=0)  # checked when built, before any data is read
+    with pytest.raises(InputError, match="options must be a TuneOptions"):
+        tune(baskets, {"k": 5})
 
 
 def test_progress_is_one_line_per_trial_without_tqdm(baskets, monkeypatch, capsys):

@@ -170,9 +170,12 @@ def read_token(args: argparse.Namespace) -> str | None:
 
 def register(commands: Commands) -> None:
     """Add ``index`` and ``serve`` to the ``likewise`` command."""
-    from likewise._check import default_of
-    from likewise.retail import next_basket
+    _add_index(commands)
+    _add_serve(commands)
 
+
+def _add_index(commands: Commands) -> None:
+    """``likewise index``: the HNSW build's settings."""
     i = commands.add(
         "index",
         cmd_index,
@@ -199,6 +202,10 @@ def register(commands: Commands) -> None:
     i.add_argument("--recall-queries", type=int, default=1000, help="items used to measure recall@10")
     i.add_argument("--overwrite", action="store_true", help="replace an existing index")
 
+
+def _add_serve(commands: Commands) -> None:
+    """``likewise serve``: the models, who may ask (host, token, allowed Host names), what the explorer
+    shows, and the server's limits (:func:`_add_serve_limits`)."""
     s = commands.add(
         "serve",
         cmd_serve,
@@ -247,6 +254,14 @@ def register(commands: Commands) -> None:
         help="the item table's column of display names, shown beside every key and searched (default: "
         "name, product_name, display_name, title or description)",
     )
+    _add_serve_limits(s)
+
+
+def _add_serve_limits(s: argparse.ArgumentParser) -> None:
+    """The server's processes, reloading, request limits and logging."""
+    from likewise._check import default_of
+    from likewise.retail import next_basket
+
     s.add_argument("--workers", type=positive_int, default=1, help="server processes (each loads the models)")
     s.add_argument(
         "--watch", type=float, default=2.0, help="seconds between checks for a new model version (0: off)"

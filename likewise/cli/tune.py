@@ -113,7 +113,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
 
 def register(commands: Commands) -> None:
     """Add ``likewise tune``."""
-    from likewise.training.tune import tune
+    from likewise.training.tune import TuneOptions
 
     t = commands.add(
         "tune",
@@ -132,7 +132,7 @@ def register(commands: Commands) -> None:
         "--budget", type=_budget, default=600.0, help="wall-clock budget: 90s, 10m, 1h (default: 10m)"
     )
     t.add_argument("--trials", type=positive_int, default=None, help="stop after N trials (default included)")
-    seed_option(t, tune, "seeds the split, the search and training")
+    seed_option(t, TuneOptions, "seeds the split, the search and training")
     t.add_argument("-k", "--k", type=positive_int, default=10, help="list length of HR@k (default: 10)")
     t.add_argument(
         "--mode",

@@ -5,7 +5,8 @@
 HTTP service all rank basket completions here: :meth:`affinity_top_k` for a basket of items (a mixture,
 :func:`likewise.space.search.basket_affinity_top_k`), :attr:`affinity_table` for a vector query such as a
 customer's mean. It relies on the host's ``normed``, ``vectors``, ``context``, ``counts``, ``config``,
-``ids_of`` and the shared ``_candidates`` / ``_search`` / ``_result`` plumbing.
+``ids_of`` and the public plumbing every query shares (``candidates``, ``search_rows``, ``answer_of``):
+what :class:`~likewise.space.host.SpaceHost` lists.
 """
 
 from __future__ import annotations
@@ -17,31 +18,32 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 import numpy as np
 
 from .._arrays import unique
-from .._check import check_k, check_keys, is_batch, is_matrix, is_sparse, sparse_rows
+from .._check import check_k, is_batch, is_matrix, is_sparse
 from ..data.vocab import OnUnknown
 from ..errors import InputError, ItemIndexError, NotFittedError
+from .host import Item, Restrict, Types
 from .results import Neighbours
 from .search import BASKET_RULES, BasketRule, affinity_bias, basket_affinity_top_k, normalise_rows
 
 if TYPE_CHECKING:
-    from .embeddings import Item, Restrict
     from .itemitem import ItemItem
-    from .itemtable import Types
 
-__all__ = ["SCORINGS", "BasketQueries", "Scoring"]
+__all__ = ["IMPLICIT_OPTIONS", "SCORINGS", "BasketQueries", "Scoring"]
 
 #: How ``recommend`` scores a basket's completions: declared once, read by the CLI, HTTP and the docs.
 Scoring = Literal["auto", "itemitem", "affinity", "mixture", "product", "cosine"]
 SCORINGS: tuple[str, ...] = get_args(Scoring)
+#: The keywords of implicit's ``recommend(userid, user_items, N=...)`` that ``recommend`` also takes.
+IMPLICIT_OPTIONS = ("N", "filter_already_liked_items", "filter_items", "recalculate_user", "items")
 
 
 class BasketQueries:
     """``recommend``, ``affinity_top_k``, ``basket_rule``, ``affinity_bias``, ``affinity_table`` (mixed into
     Embeddings)."""
 
-    _bias: np.ndarray | None
-    _affinity_table: np.ndarray | None
-    _itemitem: ItemItem | None
+    _bias: np.ndarray | None = None  # cache of affinity_bias
+    _affinity_table: tuple[Any, np.ndarray] | None = None  # (the context table it was built from, table)
+    _itemitem: ItemItem | None = None  # the item-item completion model, if fitted
 
     def recommend(
         self,
@@ -53,11 +55,7 @@ class BasketQueries:
         scoring: Scoring = "auto",
         types: Types = None,
         item_keys: Sequence[str] | None = None,
-        N: int | None = None,
-        filter_already_liked_items: bool = True,
-        filter_items: Any = None,
-        recalculate_user: bool = False,
-        items: Any = None,
+        **implicit: Any,
     ) -> Neighbours | tuple[np.ndarray, np.ndarray]:
         """Items to add to a basket, basket items excluded: ``recommend(basket, k=10)``.
 
@@ -106,6 +104,11 @@ class BasketQueries:
             With a sparse matrix: the key of each of its columns. Default: the columns of the matrix the
             space was trained on with :func:`likewise.train` (``meta["matrix"]``, saved with the space);
             a space not trained on a matrix needs them here.
+        **implicit
+            implicit's keywords, for the ``recommend(userid, user_items, N=...)`` form (see above):
+            ``N`` (``k``'s other name, for either form), ``filter_already_liked_items``,
+            ``filter_items``, ``recalculate_user``, ``items`` (:data:`IMPLICIT_OPTIONS`). Any other
+            keyword raises ``TypeError``, as for any function.
 
         Returns
         -------
@@ -117,28 +120,40 @@ class BasketQueries:
                 "positional arguments"
             )
         second = args[0] if args else None
+        unknown = sorted(set(implicit) - set(IMPLICIT_OPTIONS))
+        if unknown:
+            raise TypeError(f"recommend() got an unexpected keyword argument {unknown[0]!r}")
+        N = implicit.get("N")
+        filter_already_liked_items = implicit.get("filter_already_liked_items", True)
+        filter_items, items = implicit.get("filter_items"), implicit.get("items")
         if N is not None and k != 10:
             raise InputError(f"give k= or N= (implicit's name), not both: k={k!r}, N={N!r}")
         k = k if N is None else N
         if is_matrix(second):
-            return self._implicit_recommend(  # type: ignore[attr-defined]
-                basket, second, k, filter_already_liked_items, filter_items, items, scoring
+            return self.implicit_recommend(  # type: ignore[attr-defined]
+                basket,
+                second,
+                k,
+                filter_already_liked_items=filter_already_liked_items,
+                filter_items=filter_items,
+                items=items,
+                scoring=scoring,
             )
         if second is not None:
             if k != 10:
                 raise InputError(f"k is given twice: as {second!r} and as a keyword")
             k = second
-        implicit = {"filter_items": filter_items, "items": items}
-        implicit |= {"filter_already_liked_items": not filter_already_liked_items or None}
-        implicit |= {"recalculate_user": recalculate_user or None}
-        asked = [name for name, v in implicit.items() if v is not None]
+        given = {"filter_items": filter_items, "items": items}
+        given |= {"filter_already_liked_items": not filter_already_liked_items or None}
+        given |= {"recalculate_user": implicit.get("recalculate_user", False) or None}
+        asked = [name for name, v in given.items() if v is not None]
         if asked:
             raise InputError(
                 f"{asked[0]}= is an option of implicit's recommend(userid, user_items, N=...), which takes "
                 "matrix rows; with a basket of items use restrict= (the items allowed) and k="
             )
         if is_sparse(basket):
-            basket = self._matrix_baskets(basket, item_keys)
+            basket = self.matrix_baskets(basket, item_keys)  # type: ignore[attr-defined]
         elif item_keys is not None:
             raise InputError(
                 f"item_keys= names the columns of a sparse matrix; basket is {type(basket).__name__}"
@@ -188,43 +203,14 @@ class BasketQueries:
             ex_ids.append(ids)
         if use_itemitem:
             out_ids, scores = self.complete_top_k(contexts, k, restrict=restrict, types=types)
-            return self._result(out_ids, scores, single)
+            return self.answer_of(out_ids, scores, single)
         if use_affinity:
             out_ids, scores = self.affinity_top_k(contexts, k, restrict=restrict, rule=rule)
-            return self._result(out_ids, scores, single)
-        out_ids, scores = self._search(
+            return self.answer_of(out_ids, scores, single)
+        out_ids, scores = self.search_rows(
             normalise_rows(queries), k, restrict, np.concatenate(ex_rows), np.concatenate(ex_ids)
         )
-        return self._result(out_ids, scores, single)
-
-    def _matrix_baskets(self, matrix: object, item_keys: Sequence[str] | None) -> list[list[str]]:
-        """The rows of a sparse matrix as baskets of keys (see :meth:`recommend`)."""
-        indptr, indices, (n_rows, n_cols) = sparse_rows(matrix)
-        if item_keys is None:
-            trained = (self.meta or {}).get("matrix") or {}
-            if not trained:
-                raise InputError(
-                    f"this space was not trained from a matrix: name the {n_cols} columns of the matrix "
-                    "with item_keys="
-                )
-            if n_cols != trained.get("columns"):
-                raise InputError(
-                    f"the matrix has {n_cols} columns, the space was trained on {trained.get('columns')}: "
-                    "give the same columns, or name them with item_keys="
-                )
-        keys = np.array(
-            self.column_keys()  # type: ignore[attr-defined]
-            if item_keys is None
-            else check_keys(item_keys, n_cols, "item_keys", "column"),
-            dtype=object,
-        )
-        empty = np.flatnonzero(np.diff(indptr) == 0)
-        if len(empty):
-            raise InputError(
-                f"row {int(empty[0])} of the matrix ({len(empty)} of its {n_rows} rows) has no value > 0: "
-                "nothing to complete (drop empty rows first)"
-            )
-        return [keys[indices[indptr[r] : indptr[r + 1]]].tolist() for r in range(n_rows)]
+        return self.answer_of(out_ids, scores, single)
 
     def affinity_top_k(
         self,
@@ -267,7 +253,7 @@ class BasketQueries:
         """Contexts as sorted unique ids (checked), the allowed candidates (bool [V]) and ``k`` clamped
         to the fewest candidates any context leaves; shared by both completions."""
         k = check_k(k)
-        table, cand = self._candidates(restrict)
+        table, cand = self.candidates(restrict)
         ctx = [unique(np.asarray(c, dtype=np.int64).reshape(-1)) for c in contexts]
         for c in ctx:
             if len(c) and (c[0] < 0 or c[-1] >= len(self)):
@@ -286,7 +272,7 @@ class BasketQueries:
     def itemitem(self) -> ItemItem | None:
         """The item-item completion model (:class:`likewise.space.itemitem.ItemItem`) training kept, or
         None."""
-        return getattr(self, "_itemitem", None)
+        return self._itemitem
 
     @property
     def completion(self) -> str:
@@ -411,9 +397,10 @@ class BasketQueries:
             raise NotFittedError(
                 "this space has no context table; train it from an order log (train_from_log)"
             )
-        if self._affinity_table is None:
+        context = self.context
+        if self._affinity_table is None or self._affinity_table[0] is not context:
             bias = self.affinity_bias.astype(np.float32)
-            table = np.hstack([np.asarray(self.context, dtype=np.float32), bias[:, None]])
+            table = np.hstack([np.asarray(context, dtype=np.float32), bias[:, None]])
             table.flags.writeable = False
-            self._affinity_table = table
-        return self._affinity_table
+            self._affinity_table = (context, table)
+        return self._affinity_table[1]

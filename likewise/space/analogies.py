@@ -4,27 +4,25 @@
 :class:`WordQueries` is a mixin of :class:`~likewise.space.embeddings.Embeddings` (its methods are
 ``Embeddings`` methods, documented there); it lives apart so that the class's core -- construction,
 lookup, neighbours and recommendations -- reads in one file. It relies on the host's ``normed``,
-``ids_of``, ``id_of``, ``similar_to_vector`` and the shared ``_search`` / ``_result`` / ``_query_matrix``
-plumbing.
+``ids_of``, ``id_of``, ``similar_to_vector`` and the public plumbing every query shares
+(``search_rows``, ``answer_of``, ``unit_queries``): what :class:`~likewise.space.host.SpaceHost` lists.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from .._check import Row, check_k, is_batch, is_item
 from ..data.vocab import OnUnknown
 from ..errors import InputError
+from .host import Item, Restrict
 from .results import Neighbours
 from .search import normalise_rows
 
-if TYPE_CHECKING:
-    from .embeddings import Item, Restrict
-
-__all__ = ["AnalogyMethod", "WordQueries"]
+__all__ = ["AnalogyMethod", "WordQueries", "query_terms"]
 
 #: How an analogy combines its three items (3CosAdd or 3CosMul): declared once for every front end.
 AnalogyMethod = Literal["add", "mul"]
@@ -80,7 +78,7 @@ class WordQueries:
         else:
             queries = np.stack([normed[ia], normed[ib], normed[ic]], axis=1)
         rows = np.tile(np.arange(n), 3)
-        out_ids, scores = self._search(
+        out_ids, scores = self.search_rows(
             queries,
             k,
             restrict,
@@ -88,7 +86,7 @@ class WordQueries:
             np.concatenate([ia, ib, ic]),
             method="dot" if method == "add" else "cosmul",
         )
-        return self._result(out_ids, scores, single)
+        return self.answer_of(out_ids, scores, single)
 
     def doesnt_match(self, items: Sequence[Item], *, on_unknown: OnUnknown = "raise") -> str:
         """The item least like the others: lowest cosine to the mean of the unit vectors (gensim semantics).
@@ -205,8 +203,8 @@ class WordQueries:
                     f"{len(self)} (the number of items)"
                 )
             restrict = np.arange(start, end, dtype=np.int64)
-        terms = [(t, 1.0) for t in self._terms(positive, "positive")]
-        terms += [(t, -1.0) for t in self._terms(negative, "negative")]
+        terms = [(t, 1.0) for t in query_terms(positive, "positive")]
+        terms += [(t, -1.0) for t in query_terms(negative, "negative")]
         if not terms:
             raise InputError("most_similar needs at least one positive or negative term")
         if topn is not None:
@@ -226,7 +224,7 @@ class WordQueries:
                 exclude.append(i)
                 query += weight * normed[i]
             elif isinstance(term, np.ndarray) and term.ndim == 1:
-                self._query_matrix(term)  # validates the space, dtype, length and finiteness
+                self.unit_queries(term)  # validates the space, dtype, length and finiteness
                 query += weight * np.asarray(term, dtype=np.float64)
             else:
                 raise InputError(
@@ -251,21 +249,27 @@ class WordQueries:
             table = self.normed[restrict]
         else:
             raise InputError("topn=None answers for every item, or the N most frequent (restrict_vocab=N)")
-        unit, _ = self._query_matrix(query)
+        unit, _ = self.unit_queries(query)
         return np.asarray(table @ unit[0], dtype=np.float32)
 
-    @staticmethod
-    def _terms(value: Any, name: str) -> list[Any]:
-        """``positive`` or ``negative`` of :meth:`most_similar` as a list (gensim's ``_ensure_list``)."""
-        if value is None:
-            return []
-        if is_item(value) or (isinstance(value, np.ndarray) and value.ndim == 1):
-            return [value]
-        if isinstance(value, np.ndarray) and value.ndim == 2:
-            return list(value)
-        if is_batch(value):
-            return list(value)
-        raise InputError(
-            f"{name} must be a term or a sequence of terms (keys, ids, (key, weight) pairs or vectors), "
-            f"got {type(value).__name__} {value!r}"
-        )
+
+def query_terms(value: Any, name: str) -> list[Any]:
+    """``positive`` or ``negative`` of ``most_similar`` as a list of terms (gensim's ``_ensure_list``).
+
+    Shared by :meth:`WordQueries.most_similar` and
+    :meth:`~likewise.space.gensim_names.GensimNames.most_similar_cosmul`: a term is a key, an id, a
+    ``(key, weight)`` pair or a 1-D vector; a 2-D array is a list of vectors. ``name`` names the argument
+    in the error.
+    """
+    if value is None:
+        return []
+    if is_item(value) or (isinstance(value, np.ndarray) and value.ndim == 1):
+        return [value]
+    if isinstance(value, np.ndarray) and value.ndim == 2:
+        return list(value)
+    if is_batch(value):
+        return list(value)
+    raise InputError(
+        f"{name} must be a term or a sequence of terms (keys, ids, (key, weight) pairs or vectors), "
+        f"got {type(value).__name__} {value!r}"
+    )

@@ -21,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._arrays import unique
-from .._check import Row, check_k, check_vectors, is_batch, is_item, jsonable
+from .._check import check_k, check_vectors, is_batch, is_item, jsonable
 from ..data.vocab import OnUnknown, Vocab
 from ..errors import InputError, ItemIndexError, SpaceMismatchError, UnknownItemError
 from ..index import Searcher, check_index_for, searcher_for
@@ -29,8 +29,9 @@ from ..training.report import TrainReport
 from .affinity import BasketQueries
 from .analogies import WordQueries
 from .gensim_names import GensimNames
+from .host import Item, Restrict, Types
 from .implicit_names import ImplicitNames
-from .itemtable import ItemTable, Types
+from .itemtable import ItemTable
 from .names import DisplayNames
 from .persist import SpaceFiles
 from .results import Neighbours, SpaceVector, compute_fingerprint
@@ -38,9 +39,6 @@ from .search import centred_unit_rows, evidence_weights, normalise_rows, top_k_s
 from .vectorstores import StoreExports
 
 __all__ = ["Embeddings", "Neighbours", "SpaceVector", "compute_fingerprint", "top_k_search"]
-
-Item = str | int | np.integer | Row
-Restrict = int | Sequence[Item] | set | frozenset | np.ndarray | None
 
 
 class Embeddings(
@@ -111,21 +109,12 @@ class Embeddings(
         self._fingerprint = fingerprint
         self._normed: np.ndarray | None = None
         self._centred: np.ndarray | None = None  # cache of centred_unit_rows (similar by evidence)
-        self._norms: np.ndarray | None = None  # cache of norms (gensim's name)
         self._index: Any = None  # an attached likewise.index.AnnIndex, used by queries without restrict
         self._searcher: Searcher | None = None  # how queries are answered (searcher_for), on the first one
         self._customers: Any = None  # an attached likewise.retail.CustomerTable
         self._context: np.ndarray | None = None  # skip-gram's output table, when kept
-        self._types = None  # the type of each row (likewise.space.itemtypes.ItemTypes) in a typed space
-        self._bias: np.ndarray | None = None  # cache of affinity_bias
-        self._affinity_table: np.ndarray | None = None  # cache of affinity_table
-        self._itemitem: Any = (
-            None  # the item-item completion model (likewise.space.itemitem.ItemItem), if fitted
-        )
-        # the item attributes trained with (``{"item_col", "columns"}``; train --item-attrs), for display
-        self._item_table: dict[str, Any] | None = None
-        self._names = None  # display names (DisplayNames: attach_names, or read from the item table)
-        self._names_from_table = True  # read them from the item table on first use, unless attached
+        # the mixins' own state (types, the item-item model, caches, display names) starts as their class
+        # defaults: the host sets none of it (likewise.space.host)
 
     # ---- properties ------------------------------------------------------------------------------------
 
@@ -331,8 +320,22 @@ class Embeddings(
             arr = arr.view()
             arr.flags.writeable = False
             table = arr
-        self._context = table
-        self._affinity_table = None
+        self._context = table  # affinity_table, cached per context table, is built again on first use
+
+    def replace_vocab(self, vocab: Vocab) -> None:
+        """Read items through ``vocab``: the same keys and counts, other names that find them (the typed
+        aliases of :meth:`attach_types`).
+
+        Raises
+        ------
+        InputError
+            ``vocab`` is not a :class:`Vocab` with this space's keys and counts.
+        """
+        mine = self._vocab  # a vocabulary derived from this one shares its keys and counts: no scan
+        same = isinstance(vocab, Vocab) and (vocab.keys is mine.keys or vocab.keys == mine.keys)
+        if not same or not (vocab.counts is mine.counts or np.array_equal(vocab.counts, mine.counts)):
+            raise InputError("replace_vocab takes a Vocab with the space's keys and counts, in id order")
+        self._vocab = vocab
 
     def check_same_space(self, other: Any) -> None:
         """Raise :class:`SpaceMismatchError` unless ``other`` is this space."""
@@ -371,7 +374,7 @@ class Embeddings(
             return self._vocab.resolve(item)
         except UnknownItemError as e:
             if isinstance(item, str):
-                found = self._by_name(item)
+                found = self.id_of_name(item)
                 if found is not None:
                     return found
             if e.note is None and self._customers is not None and str(e.key) in self._customers:
@@ -386,7 +389,7 @@ class Embeddings(
 
     def _visible_suggestions(self, e: UnknownItemError) -> UnknownItemError:
         """``e`` without the suggestions of hidden types (``attr:`` tokens): they are never asked for."""
-        types = getattr(self, "_types", None)
+        types = self.types
         if types is None or not types.hidden or not e.suggestions:
             return e
         index = self._vocab.index
@@ -460,8 +463,21 @@ class Embeddings(
 
     # ---- query plumbing --------------------------------------------------------------------------------
 
-    def _candidates(self, restrict: Restrict) -> tuple[np.ndarray, np.ndarray | None]:
-        """(table of candidate vectors, sorted candidate ids or None when the table is a prefix)."""
+    def candidates(self, restrict: Restrict) -> tuple[np.ndarray, np.ndarray | None]:
+        """The rows a query with ``restrict`` may return (the one reading of ``restrict``).
+
+        Parameters
+        ----------
+        restrict : None, int or collection of keys
+            As in :meth:`similar`; an int64 array is read as ids (what :meth:`typed_restrict` gives).
+
+        Returns
+        -------
+        table : ndarray of float32, shape [n, D]
+            The candidates' unit rows.
+        ids : ndarray of int64, shape [n], or None
+            The candidates' sorted ids, or None when ``table`` is the first ``n`` rows.
+        """
         if restrict is None:
             return self.normed, None
         if is_item(restrict) and not isinstance(restrict, str):
@@ -484,7 +500,7 @@ class Embeddings(
         cand = unique(ids)
         return self.normed[cand], cand
 
-    def _search(
+    def search_rows(
         self,
         queries: np.ndarray,
         k: int,
@@ -494,20 +510,40 @@ class Embeddings(
         method: Literal["dot", "cosmul"] = "dot",
         n_negative: int = 1,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Check ``k``, resolve ``restrict`` into candidate rows and ask the space's searcher
+        """The top ``k`` rows for unit query rows: the one search every cosine query of a space makes.
+
+        Checks ``k``, reads ``restrict`` (:meth:`candidates`) and asks the space's searcher
         (:meth:`likewise.index.Searcher.search`: exact, int8 scan or the attached index, chosen once).
 
-        ``method`` and ``n_negative`` are those of :func:`~likewise.space.search.top_k_search`.
+        Parameters
+        ----------
+        queries : ndarray of float32, shape [n, D] (or [n, T, D] for ``"cosmul"``)
+            Unit query rows (:meth:`unit_queries`).
+        k : int
+            Rows per query, >= 1; clamped to the candidates left.
+        restrict : None, int or collection of keys
+            As in :meth:`similar`.
+        ex_rows, ex_ids : ndarray of int64
+            Pairs (query, id) never returned (a query's own items).
+        method, n_negative
+            Those of :func:`~likewise.space.search.top_k_search`.
+
+        Returns
+        -------
+        ids, scores : ndarray, shape [n, k']
+            int64 rows and float32 scores, best first, ties by lower id.
         """
         k = check_k(k)
-        among = None if restrict is None else self._candidates(restrict)
+        among = None if restrict is None else self.candidates(restrict)
         if self._searcher is None:  # chosen on the first query, so that loading computes no unit rows
             self._searcher = searcher_for(self.normed, self._index)
         return self._searcher.search(queries, k, ex_rows, ex_ids, among, method, n_negative)
 
-    def _result(
+    def answer_of(
         self, ids: np.ndarray, scores: np.ndarray, single: bool, queries: np.ndarray | None = None
     ) -> Neighbours:
+        """The answer of :meth:`search_rows`: one query's 1-D :class:`Neighbours` when ``single``, else a
+        batch whose ``queries`` say which input each row answers (default: every input, in order)."""
         if single:
             return self.neighbours_of(ids[0], scores[0])
         return self.neighbours_of(
@@ -553,18 +589,12 @@ class Embeddings(
         )
         return Neighbours(chunk, ids, scores, queries, names=names, counts=counts)
 
-    def public_ids(self, rows: np.ndarray) -> np.ndarray:
-        """The ids answers give for ``rows``: the rows themselves, or in a space trained from a matrix its
-        columns (a row without a column, added after training, keeps its row)."""
-        rows = np.asarray(rows, dtype=np.int64)
-        if not (self.meta or {}).get("matrix"):
-            return rows
-        col_of_id = self._column_map()[1]
-        cols = col_of_id[rows]
-        return np.where(cols >= 0, cols, rows)
+    def unit_queries(self, v: Any) -> tuple[np.ndarray, bool]:
+        """Query vectors, checked, as unit rows: ``(float32 [n, D], single)``, single for a 1-D ``v``.
 
-    def _query_matrix(self, v: Any) -> tuple[np.ndarray, bool]:
-        """Validate query vectors -> (unit-normalised float32 [n, D], single?)."""
+        Raises :class:`SpaceMismatchError` for a :class:`SpaceVector` of another space and
+        :class:`InputError` for a wrong length or dtype, NaN, infinities or an all-zero vector.
+        """
         if isinstance(v, SpaceVector) and v.fingerprint is not None and v.fingerprint != self.fingerprint:
             raise SpaceMismatchError(self.fingerprint, v.fingerprint, what="vector")
         arr = np.asarray(v)
@@ -641,14 +671,14 @@ class Embeddings(
         restrict = self.typed_restrict(restrict, types)
         shrink = self._shrink_of(evidence)
         if shrink is None:
-            out_ids, scores = self._search(self.normed[ids], k, restrict, np.arange(len(ids)), ids)
-            return self._result(out_ids, scores, single, kept)
+            out_ids, scores = self.search_rows(self.normed[ids], k, restrict, np.arange(len(ids)), ids)
+            return self.answer_of(out_ids, scores, single, kept)
         # exact: every candidate's score is reweighed, so no index or int8 scan can pre-select them
         rows = self._evidence_rows()
         weights = evidence_weights(self.counts, shrink)
         table, cand = rows, None
         if restrict is not None:
-            prefix, cand = self._candidates(restrict)
+            prefix, cand = self.candidates(restrict)
             cand = np.arange(len(prefix), dtype=np.int64) if cand is None else cand  # the first rows
             table, weights = rows[cand], weights[cand]
         ex_rows = np.arange(len(ids), dtype=np.int64)
@@ -660,7 +690,7 @@ class Embeddings(
         out_ids, scores = top_k_search(table, rows[ids], check_k(k), ex_rows, ex_ids, col_weights=weights)
         if cand is not None:
             out_ids = cand[out_ids]
-        return self._result(out_ids, scores, single, kept)
+        return self.answer_of(out_ids, scores, single, kept)
 
     def _shrink_of(self, evidence: bool | float) -> float | None:
         """The ``shrink`` of :meth:`similar`'s ``evidence`` argument; None for plain cosine."""
@@ -701,9 +731,11 @@ class Embeddings(
         Neighbours
             1-D for a 1-D ``v``, 2-D for a 2-D ``v``.
         """
-        queries, single = self._query_matrix(v)
+        queries, single = self.unit_queries(v)
         ex = self.ids_of([exclude] if is_item(exclude) else list(exclude))[0]
         n = len(queries)
         restrict = self.typed_restrict(restrict, types)
-        out_ids, scores = self._search(queries, k, restrict, np.repeat(np.arange(n), len(ex)), np.tile(ex, n))
-        return self._result(out_ids, scores, single)
+        out_ids, scores = self.search_rows(
+            queries, k, restrict, np.repeat(np.arange(n), len(ex)), np.tile(ex, n)
+        )
+        return self.answer_of(out_ids, scores, single)

@@ -4,9 +4,9 @@
 ``Embeddings`` methods). Code written for gensim (``kv.key_to_index``, ``kv.distance(a, b)``,
 ``kv.most_similar_cosmul(...)``, ``kv.save_word2vec_format(...)``) runs on a space as it is; each name
 is a thin translation onto the space's own queries (``similar``, ``similar_to_vector``, ``similarity``,
-the shared ``_search`` / ``_result`` / ``_query_matrix`` plumbing) and onto the one word2vec writer, so
-it answers what the likewise query answers. ``tests/test_gensim_names.py`` compares every name with
-gensim's own ``KeyedVectors`` on the same vectors.
+the public plumbing every query shares: ``search_rows``, ``answer_of``, ``unit_queries``) and onto the
+one word2vec writer, so it answers what the likewise query answers. ``tests/test_gensim_names.py``
+compares every name with gensim's own ``KeyedVectors`` on the same vectors.
 
 Where gensim is silent or lenient, likewise's rules hold: an unknown key raises
 :class:`~likewise.errors.UnknownItemError` (a ``KeyError``) instead of being skipped, and int ids are
@@ -18,18 +18,17 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .._check import check_k, is_batch, is_item
 from ..data._word2vec import write_word2vec
 from ..errors import InputError
+from .analogies import query_terms
+from .host import Item, Restrict
 from .results import SpaceVector
 from .search import normalise_rows, row_norms
-
-if TYPE_CHECKING:
-    from .embeddings import Item, Restrict
 
 __all__ = ["GENSIM_POINTERS", "GensimNames"]
 
@@ -69,7 +68,7 @@ class GensimNames:
     ``has_index_for``, ``fill_norms``, ``wv`` and ``save_word2vec_format`` (mixed into
     ``Embeddings``); the names of :data:`GENSIM_POINTERS` say what to use instead."""
 
-    _norms: np.ndarray | None
+    _norms: np.ndarray | None = None  # cache of norms
 
     def __getattr__(self, name: str) -> Any:
         """Only called for a missing attribute: gensim's names that have a likewise counterpart say which."""
@@ -270,8 +269,8 @@ class GensimNames:
         InputError
             No positive term, a malformed term or ``topn``.
         """
-        pos = self._terms(positive, "positive")
-        neg = self._terms(negative, "negative")
+        pos = query_terms(positive, "positive")
+        neg = query_terms(negative, "negative")
         if not pos:
             raise InputError("most_similar_cosmul needs at least one positive term")
         topn = check_k(topn)
@@ -283,7 +282,7 @@ class GensimNames:
                 exclude.append(i)
                 rows.append(self.normed[i])
             elif isinstance(term, np.ndarray) and term.ndim == 1:
-                self._query_matrix(term)  # validates the space, dtype, length and finiteness
+                self.unit_queries(term)  # validates the space, dtype, length and finiteness
                 rows.append(np.asarray(term, dtype=np.float32))
             else:
                 raise InputError(
@@ -292,7 +291,7 @@ class GensimNames:
                 )
         queries = np.stack(rows)[None]  # one query of T terms: [1, T, D]
         ex_ids = np.asarray(exclude, dtype=np.int64)
-        found = self._search(
+        found = self.search_rows(
             queries,
             topn,
             restrict_vocab,
@@ -301,7 +300,7 @@ class GensimNames:
             method="cosmul",
             n_negative=len(neg),
         )
-        return self._result(*found, single=True).pairs()
+        return self.answer_of(*found, single=True).pairs()
 
     # ---- pairs -----------------------------------------------------------------------------------------
 
@@ -338,7 +337,7 @@ class GensimNames:
                 raise InputError(
                     f"distances takes one item or one vector of shape [{self.dim}], got shape {arr.shape}"
                 )
-            query = self._query_matrix(arr)[0][0]
+            query = self.unit_queries(arr)[0][0]
         if other_words is None or (is_batch(other_words) and len(other_words) == 0):
             table = self.normed
         elif is_batch(other_words):

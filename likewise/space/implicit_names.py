@@ -5,7 +5,7 @@
 columns (``meta["matrix"]``, saved with it), so code written for ``implicit`` keeps implicit's meaning:
 ids in and out are matrix columns (and user ids matrix rows), and the answers are implicit's
 ``(ids, scores)`` NumPy arrays, 1-D for one query and 2-D for a batch. Each name translates onto the
-space's own queries (:meth:`recommend`'s basket path, the shared ``_search`` plumbing), so it answers
+space's own queries (:meth:`recommend`'s basket path, the shared ``search_rows`` plumbing), so it answers
 what likewise answers; the scores are likewise's (cosines, or :meth:`recommend`'s completion scores),
 not ALS dot products.
 
@@ -18,12 +18,13 @@ likewise keeps no user factors that could be stale, so ``recalculate_user=False`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from .._arrays import unique
-from .._check import check_k, is_batch, is_matrix
+from .._check import check_k, check_keys, is_batch, is_matrix, sparse_rows
 from ..errors import InputError, ItemIndexError, NotFittedError
 from .search import top_k_search
 
@@ -90,6 +91,62 @@ class ImplicitNames:
             col_of_id[id_of_col[known]] = np.flatnonzero(known)
             self._columns = (vocab, id_of_col, col_of_id)
         return self._columns[1], self._columns[2]
+
+    def public_ids(self, rows: np.ndarray) -> np.ndarray:
+        """The ids answers give for ``rows``: the rows themselves, or in a space trained from a matrix its
+        columns (a row without a column, added after training, keeps its row)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if not (self.meta or {}).get("matrix"):  # type: ignore[attr-defined]
+            return rows
+        col_of_id = self._column_map()[1]
+        cols = col_of_id[rows]
+        return np.where(cols >= 0, cols, rows)
+
+    def matrix_baskets(self, matrix: object, item_keys: Sequence[str] | None = None) -> list[list[str]]:
+        """The rows of a sparse matrix as baskets of keys: how :meth:`recommend` reads a matrix.
+
+        Parameters
+        ----------
+        matrix : scipy.sparse matrix
+            A basket per row: the columns where it holds a value > 0.
+        item_keys : sequence of str, optional
+            The key of each column; default: the columns of the matrix the space was trained on
+            (:meth:`column_keys`).
+
+        Returns
+        -------
+        list of list of str
+
+        Raises
+        ------
+        InputError
+            No ``item_keys`` for a space not trained from a matrix, another number of columns, or a
+            row with no value > 0.
+        """
+        indptr, indices, (n_rows, n_cols) = sparse_rows(matrix)
+        if item_keys is None:
+            trained = (self.meta or {}).get("matrix") or {}
+            if not trained:
+                raise InputError(
+                    f"this space was not trained from a matrix: name the {n_cols} columns of the matrix "
+                    "with item_keys="
+                )
+            if n_cols != trained.get("columns"):
+                raise InputError(
+                    f"the matrix has {n_cols} columns, the space was trained on {trained.get('columns')}: "
+                    "give the same columns, or name them with item_keys="
+                )
+        keys = np.array(
+            self.column_keys() if item_keys is None else check_keys(item_keys, n_cols, "item_keys", "column"),
+            dtype=object,
+        )
+        empty = np.flatnonzero(np.diff(indptr) == 0)
+        if len(empty):
+            raise InputError(
+                f"row {int(empty[0])} of the matrix ({len(empty)} of its {n_rows} rows) has no value > 0: "
+                "nothing to complete (drop empty rows first)"
+            )
+        return [keys[indices[indptr[r] : indptr[r + 1]]].tolist() for r in range(n_rows)]
 
     def _ids_of_columns(self, cols: np.ndarray, name: str) -> np.ndarray:
         """The likewise ids of matrix columns; an out-of-range or vector-less column raises, saying why."""
@@ -196,7 +253,7 @@ class ImplicitNames:
         ids = self._ids_of_columns(cols, "itemid")
         restrict = self._candidates_of(filter_items, items)
         empty = np.zeros(0, dtype=np.int64)
-        found, scores = self._search(self.normed[ids], check_k(N), restrict, empty, empty)  # type: ignore[attr-defined]
+        found, scores = self.search_rows(self.normed[ids], check_k(N), restrict, empty, empty)  # type: ignore[attr-defined]
         out = self._column_map()[1][found]
         return (out[0], scores[0]) if single else (out, scores)
 
@@ -244,17 +301,22 @@ class ImplicitNames:
         out = cand[found]
         return (out[0], scores[0]) if single else (out, scores)
 
-    def _implicit_recommend(
+    def implicit_recommend(
         self,
         userid: Any,
         user_items: Any,
-        N: int,
-        filter_already_liked_items: bool,
-        filter_items: Any,
-        items: Any,
-        scoring: Any,
+        N: int = 10,
+        *,
+        filter_already_liked_items: bool = True,
+        filter_items: Any = None,
+        items: Any = None,
+        scoring: Any = "auto",
     ) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`recommend` called as implicit's ``recommend(userid, user_items, N=...)``."""
+        """:meth:`recommend` called as implicit's ``recommend(userid, user_items, N=...)`` (which it
+        delegates to this): ``(ids, scores)`` in matrix columns, 1-D for one ``userid``, 2-D for several.
+
+        Parameters are implicit's (see :meth:`recommend`); ``scoring`` is :meth:`recommend`'s.
+        """
         if not filter_already_liked_items:
             raise InputError(
                 "filter_already_liked_items=False: likewise never proposes a basket's own items; "
@@ -269,7 +331,7 @@ class ImplicitNames:
                 f"user_items has {user_items.shape[0]} rows for {len(rows)} userid(s): give one row per "
                 "user, user_items[userid] (as implicit)"
             )
-        baskets = self._matrix_baskets(user_items, None)  # type: ignore[attr-defined]
+        baskets = self.matrix_baskets(user_items)
         restrict = self._candidates_of(filter_items, items)
         got = self.recommend(baskets, k=N, restrict=restrict, scoring=scoring)  # type: ignore[attr-defined]
         out = got.ids  # already matrix columns: every answer of a matrix-trained space is (public_ids)

@@ -12,13 +12,14 @@ not hidden), within ``restrict``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._check import is_item
 from ..errors import InputError
+from .host import Types
 from .itemtypes import ItemTypes
 from .results import items_frame, items_table
 
@@ -28,20 +29,18 @@ if TYPE_CHECKING:  # pyarrow and pandas are imported inside the methods that nee
 
 __all__ = ["ItemTable", "Types"]
 
-Types = str | Iterable[str] | None
-
 
 class ItemTable:
     """``types``, ``attach_types``, ``type_of``, ``typed_restrict``, ``to_arrow``, ``to_pandas`` (mixed into
     Embeddings)."""
 
-    _types: ItemTypes | None
+    _types: ItemTypes | None = None  # the type of each row in a typed space
 
     @property
     def types(self) -> ItemTypes | None:
         """The type of each row (:class:`~likewise.space.itemtypes.ItemTypes`), or None for an untyped
         space."""
-        return getattr(self, "_types", None)
+        return self._types
 
     def attach_types(self, types: ItemTypes | None) -> None:
         """Record the type of each row (None makes the space untyped); saved with the space.
@@ -65,7 +64,7 @@ class ItemTable:
                 raise InputError(f"types has {len(types)} rows, the space has {len(vocab)}")
             vocab = vocab.with_aliases(*types.aliases(vocab.keys))
         # a new Vocab, not the caller's changed: whoever built the space keeps theirs as it was
-        self._vocab = vocab
+        self.replace_vocab(vocab)  # type: ignore[attr-defined]
         self._types = types
 
     def type_of(self, item: Any) -> str | None:

@@ -185,13 +185,14 @@ def names_from_table(
 
 
 class DisplayNames:
-    """``item_table``, ``item_names``, ``names``, ``name_of``, ``attach_names`` (mixed into ``Embeddings``;
-    the host sets ``_item_table``, ``_names`` and ``_names_from_table`` and has ``_vocab`` and ``id_of``)."""
+    """``item_table``, ``item_names``, ``names``, ``name_of``, ``attach_names``, ``id_of_name`` (mixed into
+    ``Embeddings``, whose ``vocab`` and ``id_of`` they use)."""
 
-    _vocab: Vocab
-    _item_table: dict[str, Any] | None
-    _names: ItemNames | None
-    _names_from_table: bool
+    vocab: Vocab  # the host's (a property of Embeddings)
+    # the item attributes trained with (``{"item_col", "columns"}``; train --item-attrs), for display
+    _item_table: dict[str, Any] | None = None
+    _names: ItemNames | None = None  # attach_names, or read from the item table on first use
+    _names_from_table: bool = True  # read them from the item table on first use, unless attached
 
     @property
     def item_table(self) -> dict[str, Any] | None:
@@ -212,7 +213,7 @@ class DisplayNames:
         ``display_name``, ``title`` or ``description`` column: :mod:`likewise.space.names`).
         """
         if self._names is None and self._names_from_table and self._item_table is not None:
-            self._names = names_from_table(self._item_table, self._vocab.keys)
+            self._names = names_from_table(self._item_table, self.vocab.keys)
             self._names_from_table = self._names is not None
         return self._names
 
@@ -220,7 +221,7 @@ class DisplayNames:
     def names(self) -> list[str | None]:
         """The display name of each item, in id order (None where none is known; all None without names)."""
         named = self.item_names
-        return [None] * len(self._vocab) if named is None else list(named.names)
+        return [None] * len(self.vocab) if named is None else list(named.names)
 
     def name_of(self, item: object) -> str | None:
         """The display name of one item (None when none is known)."""
@@ -241,13 +242,13 @@ class DisplayNames:
             self._names, self._names_from_table = None, False
             return
         if isinstance(names, Mapping):
-            names = [names.get(k) for k in self._vocab.keys]
+            names = [names.get(k) for k in self.vocab.keys]
         names = list(names)
-        if len(names) != len(self._vocab):
-            raise InputError(f"names has {len(names)} entries, the space has {len(self._vocab)} items")
+        if len(names) != len(self.vocab):
+            raise InputError(f"names has {len(names)} entries, the space has {len(self.vocab)} items")
         self._names, self._names_from_table = ItemNames.of(names, column), False
 
-    def _by_name(self, name: str) -> int | None:
+    def id_of_name(self, name: str) -> int | None:
         """The row a display name finds (None: no item has it); a name several items have raises."""
         named = self.item_names
-        return None if named is None else named.find(name, self._vocab.keys, self._vocab.what)
+        return None if named is None else named.find(name, self.vocab.keys, self.vocab.what)

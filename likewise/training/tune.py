@@ -40,7 +40,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -50,7 +50,16 @@ from .._check import check_int
 from ..errors import InputError
 from ..space.search import BASKET_RULES
 
-__all__ = ["SPACE", "TuneResult", "Trial", "expected_seconds", "parse_budget", "sample_params", "tune"]
+__all__ = [
+    "SPACE",
+    "TuneOptions",
+    "TuneResult",
+    "Trial",
+    "expected_seconds",
+    "parse_budget",
+    "sample_params",
+    "tune",
+]
 
 # name -> (low, high, scale); "log" draws log-uniformly, "linear" uniformly; ints are rounded.
 SPACE: dict[str, tuple[float, float, str]] = {
@@ -346,31 +355,15 @@ class _Reporter:
             self._bar.close()
 
 
-def tune(
-    data: Any,
-    *,
-    budget_s: float | str = 600.0,
-    seed: int = 0,
-    k: int = 10,
-    mode: str = "auto",
-    test_fraction: float = 0.2,
-    max_trials: int | None = None,
-    min_count: int | None = None,
-    max_items: int | None = None,
-    threads: int | None = None,
-    deterministic: bool = False,
-    baselines: Sequence[str] = ("popular", "cocount", "ppmi", "ppmi-svd"),
-    cache_dir: str | os.PathLike | None = None,
-    progress: bool | None = None,
-    callback: Callable[[Trial], None] | None = None,
-) -> TuneResult:
-    """Search training settings within a time budget; score each on a held-out split.
+@dataclass(frozen=True)
+class TuneOptions:
+    """The settings of :func:`tune` (all but the data and the callback), checked when built.
+
+    :func:`tune` takes them as an object (``tune(data, TuneOptions(budget_s="10m"))``) or as keywords
+    (``tune(data, budget_s="10m")``), or both (the keywords replace the object's fields).
 
     Parameters
     ----------
-    data : InputSpec, path, Split, or iterable of sequences of str
-        What to learn from. A :class:`likewise.evaluate.Split` (e.g. from ``load_split``) is used as it
-        is; anything else is read and split with :func:`likewise.evaluate.split_sequences`.
     budget_s : float or str
         Wall-clock budget in seconds, or a duration for :func:`parse_budget` (``"10m"``). Counted from
         the call; a trial is started only when it is expected to end within it
@@ -399,8 +392,65 @@ def tune(
         Where compiled corpora of file inputs are cached.
     progress : bool, optional
         A bar over trials (tqdm) or one line per trial on stderr; default: when stderr is a terminal.
+    """
+
+    budget_s: float | str = 600.0
+    seed: int = 0
+    k: int = 10
+    mode: str = "auto"
+    test_fraction: float = 0.2
+    max_trials: int | None = None
+    min_count: int | None = None
+    max_items: int | None = None
+    threads: int | None = None
+    deterministic: bool = False
+    baselines: Sequence[str] = ("popular", "cocount", "ppmi", "ppmi-svd")
+    cache_dir: str | os.PathLike | None = None
+    progress: bool | None = None
+
+    def __post_init__(self) -> None:
+        parse_budget(self.budget_s)
+        check_int("seed", self.seed, 0)
+        check_int("k", self.k, 1)
+        if self.max_trials is not None:
+            check_int("max_trials", self.max_trials, 1, "or None")
+        if self.mode not in ("auto", "basket", "sequence"):
+            raise InputError(f"mode == {self.mode!r}, must be 'auto', 'basket' or 'sequence'")
+
+    @classmethod
+    def of(cls, options: TuneOptions | None, settings: dict[str, Any]) -> TuneOptions:
+        """``options`` (default: the defaults) with the keyword ``settings`` of :func:`tune` in place."""
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(settings) - names)
+        if unknown:
+            raise TypeError(f"tune() got an unexpected keyword argument {unknown[0]!r}")
+        if options is not None and not isinstance(options, TuneOptions):
+            raise InputError(f"options must be a TuneOptions or None, got {type(options).__name__}")
+        return replace(options or cls(), **settings) if settings else options or cls()
+
+
+def tune(
+    data: Any,
+    options: TuneOptions | None = None,
+    *,
+    callback: Callable[[Trial], None] | None = None,
+    **settings: Any,
+) -> TuneResult:
+    """Search training settings within a time budget; score each on a held-out split.
+
+    Parameters
+    ----------
+    data : InputSpec, path, Split, or iterable of sequences of str
+        What to learn from. A :class:`likewise.evaluate.Split` (e.g. from ``load_split``) is used as it
+        is; anything else is read and split with :func:`likewise.evaluate.split_sequences`.
+    options : TuneOptions, optional
+        The settings (budget, seed, k, mode, split, trials, vocabulary, threads, baselines, cache,
+        progress); default: :class:`TuneOptions`'s defaults.
     callback : callable, optional
         Called with each :class:`Trial` as it finishes.
+    **settings
+        Any field of :class:`TuneOptions` as a keyword (``budget_s="10m"``, ``seed=1``, ``k=20``,
+        ``max_trials=5`` ...), replacing that field of ``options``.
 
     Returns
     -------
@@ -410,15 +460,9 @@ def tune(
     from ..space.embeddings import Embeddings
 
     t0 = time.perf_counter()
-    budget = parse_budget(budget_s)
-    check_int("seed", seed, 0)
-    check_int("k", k, 1)
-    if max_trials is not None:
-        check_int("max_trials", max_trials, 1, "or None")
-    if mode not in ("auto", "basket", "sequence"):
-        raise InputError(f"mode == {mode!r}, must be 'auto', 'basket' or 'sequence'")
-
-    split = _split_of(data, mode, test_fraction, seed, cache_dir)
+    opts = TuneOptions.of(options, settings)
+    budget, seed, k = parse_budget(opts.budget_s), opts.seed, opts.k
+    split = _split_of(data, opts.mode, opts.test_fraction, seed, opts.cache_dir)
     # The search is over the vectors' settings, which the item-item model (EASE) does not depend on: its
     # trials are scored by the affinity and train none (likewise.training.completion); the best space
     # completes by its affinity (`likewise train` with the chosen settings fits the item-item model
@@ -426,21 +470,20 @@ def tune(
     fixed: dict[str, Any] = {
         "mode": split.mode,
         "seed": seed,
-        "deterministic": deterministic,
+        "deterministic": opts.deterministic,
         "completion": "affinity",
     }
-    for name, v in (("min_count", min_count), ("max_items", max_items), ("threads", threads)):
+    for name, v in (("min_count", opts.min_count), ("max_items", opts.max_items), ("threads", opts.threads)):
         if v is not None:
             fixed[name] = v
     train_part = [s for s in split.train if s]
-    search = _Search(split, train_part, fixed, k, budget, max_trials, t0)
+    search = _Search(split, train_part, fixed, k, budget, opts.max_trials, t0)
+    progress = sys.stderr.isatty() if opts.progress is None else bool(opts.progress)
     trials, best_trial, best_emb = search.run(
-        np.random.default_rng([seed, 0x7E5E]),
-        _Reporter(sys.stderr.isatty() if progress is None else bool(progress), max_trials),
-        callback,
+        np.random.default_rng([seed, 0x7E5E]), _Reporter(progress, opts.max_trials), callback
     )
 
-    report = ev.holdout_report(best_emb, split, k=k, baselines=tuple(baselines), seed=seed)
+    report = ev.holdout_report(best_emb, split, k=k, baselines=tuple(opts.baselines), seed=seed)
     base = {
         name: {mm: float(row[mm]) for mm in ("hr", "ndcg", "mrr", "coverage")}
         for name, row in report["rows"].items()
