@@ -85,7 +85,7 @@ def cmd_info(args: argparse.Namespace) -> None:
     from .nn import table_size  # the same arithmetic as `likewise size`
 
     emb = load_space(args.model)
-    cfg = emb.config or {}
+    cfg = emb.config.to_dict() if emb.config is not None else {}  # as asked; resolved in the report
     # hidden types (attribute tokens) are rows of the table but not items a query answers with
     shown = np.flatnonzero(emb.types.mask()) if emb.types is not None else np.arange(len(emb))
     info = {

@@ -287,14 +287,30 @@ class TrainConfig:
         return self
 
     def to_dict(self) -> dict[str, Any]:
-        """The config as a JSON-able dict (stored in the saved space)."""
+        """The config as a JSON-able dict (the saved space's ``config``: what the caller asked, its
+        ``"auto"`` values unresolved; what training resolved them to is in its report)."""
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> TrainConfig:
-        """Rebuild a config saved by :meth:`to_dict`, ignoring keys this version does not know."""
+    def from_dict(cls, d: Mapping[str, Any]) -> TrainConfig:
+        """The config saved by :meth:`to_dict` of this version or an older one, checked.
+
+        Keys this version does not know are ignored: older versions wrote ``"model"`` (always
+        ``"sgns"``), and a later field the code dropped reads as nothing. A field an older version did
+        not write takes its default.
+
+        Raises
+        ------
+        InputError
+            ``d`` is not a mapping, or a value is out of range (``saved config: dim == -1, must be >= 1``).
+        """
+        if not isinstance(d, Mapping):
+            raise InputError(f"a saved training config must be a JSON object, got {type(d).__name__}")
         names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
+        try:
+            return cls(**{k: v for k, v in d.items() if k in names})
+        except InputError as e:
+            raise InputError(f"saved config: {e}") from None
 
 
 @dataclass(frozen=True)
