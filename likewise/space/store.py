@@ -27,7 +27,8 @@ half-written space under the target name. Loading checks the manifest, the size 
 :func:`save` takes any object with the attributes of an :class:`~likewise.space.embeddings.Embeddings`
 (``vectors``, ``counts``, ``keys``, ``vocab``, ``fingerprint``, ``config`` (a TrainConfig, a dict or None),
 ``meta``, ``context``, ``customers``); :func:`read_space` returns the checked parts as a
-:class:`SavedSpace`, from which ``Embeddings.load`` builds the space. Writing goes through :func:`likewise._fileio.atomic_folder`.
+:class:`SavedSpace`, from which ``Embeddings.load`` builds the space. Writing goes through
+:func:`likewise._fileio.atomic_folder`.
 
 Adding a format version: bump ``FORMAT_VERSION``, keep a reader for each older version in ``_READERS``,
 and commit a fixture of the new version under ``tests/fixtures/``.
