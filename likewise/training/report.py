@@ -9,8 +9,9 @@ space's ``meta`` keys.
 The saved form is the manifest's ``meta`` (:meth:`TrainReport.to_dict` writes the keys,
 :meth:`TrainReport.from_dict` reads them back), so every saved space, of this version or an older one,
 has a report: a key an older version did not write reads as its documented default. The space's
-``config`` holds what the caller asked (``mode="auto"``); the report what training resolved it to (``meta["resolved"]``). Older versions saved
-the resolved values in the config itself, and :meth:`TrainReport.from_dict` reads them from there.
+``config`` holds what the caller asked (``mode="auto"``); the report what training resolved it to
+(``meta["resolved"]``). Older versions saved the resolved values in the config itself, and
+:meth:`TrainReport.from_dict` reads them from there.
 """
 
 from __future__ import annotations
