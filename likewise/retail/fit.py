@@ -249,7 +249,7 @@ def _log_steps(
     described = spec.typing().describe() if read.typed else {}
     emb.meta["retail"] = {**cols, **described, "sessions": read.sessions, "lines": lines}
     # the options as the reader took them, whole: an update reads its new log by them (ReadOptions.from_dict)
-    took = ReadOptions.of_spec(spec)
+    took = dataclasses.replace(ReadOptions.of_spec(spec), as_order_log=read.as_order_log)
     if spec.type_cols:  # the spec's item_col reads "(a, b)": the item is read from type_cols
         took = dataclasses.replace(took, item_col=read.item_col)
     emb.meta["read"] = took.to_dict()

@@ -96,10 +96,10 @@ def train(data: Any = None, config: TrainConfig | None = None, *, steps: Sequenc
     Returns
     -------
     Embeddings or None
-        The input vectors, the vocabulary and counts, the config as trained (mode and ``sample``
-        resolved), and in ``meta``: per-epoch history, why the mode and ``sample`` were chosen, the
-        share of tokens subsampling kept, the keys ``min_count`` / ``max_items`` dropped, and from a
-        matrix its ``matrix`` (:meth:`SparseBaskets.shape_note`); ``emb.report`` types them
+        The input vectors, the vocabulary and counts, the config as asked (``mode="auto"``), and in
+        ``meta``: the values training resolved, the history per pass, why the mode and ``sample`` were
+        chosen, the share of tokens subsampling kept, the keys ``min_count`` / ``max_items`` dropped, and
+        from a matrix its ``matrix`` (:meth:`SparseBaskets.shape_note`); ``emb.report`` types them
         (:class:`likewise.training.report.TrainReport`). Under ``torchrun`` (``WORLD_SIZE`` >
         1, backend torch) every process trains its shard and rank 0 returns the whole space, the others None.
     """

@@ -339,7 +339,7 @@ def _carry_over(
         # model keeps completing the products it covers, new products are completed by their vectors
         emb.attach_itemitem(parent.itemitem)
         emb.meta["completion_reason"] = (
-            f"{parent.meta.get('completion_reason', 'item-item')}; carried over from the parent by update "
+            f"{parent.report.completion.reason or 'item-item'}; carried over from the parent by update "
             "(retrain on the whole log to refit it with the new orders)"
         )
     # the parent's item attributes still name its products; new rows of item_attrs name new ones
