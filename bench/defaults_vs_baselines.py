@@ -423,7 +423,7 @@ def run_once(
             knn = knn_accuracy(vec, vocab_keys, data.labels)
         rows[bname] = {"hr": m["hr"], "ndcg": m["ndcg"], **knn}
 
-    cfg = emb.config
+    cfg = emb.report.trained_config(emb.config)  # the config's "auto" values as training resolved them
     target_known = float(np.isin(targets, vocab_rows).mean())
     return {
         "seed": seed,
@@ -438,7 +438,7 @@ def run_once(
         "model_target_known": target_known,
         "model_empty_queries": model.n_empty,
         "model_config": {
-            k: cfg.get(k) for k in ("mode", "dim", "epochs", "sample", "min_count", "negative", "window")
+            k: getattr(cfg, k) for k in ("mode", "dim", "epochs", "sample", "min_count", "negative", "window")
         },
         "model_mode_reason": emb.meta.get("mode_reason"),
         "model_basket_rule": emb.basket_rule,
@@ -470,7 +470,7 @@ def compare_once(
         shown = "  ".join(f"{k.replace('knn:', 'kNN-10 ')} {v:.4f}" for k, v in knn.items())
         lines.append(
             f"{name} seed {seed} {label:<22} HR@10 {m['hr']:.4f}  NDCG@10 {m['ndcg']:.4f}  {shown}  "
-            f"(completion {emb.completion}, {emb.config['epochs']} passes, {secs:.0f} s)"
+            f"(completion {emb.completion}, {emb.report.epochs.value} passes, {secs:.0f} s)"
         )
     return lines
 

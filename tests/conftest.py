@@ -143,7 +143,7 @@ class BackendContract:
         assert trained.vectors.shape == (len(data[1]), 16) and trained.vectors.dtype == np.float32
         assert np.isfinite(trained.vectors).all()
         assert sorted(trained.keys) == sorted(data[1])
-        assert trained.config["mode"] == "basket" and trained.context is not None
+        assert trained.report.mode.value == "basket" and trained.context is not None
 
     def test_planted_groups_are_neighbours(self, trained: Embeddings, data) -> None:
         from likewise.evaluate import label_purity

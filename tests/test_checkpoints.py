@@ -142,7 +142,7 @@ def test_command_line_kill_9_and_resume_exports_the_same_bytes(tmp_path):
         subprocess.run(cmd, check=True, timeout=120)
     assert (tmp_path / "whole.bin").read_bytes() == (tmp_path / "resumed.bin").read_bytes()
     saved = likewise.load(str(tmp_path / "resumed"))
-    assert saved.config["epochs"] == likewise.load(str(tmp_path / "whole")).config["epochs"]
+    assert saved.report.epochs.value == likewise.load(str(tmp_path / "whole")).report.epochs.value
     whole = likewise.load(str(tmp_path / "whole"))
     assert "chosen on MRR@10" in saved.meta["epochs_reason"]  # the trials' outcome came back
     assert saved.meta["basket_scoring"] == whole.meta["basket_scoring"]

@@ -80,7 +80,7 @@ def test_recommend_analogy_info(model, capsys):
     assert len(ana["answers"][0]["results"]) == 2
     info = run_json(capsys, "info", str(model))
     assert info["items"] == 15 and info["dim"] == 8 and info["table_bytes"] == 15 * 8 * 4
-    assert info["config"]["mode"] == "basket"
+    assert info["resolved"]["mode"] == "basket" and info["config"]["dim"] == 8
     assert main(["info", str(model)]) == 0
     assert "fingerprint" in capsys.readouterr().out
 

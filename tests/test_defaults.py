@@ -69,7 +69,7 @@ def test_the_same_through_a_pyarrow_table(seed):
     rows = seed_shop(seed)
     table = pa.table({"order_id": [o for o, _ in rows], "product": [p for _, p in rows]})
     emb = likewise.train(table, basket_col="order_id", item_col="product")
-    assert emb.config["mode"] == "basket"
+    assert emb.report.mode.value == "basket"
     assert own_department(emb) == 9
 
 
@@ -78,12 +78,12 @@ def test_in_memory_lists_are_not_wiped_out_by_subsampling():
     for o, p in seed_shop(1):
         baskets.setdefault(o, []).append(p)
     emb = likewise.train(list(baskets.values()), seed=1)
-    assert emb.config["mode"] == "sequence" and "keep their order" in emb.meta["mode_reason"]
-    assert emb.config["sample"] == pytest.approx(1 / 15)
+    assert emb.report.mode.value == "sequence" and "keep their order" in emb.meta["mode_reason"]
+    assert emb.report.sample.value == pytest.approx(1 / 15)
     assert emb.meta["kept_share"] > 0.95
     assert own_department(emb) == 9
     sets = likewise.train([set(b) for b in baskets.values()], seed=1)
-    assert sets.config["mode"] == "basket"
+    assert sets.report.mode.value == "basket"
 
 
 def test_mode_is_inferred_from_what_the_input_says(tmp_path):
@@ -92,7 +92,7 @@ def test_mode_is_inferred_from_what_the_input_says(tmp_path):
         infer_mode(InputSpec(paths=("x.csv",), basket_col="o", item_col="p", order_col="t"))[0] == "sequence"
     )
     assert infer_mode("corpus.txt")[0] == "sequence"
-    assert likewise.train([["a", "b"]] * 20, mode="basket", min_count=1).config["mode"] == "basket"
+    assert likewise.train([["a", "b"]] * 20, mode="basket", min_count=1).report.mode.value == "basket"
 
 
 def test_rare_product_is_reported_and_explained(tmp_path, capsys):
@@ -129,13 +129,13 @@ def test_min_count_default_follows_the_mode(tmp_path):
         cache_dir=tmp_path / "cache",
         progress=False,
     )
-    assert emb.config["mode"] == "basket" and emb.config["min_count"] == 1
+    assert emb.report.mode.value == "basket" and emb.report.min_count == 1
     assert "camping stove" in emb and emb.meta["dropped"]["below_min_count"] == 0
     text = [["the", "cat", "sat"]] * 5 + [["a", "rare", "word"]]
     emb = likewise.train(text, mode="sequence", epochs=1, progress=False)
-    assert emb.config["min_count"] == 5 and "rare" not in emb and "cat" in emb
+    assert emb.report.min_count == 5 and "rare" not in emb and "cat" in emb
     # An explicit value wins in either mode, and the saved config records what was used.
-    assert likewise.train(text, mode="basket", min_count=5, epochs=1).config["min_count"] == 5
+    assert likewise.train(text, mode="basket", min_count=5, epochs=1).report.min_count == 5
     with pytest.raises(InputError, match=r"min_count == 0, must be .*or None \(by mode\)"):
         likewise.train(text, min_count=0)
 
@@ -165,14 +165,14 @@ def test_epochs_auto_plans_from_size_and_stops_on_held_out_completion():
     rows = seed_shop(2)
     table = pa.table({"order_id": [o for o, _ in rows], "product": [p for _, p in rows]})
     emb = likewise.train(table, basket_col="order_id", item_col="product", deterministic=True)
-    assert isinstance(emb.config["epochs"], int) and 5 <= emb.config["epochs"] <= 50
+    assert isinstance(emb.report.epochs.value, int) and 5 <= emb.report.epochs.value <= 50
     assert "chosen on MRR@10" in emb.meta["epochs_reason"]
     # Trials of 10, 20, 40 ... passes, each decayed to its end, scored under both basket rules; the
     # real run trains the best of them on everything and recommend() uses the best rule.
     trials = emb.meta["validation_mrr"]
     assert list(trials)[:2] == ["10", "20"] and all(set(t) == {"mixture", "product"} for t in trials.values())
-    assert emb.config["epochs"] == len(emb.meta["history"]) and str(emb.config["epochs"]) in trials
-    best = trials[str(emb.config["epochs"])]
+    assert emb.report.epochs.value == len(emb.meta["history"]) and str(emb.report.epochs.value) in trials
+    best = trials[str(emb.report.epochs.value)]
     assert emb.basket_rule == emb.meta["basket_scoring"] == max(best, key=best.get)
     assert "passes on all the data" in emb.meta["epochs_reason"]
     one = emb.recommend(["tent", "kettle"], k=5)
@@ -180,7 +180,7 @@ def test_epochs_auto_plans_from_size_and_stops_on_held_out_completion():
     chosen = "itemitem" if emb.completion == "itemitem" else emb.basket_rule
     assert one.keys == emb.recommend(["tent", "kettle"], k=5, scoring=chosen).keys
     fixed = likewise.train(table, basket_col="order_id", item_col="product", epochs=7)
-    assert fixed.config["epochs"] == 7 and len(fixed.meta["history"]) == 7
+    assert fixed.report.epochs.value == 7 and len(fixed.meta["history"]) == 7
     assert fixed.meta["epochs_reason"] == "set by the caller"
 
 
@@ -196,7 +196,7 @@ def test_one_planned_trial_trains_once_and_chooses_the_rule_on_its_tables(monkey
     monkeypatch.setattr(train_module, "plan_epochs", lambda n: planned)
     seen = []
     emb = likewise.train(table, basket_col="order_id", item_col="product", deterministic=True)
-    assert emb.config["epochs"] == planned and len(emb.meta["history"]) == planned
+    assert emb.report.epochs.value == planned and len(emb.meta["history"]) == planned
     assert "held-out baskets" in emb.meta["epochs_reason"] and "no held-out" not in emb.meta["scoring_reason"]
     assert "no trial" in emb.meta["epochs_reason"] and list(emb.meta["validation_mrr"]) == [str(planned)]
     best = emb.meta["validation_mrr"][str(planned)]

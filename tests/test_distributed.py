@@ -264,7 +264,7 @@ def test_torchrun_trains_an_order_log_with_customers_and_sessions(tmp_path):
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     emb = likewise.load(str(tmp_path / "m"))
-    assert emb.meta["world_size"] == 2 and emb.config["mode"] == "sequence"
+    assert emb.meta["world_size"] == 2 and emb.report.mode.value == "sequence"
     assert emb.customers is not None and len(emb.customers) == 300
     assert (tmp_path / "ck" / "checkpoint" / "manifest.json").exists()
 

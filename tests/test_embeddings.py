@@ -12,6 +12,7 @@ from likewise import Row
 from likewise.data.vocab import Vocab
 from likewise.errors import InputError, ItemIndexError, SpaceMismatchError, UnknownItemError
 from likewise.space.embeddings import Embeddings, Neighbours, SpaceVector, compute_fingerprint, top_k_search
+from likewise.training.config import TrainConfig
 
 V, D = 300, 16
 
@@ -70,7 +71,7 @@ def test_float64_is_converted_and_properties(emb: Embeddings) -> None:
     assert emb.keys[0] == "item000" and emb.counts[0] == V
     assert "item007" in emb and "nope" not in emb and Row(7) in emb and Row(V) not in emb and 7 not in emb
     assert emb.nbytes == V * D * 4
-    assert emb.config == {"seed": 0} and emb.meta == {}
+    assert emb.config == TrainConfig(seed=0) and emb.meta == {}
     assert repr(emb) == f"Embeddings(300 items × 16 dims, fingerprint={emb.fingerprint!r})"
     with pytest.raises(ValueError):
         emb.vectors[0, 0] = 1.0  # read-only: the fingerprint and normed cache stay valid

@@ -152,7 +152,7 @@ def test_a_space_saved_before_the_report_has_one():
     old = likewise.load(Path(__file__).parent / "fixtures" / "space_v1")
     report = old.report
     assert report.basket_rule.value in ("mixture", "product") and report.timings.total >= 0.0
-    assert report.mode.value == old.config.get("mode")
+    assert report.mode.value == old.config.mode  # saved before meta["resolved"]: the config's values
 
 
 def test_every_input_takes_the_run_options():

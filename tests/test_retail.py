@@ -284,7 +284,7 @@ def test_mixture_score_is_log_mean_exp_of_affinities(emb):
     ids = np.array([3, 8, 20])
     got_ids, got_scores = emb.affinity_top_k([ids], 5)
     W, C = np.asarray(emb.vectors, np.float64), np.asarray(emb.context, np.float64)
-    alpha = emb.config["ns_exponent"]
+    alpha = emb.config.ns_exponent
     for j, s in zip(got_ids[0], got_scores[0], strict=True):
         want = np.log(np.mean(np.exp(W[ids] @ C[j]))) + alpha * np.log(emb.counts[j])
         assert s == pytest.approx(want, abs=1e-4)

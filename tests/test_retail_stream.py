@@ -142,7 +142,7 @@ def test_the_command_line_checkpoints_a_log_with_customers(shop, tmp_path, capsy
     assert main([*sessions, "--checkpoint-dir", str(tmp_path / "c2"), "-o", str(tmp_path / "m2")]) == 0
     assert (tmp_path / "c2" / "checkpoint" / "manifest.json").exists()
     m2 = likewise.load(tmp_path / "m2")
-    assert m2.config["mode"] == "sequence" and m2.meta["retail"]["sessions"] == "30m"
+    assert m2.report.mode.value == "sequence" and m2.meta["retail"]["sessions"] == "30m"
     typed = [*args, "--item-attrs", str(shop / "products.csv"), "--checkpoint-dir", str(tmp_path / "c3")]
     typed += ["-o", str(tmp_path / "m3")]
     # item attributes are compiled by the same log reader, so that log checkpoints too (the command line
@@ -279,14 +279,14 @@ def test_every_log_option_takes_the_one_path(shop, tmp_path, option):
         and a.customers.vectors.tobytes() == b.customers.vectors.tobytes()
     )
     assert a.meta["retail"]["user_col"] == "customer_id"
-    assert a.config["mode"] == ("sequence" if "sessions" in kw else "basket")
+    assert a.report.mode.value == ("sequence" if "sessions" in kw else "basket")
     if "item_attrs" in kw:
         assert a.types is not None and "attr" in a.types.names and a.meta["attributes"]["columns"]
         tokens = [k for k in a.keys if k.startswith("attr:")]
         assert tokens and not set(tokens) & set(a.customers.keys)
     if "type_col" in kw:
         assert {"product", "campaign"} <= set(a.types.names) and a.meta["retail"]["type_col"] == "event"
-        assert a.config["typed_negatives"] is bool(kw.get("typed_negatives", False))
+        assert a.config.typed_negatives is bool(kw.get("typed_negatives", False))
     if "quantity_col" in kw:
         assert a.meta["retail"]["quantity_col"] == "quantity"
 

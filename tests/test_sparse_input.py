@@ -19,6 +19,7 @@ from conftest import planted_baskets
 import likewise
 from likewise.errors import InputError, UnknownItemError
 from likewise.space.customers import customer_table
+from likewise.training.report import Choice
 
 sp = pytest.importorskip("scipy.sparse")
 
@@ -57,7 +58,7 @@ def test_matrix_trains_exactly_as_its_rows_listed(spaces, data) -> None:
     assert got.keys == want.keys
     np.testing.assert_array_equal(got.vectors, want.vectors)
     np.testing.assert_array_equal(got.context, want.context)
-    assert got.config["mode"] == "basket" and got.meta["mode_reason"] == "a sparse matrix: each row a basket"
+    assert got.report.mode == Choice("basket", "a sparse matrix: each row a basket")
     assert got.meta["matrix"] == {"rows": 400, "columns": 32, "item_keys": "given", "column_keys": data[1]}
     assert label_purity(got, data[4], k=5) >= 0.9
     assert got.similar("g0_0", k=5).keys == want.similar("g0_0", k=5).keys

@@ -14,6 +14,7 @@ from likewise.data.vocab import Vocab
 from likewise.errors import CorruptModelError, InputError
 from likewise.space import store
 from likewise.space.embeddings import Embeddings, compute_fingerprint
+from likewise.training.config import TrainConfig
 
 FIXTURE_V1 = Path(__file__).parent / "fixtures" / "space_v1"
 
@@ -24,7 +25,7 @@ def make_space(seed: int = 0, n: int = 50, dim: int = 6) -> Embeddings:
     return Embeddings(
         rng.normal(size=(n, dim)).astype(np.float32),
         Vocab(keys, np.arange(n, 0, -1), what="product"),
-        config={"dim": dim, "window": [2, 5], "lr": 0.025},
+        config={"dim": dim, "window": 2, "lr": 0.025},
         meta={"parent": None, "note": "ünïcode"},
     )
 
@@ -266,7 +267,8 @@ def test_load_committed_v1_fixture() -> None:
     assert compute_fingerprint(emb.vectors, emb.keys) == emb.fingerprint
     assert emb.keys[:4] == ["tent", "tarp", "pegs", "groundsheet"] and emb.keys[-1] == "map"
     np.testing.assert_array_equal(emb.counts, np.arange(100, 25, -5))
-    assert emb.config["model"] == "sgns" and emb.config["dim"] == 8
+    # the config of version 0.1 (with its "model": "sgns", a key this version does not know) is a TrainConfig
+    assert emb.config == TrainConfig(dim=8, window=5, negative=5, epochs=3, seed=20240601)
     np.testing.assert_allclose(emb.vectors[0, :3], [0.7345, 0.8693, -0.3348], atol=1e-6)
     assert emb.similar("tent", k=3).keys == ["tarp", "pegs", "groundsheet"]
     mapped = Embeddings.load(FIXTURE_V1, mmap=True)

@@ -82,7 +82,7 @@ def test_sequence_mode_from_text_file(tmp_path):
     assert len(emb) == 40
     res = emb.similar("a3", k=5)
     assert all(k.startswith("a") for k in res.keys)
-    assert emb.config["mode"] == "sequence" and emb.config["window"] == 3
+    assert emb.report.mode.value == "sequence" and emb.config.window == 3
 
 
 @pytest.mark.parametrize(
@@ -122,7 +122,7 @@ def test_a_ready_corpus_records_its_own_trimming(tmp_path):
         [["a", "b"], ["a", "rare"]] * 3 + [["once", "a"]], tmp_path / "c", min_count=1
     )
     emb = train(corpus, dim=4, epochs=1)  # TrainConfig's default min_count (5) did not trim this corpus
-    assert "once" in emb and emb.config["min_count"] == 1
+    assert "once" in emb and emb.report.min_count == 1
 
 
 def test_torch_backend_without_torch_says_how_to_install_it(monkeypatch):
@@ -248,7 +248,7 @@ def test_neg_group_default_follows_the_mode(monkeypatch):
     for mode in ("sequence", "basket"):
         calls.clear()
         emb = train(seqs, mode=mode, min_count=1, dim=4, epochs=1, deterministic=True, progress=False)
-        assert {c[1].group for c in calls} == {NEG_GROUP[mode]} and emb.config["neg_group"] == NEG_GROUP[mode]
+        assert {c[1].group for c in calls} == {NEG_GROUP[mode]} and emb.report.neg_group == NEG_GROUP[mode]
     assert NEG_GROUP == {"sequence": 16, "basket": 4}
 
 

@@ -3,6 +3,7 @@ seeds."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 
@@ -13,6 +14,7 @@ from likewise import load
 from likewise.cli import main
 from likewise.data.datasets import planted_baskets
 from likewise.errors import InputError
+from likewise.training.report import RESOLVED
 from likewise.training.tune import SPACE, TuneOptions, parse_budget, sample_params, tune
 
 BASELINES = {"popular", "cocount", "ppmi", "ppmi-svd"}
@@ -197,7 +199,7 @@ def test_cli_saves_the_best_model_and_it_loads(baskets, tmp_path, capsys):
     settings = dict(best["settings"])
     assert emb.basket_rule == settings.pop("basket_rule")  # the rule the trial was scored with
     for name, v in settings.items():
-        assert emb.config[name] == v
+        assert getattr(emb.report.trained_config(emb.config), name) == v
     assert emb.context is not None  # recommend scores as the trial was scored
     # the text table, and the refusal to overwrite
     assert main([*argv, "--overwrite"]) == 0
@@ -240,7 +242,12 @@ def fake_trials(baskets, monkeypatch):
         seconds = 2e-4 * settings["epochs"] * settings["dim"] * (settings["negative"] + 1)
         runs.append((now[0], seconds))
         now[0] += seconds
-        emb = Embeddings(real.vectors, real.vocab, config={**real.config, **settings}, meta=dict(real.meta))
+        # the settings as trained: the config holds them, and the report's resolved values
+        meta = dict(real.meta)
+        meta["resolved"] = {**meta["resolved"], **{k: v for k, v in settings.items() if k in RESOLVED}}
+        emb = Embeddings(
+            real.vectors, real.vocab, config=dataclasses.replace(real.config, **settings), meta=meta
+        )
         emb.attach_context(real.context)
         return emb
 

@@ -393,7 +393,7 @@ def test_typed_negatives_train_and_are_recorded(tmp_path):
     kw = dict(basket_col="session_id", item_col="item_id", user_col="customer_id", type_col="event")
     kw |= dict(type_map=SHOP_TYPE_MAP, dim=8, epochs=2, min_count=1, deterministic=True, progress=False)
     emb = retail.train_from_log(tmp_path / "ev" / "events.csv", typed_negatives=True, **kw)
-    assert emb.config["typed_negatives"] is True and np.isfinite(emb.vectors).all()
+    assert emb.config.typed_negatives is True and np.isfinite(emb.vectors).all()
     with pytest.raises(InputError, match="typed_negatives needs item types"):
         retail.train_from_log(
             tmp_path / "ev" / "events.csv",

@@ -78,4 +78,4 @@ def run_demo(out_dir: str | Path = "demo_out", seed: int = 0, progress: bool | N
         )
     except MissingDependencyError as e:
         map_path, note = None, f"map not drawn: {e}"
-    return DemoResult(model_path, neighbours, map_path, note, emb.meta.get("history", []))
+    return DemoResult(model_path, neighbours, map_path, note, list(emb.report.history))

@@ -320,7 +320,7 @@ def cmd_sweep_dim(args: argparse.Namespace) -> None:
         rec = ev.EmbeddingRecommender(emb, scoring=args.scoring)
         m = ev.ranking_metrics(rec, contexts, targets, k=args.k, n_items=len(emb))
         loss = ev.heldout_loss(emb, contexts, targets)
-        hist = emb.meta["history"]
+        hist = emb.report.history
         rows.append(
             {
                 "dim": dim,
@@ -371,9 +371,7 @@ def cmd_plot(args: argparse.Namespace) -> None:
     check_output_file(args.output, overwrite=args.overwrite)  # before loading and drawing
     emb = load_space(args.model)
     if args.kind == "loss":
-        path = plot.plot_loss(
-            emb.meta.get("history", []), args.output, title=f"training loss of {args.model}"
-        )
+        path = plot.plot_loss(list(emb.report.history), args.output, title=f"training loss of {args.model}")
     else:
         labels = read_labels(args.labels) if args.labels else None
         annotate: Any = args.annotate if args.annotate else args.top

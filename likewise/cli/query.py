@@ -85,7 +85,7 @@ def cmd_info(args: argparse.Namespace) -> None:
     from .nn import table_size  # the same arithmetic as `likewise size`
 
     emb = load_space(args.model)
-    cfg = emb.config or {}
+    cfg = emb.config.to_dict() if emb.config is not None else {}  # as asked; resolved in the report
     # hidden types (attribute tokens) are rows of the table but not items a query answers with
     shown = np.flatnonzero(emb.types.mask()) if emb.types is not None else np.arange(len(emb))
     info = {
@@ -108,15 +108,17 @@ def cmd_info(args: argparse.Namespace) -> None:
             else "none (exact search)"
         ),
         "config": cfg,
+        "resolved": emb.report.resolved if emb.config is not None else {},  # the config's "auto" as trained
         "most_frequent": [emb.keys[i] for i in shown[:5].tolist()],
     }
     rows: list[tuple[str, Any]] = [
         (k, ", ".join(f"{t} {n:,}" for t, n in v.items()) if k == "types" else v)
         for k, v in info.items()
-        if k not in ("config", "most_frequent") and not (k == "types" and v is None)
+        if k not in ("config", "resolved", "most_frequent") and not (k == "types" and v is None)
     ]
     rows.append(("most_frequent", ", ".join(map(str, info["most_frequent"]))))
     rows += [(f"config.{k}", v) for k, v in cfg.items()]
+    rows += [(f"resolved.{k}", v) for k, v in info["resolved"].items()]
     emit(args, info, fields_table(rows))
 
 

@@ -116,7 +116,7 @@ def _summary(args: argparse.Namespace, emb: Any) -> dict[str, Any]:
         "dim": emb.dim,
         "tokens": emb.report.corpus["n_tokens"],
         "sequences": emb.report.corpus["n_sequences"],
-        "epochs": emb.config["epochs"],
+        "epochs": emb.report.epochs.value,
         "seconds": secs,
         "items_per_s": items / secs if secs else None,
         "pairs_per_s": pairs / secs if secs else None,
@@ -203,7 +203,7 @@ def _retail_summary(args: argparse.Namespace, emb: Any) -> dict[str, Any]:
         "dim": emb.dim,
         "lines": emb.meta["retail"]["lines"],
         "sequences": report.corpus["n_sequences"],
-        "epochs": emb.config["epochs"],
+        "epochs": emb.report.epochs.value,
         # reading, the passes, the completion fit, customers and their next-basket weights
         "seconds": report.timings.total,
         "final_loss": hist[-1]["loss"],

@@ -68,6 +68,10 @@ def parse_duration(text: str | int | float) -> int:
     return int(round(seconds))
 
 
+#: :class:`ReadOptions` fields :meth:`ReadOptions.to_dict` leaves out: they name the data, not how to read it.
+NOT_SAVED = ("item_attrs", "sql", "item_keys", "user_keys")
+
+
 @dataclasses.dataclass(frozen=True)
 class ReadOptions:
     """How to read a training input: every option of :class:`InputSpec` but where the data is.
@@ -130,6 +134,49 @@ class ReadOptions:
             if isinstance(pairs, tuple | list):  # an InputSpec's pairs
                 pairs = dict(pairs)
             object.__setattr__(self, "type_map", parse_type_map(pairs))
+
+    def to_dict(self) -> dict[str, Any]:
+        """How the input was read, as a JSON object (saved with a space trained on an order log,
+        ``meta["read"]``; :meth:`from_dict` reads it back).
+
+        Left out (:data:`NOT_SAVED`): what names the data rather than how to read it: ``item_attrs``
+        (a path or a table; its tokenising rules are saved as ``meta["attributes"]``), ``sql`` (a query of
+        the database the data names) and a matrix's ``item_keys`` / ``user_keys``.
+        """
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.name in NOT_SAVED:
+                continue
+            value = getattr(self, f.name)
+            if f.name == "type_cols" and value is not None:
+                value = dict(value.items() if hasattr(value, "items") else value)  # pairs or a mapping
+            elif f.name == "na_values" and isinstance(value, tuple | list):
+                value = list(value)
+            out[f.name] = value
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Any) -> ReadOptions:
+        """The options :meth:`to_dict` saved, checked as on construction.
+
+        Raises
+        ------
+        InputError
+            ``d`` is not a JSON object, names an option this version does not know or one that is never
+            saved (:data:`NOT_SAVED`), or holds a bad value.
+        """
+        if not isinstance(d, dict):
+            raise InputError(f"saved read options must be a JSON object, got {type(d).__name__}")
+        known = {f.name for f in dataclasses.fields(cls)} - set(NOT_SAVED)
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise InputError(
+                f"saved read options: unknown option {unknown[0]!r}; known: {', '.join(sorted(known))}"
+            )
+        try:
+            return cls(**d)
+        except InputError as e:
+            raise InputError(f"saved read options: {e}") from None
 
     @classmethod
     def of_spec(cls, spec: InputSpec) -> ReadOptions:

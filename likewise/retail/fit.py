@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Sequence
@@ -12,6 +13,7 @@ import numpy as np
 
 from .._arrays import unique
 from ..errors import InputError
+from ..readers.resolve import ReadOptions
 from ..space.customers import CUSTOMER_BLOCK, CustomerTable, customer_table
 from ..space.embeddings import Embeddings
 from ..training.config import config_with
@@ -232,8 +234,8 @@ def _log_steps(
             corpus.ids,
             corpus.offsets,
             corpus.side.get("time"),
-            seed=int(emb.config["seed"]),
-            threads=emb.config.get("threads"),
+            seed=int(emb.config.seed),
+            threads=emb.config.threads,
         )
         table.config["next_basket"] = fitted
         if "order" in corpus.side:  # the orders' ids, hashed: an update refuses or skips a repeat of one
@@ -246,6 +248,11 @@ def _log_steps(
     cols = {k: getattr(spec, k) for k in ("basket_col", "item_col", "user_col", "time_col", "quantity_col")}
     described = spec.typing().describe() if read.typed else {}
     emb.meta["retail"] = {**cols, **described, "sessions": read.sessions, "lines": lines}
+    # the options as the reader took them, whole: an update reads its new log by them (ReadOptions.from_dict)
+    took = dataclasses.replace(ReadOptions.of_spec(spec), as_order_log=read.as_order_log)
+    if spec.type_cols:  # the spec's item_col reads "(a, b)": the item is read from type_cols
+        took = dataclasses.replace(took, item_col=read.item_col)
+    emb.meta["read"] = took.to_dict()
     if read.basket_scope != "order":  # an update reads its new log the same way
         emb.meta["retail"]["basket_scope"] = read.basket_scope
     times = corpus.side.get("time")
@@ -362,5 +369,7 @@ def fit_order_log(
             typed_negatives=typed_negatives,
             cache_dir=Path(tmp) / "cache",
         )
-    emb.meta["retail"] |= {k: log.columns.get(k) for k in ("basket_col", "item_col", "user_col", "time_col")}
+    named = {k: log.columns.get(k) for k in ("basket_col", "item_col", "user_col", "time_col")}
+    emb.meta["retail"] |= named
+    emb.meta["read"] |= named
     return emb

@@ -44,7 +44,7 @@ def model_facts(s: Served) -> dict[str, Any]:
         "fingerprint": emb.fingerprint,
         "version": s.version,
         "loaded_at": s.loaded_at,
-        "config": emb.config,
+        "config": emb.config.to_dict() if emb.config is not None else {},
         "index": None if idx is None else {"library": idx.library, "params": idx.params.__dict__, **idx.info},
         "labels": s.attrs is not None,
         "attributes": None if s.attrs is None else s.attrs.summary(),

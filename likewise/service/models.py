@@ -276,7 +276,7 @@ class Served:
             if len(ids) < 4:
                 raise InputError(f"a {projection} map needs at least 4 items, this map has {len(ids)}")
             x = np.asarray(self.emb.normed[ids], dtype=np.float64)
-            seed = int((self.emb.config or {}).get("seed") or 0)
+            seed = self.emb.config.seed if self.emb.config is not None else 0
             job = proj.Job(projection, len(ids), total=proj.steps(projection))
             # one job per model and projection: a UMAP job does not cancel the model's t-SNE one
             self.runner.run(

@@ -376,10 +376,11 @@ class BasketQueries:
         if self._bias is None:
             from ..kernels.tables import make_keep_prob  # NumPy only
 
-            cfg = self.config or {}
+            cfg = self.config
+            sample = self.report.sample.value  # as trained (the config keeps what was asked: None, "auto")
             counts = np.maximum(np.asarray(self.counts, dtype=np.float64), 1.0)
-            keep = make_keep_prob(counts, float(cfg.get("sample", 0.0) or 0.0))
-            self._bias = affinity_bias(counts, float(cfg.get("ns_exponent", 0.75)), keep)
+            keep = make_keep_prob(counts, float(sample or 0.0))
+            self._bias = affinity_bias(counts, float(cfg.ns_exponent if cfg is not None else 0.75), keep)
         return self._bias
 
     @property

@@ -25,6 +25,7 @@ from .._check import check_k, check_vectors, is_batch, is_item, jsonable
 from ..data.vocab import OnUnknown, Vocab
 from ..errors import InputError, ItemIndexError, SpaceMismatchError, UnknownItemError
 from ..index import Searcher, check_index_for, searcher_for
+from ..training.config import TrainConfig
 from ..training.report import TrainReport
 from .affinity import BasketQueries
 from .analogies import WordQueries
@@ -53,8 +54,9 @@ class Embeddings(
         finite. A float32 C-contiguous array (or memory map) is used without a copy.
     vocab : Vocab
         The items, ``len(vocab) == V``.
-    config : dict, optional
-        The training configuration (JSON-serialisable).
+    config : TrainConfig or dict, optional
+        The training configuration as asked (a dict is read by :meth:`TrainConfig.from_dict`, as a saved
+        one is); None (or an empty dict) for a space not trained by likewise.
     fingerprint : str, optional
         Identity of the space; computed from the vectors and keys when omitted (see
         :func:`compute_fingerprint`). Spaces with different fingerprints cannot be compared.
@@ -79,7 +81,7 @@ class Embeddings(
         vectors: Any,
         vocab: Vocab,
         *,
-        config: dict | None = None,
+        config: TrainConfig | dict | None = None,
         fingerprint: str | None = None,
         meta: dict | None = None,
         check_finite: bool = True,
@@ -90,7 +92,7 @@ class Embeddings(
         self,
         vectors: Any,
         vocab: Vocab,
-        config: dict | None,
+        config: TrainConfig | dict | None,
         fingerprint: str | None,
         meta: dict | None,
         check_finite: bool,
@@ -104,7 +106,7 @@ class Embeddings(
         view.flags.writeable = False  # a read-only view: the fingerprint and the normed cache stay valid
         self._vectors = view
         self._vocab = vocab
-        self._config = jsonable(config, "config")
+        self._config = _as_config(config)
         self._meta = jsonable(meta, "meta")
         self._fingerprint = fingerprint
         self._normed: np.ndarray | None = None
@@ -144,8 +146,9 @@ class Embeddings(
         return int(self._vectors.shape[1])
 
     @property
-    def config(self) -> dict:
-        """The training configuration."""
+    def config(self) -> TrainConfig | None:
+        """The training configuration as asked (``mode="auto"``; :attr:`report` has what training
+        resolved), or None for a space not trained by likewise (imported vectors, say)."""
         return self._config
 
     @property
@@ -280,9 +283,12 @@ class Embeddings(
     def report(self) -> TrainReport:
         """What training chose and how it went (:class:`~likewise.training.report.TrainReport`): the
         mode, ``sample``, passes, basket rule and completion model, each with its reason; the history
-        and the seconds per step. Read from ``config`` and ``meta``, so a space saved by any version has one.
+        and the seconds per step. Read from ``meta`` (:meth:`TrainReport.from_dict`), so a space saved by any
+        version has one.
         """
-        return TrainReport.read(self.config or {}, self.meta or {}, self.basket_rule, self.completion)
+        return TrainReport.from_dict(
+            self.meta, self.config, basket_rule=self.basket_rule, completion=self.completion
+        )
 
     @property
     def customers(self) -> Any:
@@ -739,3 +745,13 @@ class Embeddings(
             queries, k, restrict, np.repeat(np.arange(n), len(ex)), np.tile(ex, n)
         )
         return self.answer_of(out_ids, scores, single)
+
+
+def _as_config(config: Any) -> TrainConfig | None:
+    """A space's config: a TrainConfig as given, a dict (saved, or written by hand) read by
+    :meth:`TrainConfig.from_dict`, None (or an empty dict) for none."""
+    if config is None or isinstance(config, TrainConfig):
+        return config
+    if not isinstance(config, dict):
+        raise InputError(f"config must be a TrainConfig or a dict, got {type(config).__name__}")
+    return TrainConfig.from_dict(jsonable(config, "config")) if config else None

@@ -25,9 +25,10 @@ half-written space under the target name. Loading checks the manifest, the size 
 :class:`~likewise.errors.CorruptModelError` with the path, the file and what was expected.
 
 :func:`save` takes any object with the attributes of an :class:`~likewise.space.embeddings.Embeddings`
-(``vectors``, ``counts``, ``keys``, ``vocab``, ``fingerprint``, ``config``, ``meta``, ``context``,
-``customers``); :func:`read_space` returns the checked parts as a :class:`SavedSpace`, from which
-``Embeddings.load`` builds the space. Writing goes through :func:`likewise._fileio.atomic_folder`.
+(``vectors``, ``counts``, ``keys``, ``vocab``, ``fingerprint``, ``config`` (a TrainConfig, a dict or None),
+``meta``, ``context``, ``customers``); :func:`read_space` returns the checked parts as a
+:class:`SavedSpace`, from which ``Embeddings.load`` builds the space. Writing goes through
+:func:`likewise._fileio.atomic_folder`.
 
 Adding a format version: bump ``FORMAT_VERSION``, keep a reader for each older version in ``_READERS``,
 and commit a fixture of the new version under ``tests/fixtures/``.
@@ -59,6 +60,8 @@ from .._readfile import field, inside, read_json, read_npy
 from .._targets import check_target
 from ..data.vocab import Dropped, Vocab
 from ..errors import CorruptModelError, InputError
+from ..training.config import TrainConfig
+from ..training.report import TrainReport
 from .itemitem import ItemItem
 from .itemtypes import ItemTypes
 
@@ -118,8 +121,9 @@ def save(emb: Any, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
     from .._version import __version__
 
     target = check_target(path, overwrite=overwrite)
+    config = emb.config.to_dict() if isinstance(emb.config, TrainConfig) else emb.config
     # before any file is written: a NaN in the meta would make a manifest no strict reader can load
-    finite_json({"config": emb.config, "meta": emb.meta}, f"the manifest of {target}")
+    finite_json({"config": config, "meta": emb.meta}, f"the manifest of {target}")
     with atomic_folder(target) as tmp:
         write_npy(tmp / "vectors.npy", np.ascontiguousarray(emb.vectors, dtype="<f4"))
         write_npy(tmp / "counts.npy", np.ascontiguousarray(emb.counts, dtype="<i8"))
@@ -133,7 +137,7 @@ def save(emb: Any, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
             "dim": emb.dim,
             "dtype": "float32",
             "item_name": emb.vocab.what,
-            "config": emb.config,
+            "config": config,
             "meta": emb.meta,
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
             "likewise_version": __version__,
@@ -178,13 +182,15 @@ class SavedSpace:
     context, customer vectors) has been checked to be finite either way: a checksum only says the bytes
     are the ones written, not that the writer wrote finite numbers. ``customers`` holds the customer
     table's parts (``vectors``, ``vocab``, ``bought_indptr``, ``bought_ids``, ``fingerprint``,
-    ``config``) or is None; ``types`` the type of each row of a typed space, or None.
+    ``config``) or is None; ``types`` the type of each row of a typed space, or None. ``config`` is the
+    training config read by :meth:`~likewise.training.config.TrainConfig.from_dict` (None when the
+    space was not trained by likewise).
     """
 
     folder: Path
     vectors: np.ndarray
     vocab: Vocab
-    config: dict
+    config: TrainConfig | None
     meta: dict
     fingerprint: str
     verified: bool
@@ -337,7 +343,17 @@ def _read_v1(folder: Path, manifest: dict, mmap: bool, verify: bool) -> SavedSpa
             vocab = vocab.with_dropped(Dropped.from_dict(meta["dropped"]))
         except InputError as e:
             raise CorruptModelError(f"{str(folder / MANIFEST)!r}: {e}") from None
-    out = SavedSpace(folder, vectors, vocab, manifest.get("config") or {}, meta, fingerprint, verify)
+    config = None
+    if manifest.get("config"):  # {} or null: a space likewise did not train (imported vectors)
+        try:
+            config = TrainConfig.from_dict(manifest["config"])
+        except InputError as e:
+            raise CorruptModelError(f"{str(folder / MANIFEST)!r}: {e}") from None
+    try:
+        TrainReport.from_dict(meta, config)  # a damaged record is refused here, not at its first query
+    except CorruptModelError as e:
+        raise CorruptModelError(f"{str(folder / MANIFEST)!r}: {e}") from None
+    out = SavedSpace(folder, vectors, vocab, config, meta, fingerprint, verify)
     if "context" in manifest:
         if "context.npy" not in paths:
             raise CorruptModelError(f"{str(folder / MANIFEST)!r} names a context table but does not list it")

@@ -269,8 +269,9 @@ class TrainedNextToken:
             "train_loss": self.train_loss,
             "val_loss": None if math.isnan(self.val_loss) else self.val_loss,
             **{k: v for k, v in self.meta.items() if k in ("items", "sequences", "examples")},
+            "nexttoken_config": asdict(self.config),  # not a TrainConfig: the space's config is skip-gram's
         }
-        return self.model.table.to_embeddings(self.vocab, config=asdict(self.config), meta=meta)
+        return self.model.table.to_embeddings(self.vocab, meta=meta)
 
 
 # --------------------------------------------------------------------------------------------------------

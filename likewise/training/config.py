@@ -96,7 +96,7 @@ class TrainConfig:
         ``basket``: every item's context is the rest of its basket; order is ignored.
         ``auto`` (default): what the input says (:func:`infer_mode`): a log read by ``basket_col``
         with no ordering column, or in-memory sets, train as baskets; text, ordered logs and lists
-        as sequences. The saved config records the mode used and ``meta["mode_reason"]`` why.
+        as sequences. The saved config keeps what was asked; the space's report the mode used and why.
     dim : int
         Vector size.
     window : int
@@ -112,12 +112,12 @@ class TrainConfig:
         together (on the generated shop of ``bench/retail_evidence.py`` basket-completion HR@10 fell
         from 0.590 to 0.569 with 1e-3); in sequence mode word2vec's 1e-3, raised to the mean item
         frequency ``1 / V`` for small vocabularies and further if fewer than half the tokens would
-        stay. The saved config records the value used.
+        stay. The space's report records the value used (``emb.report.sample``).
     min_count : int, optional
         Items seen fewer times are dropped when the corpus is compiled (and reported). Default
         (None): :data:`MIN_COUNT` of the mode, word2vec's 5 for sequences (text) and 1 for baskets,
-        where every product bought is a product a user may ask about. The saved config records
-        the value used.
+        where every product bought is a product a user may ask about. The space's report records
+        the value used (``emb.report.min_count``).
     max_items : int, optional
         Keep only the ``max_items`` most frequent items.
     epochs : int or "auto"
@@ -131,8 +131,8 @@ class TrainConfig:
         When the plan is 10 passes or fewer (about 1.25 M tokens or more) one trial would choose only
         the rule: the run trains once on all the data and the rule is chosen on the held-out slice
         with its tables (which saw those sequences too).
-        The saved config records the passes used, ``meta["epochs_reason"]`` and
-        ``meta["scoring_reason"]`` why.
+        The space's report (:class:`~likewise.training.report.TrainReport`) records the passes used and
+        why, and why the basket rule was chosen.
     lr, min_lr : float
         Learning rate, decayed linearly from ``lr`` to ``min_lr`` over all epochs.
     max_context : int
@@ -287,14 +287,30 @@ class TrainConfig:
         return self
 
     def to_dict(self) -> dict[str, Any]:
-        """The config as a JSON-able dict (stored in the saved space)."""
+        """The config as a JSON-able dict (the saved space's ``config``: what the caller asked, its
+        ``"auto"`` values unresolved; what training resolved them to is in its report)."""
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> TrainConfig:
-        """Rebuild a config saved by :meth:`to_dict`, ignoring keys this version does not know."""
+    def from_dict(cls, d: Mapping[str, Any]) -> TrainConfig:
+        """The config saved by :meth:`to_dict` of this version or an older one, checked.
+
+        Keys this version does not know are ignored: older versions wrote ``"model"`` (always
+        ``"sgns"``), and a later field the code dropped reads as nothing. A field an older version did
+        not write takes its default.
+
+        Raises
+        ------
+        InputError
+            ``d`` is not a mapping, or a value is out of range (``saved config: dim == -1, must be >= 1``).
+        """
+        if not isinstance(d, Mapping):
+            raise InputError(f"a saved training config must be a JSON object, got {type(d).__name__}")
         names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
+        try:
+            return cls(**{k: v for k, v in d.items() if k in names})
+        except InputError as e:
+            raise InputError(f"saved config: {e}") from None
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from .checkpoint import lock_folder
 from .completion import attach_completion
 from .config import EpochStats, TrainConfig, config_with, min_count_for, neg_group_for, select_backend
 from .evidence import attach_evidence
+from .report import Choice, Timings, TrainReport
 from .tables import Run, Trained, backend_passes, run_tables, train_tables
 
 __all__ = [
@@ -95,10 +96,10 @@ def train(data: Any = None, config: TrainConfig | None = None, *, steps: Sequenc
     Returns
     -------
     Embeddings or None
-        The input vectors, the vocabulary and counts, the config as trained (mode and ``sample``
-        resolved), and in ``meta``: per-epoch history, why the mode and ``sample`` were chosen, the
-        share of tokens subsampling kept, the keys ``min_count`` / ``max_items`` dropped, and from a
-        matrix its ``matrix`` (:meth:`SparseBaskets.shape_note`); ``emb.report`` types them
+        The input vectors, the vocabulary and counts, the config as asked (``mode="auto"``), and in
+        ``meta``: the values training resolved, the history per pass, why the mode and ``sample`` were
+        chosen, the share of tokens subsampling kept, the keys ``min_count`` / ``max_items`` dropped, and
+        from a matrix its ``matrix`` (:meth:`SparseBaskets.shape_note`); ``emb.report`` types them
         (:class:`likewise.training.report.TrainReport`). Under ``torchrun`` (``WORLD_SIZE`` >
         1, backend torch) every process trains its shard and rank 0 returns the whole space, the others None.
     """
@@ -153,6 +154,7 @@ def fit(data: Any, read: Any, config: TrainConfig, run: Run, steps: Sequence[Ste
     from ..readers.resolve import resolve_input
 
     t0 = time.perf_counter()
+    asked = config  # the space keeps what was asked; its report what training resolved
     d = run.dist
     with ExitStack() as stack:
         if run.backend == "torch":
@@ -185,7 +187,7 @@ def fit(data: Any, read: Any, config: TrainConfig, run: Run, steps: Sequence[Ste
         t_train = time.perf_counter()
         keys = getattr(corpus.vocab, "keys", None)
         emb, config, held_out = _train_corpus(
-            corpus, config, mode_reason, dataclasses.replace(run, keys=keys)
+            corpus, config, mode_reason, dataclasses.replace(run, keys=keys), asked
         )
         if emb is None:  # a rank other than 0 of a multi-process run: rank 0 holds the space
             return None
@@ -252,10 +254,11 @@ def _as_corpus(source: Any, config: TrainConfig, run: Run, stack: ExitStack):
 
 
 def _train_corpus(
-    corpus: Any, config: TrainConfig, mode_reason: str, run: Run
+    corpus: Any, config: TrainConfig, mode_reason: str, run: Run, asked: TrainConfig | None = None
 ) -> tuple[Any, TrainConfig, tuple[np.ndarray | None, bool]]:
     """The space trained on a compiled corpus, the config as trained (``sample``, ``epochs`` resolved)
-    and the held-out ranks of its basket rule with whether they leaked (for the completion model)."""
+    and the held-out ranks of its basket rule with whether they leaked (for the completion model). The
+    space keeps ``asked`` (default: ``config``) as its config and the resolved values in its report."""
     from ..space.embeddings import Embeddings
 
     vocab = corpus.vocab
@@ -284,13 +287,23 @@ def _train_corpus(
     held_out = (notes.pop("validation_rr", None), bool(notes.pop("validation_leaked", False)))
     history = trained.history
     config = dataclasses.replace(config, epochs=notes.pop("epochs"))
-    meta = {
-        "backend": run.backend,
-        "threads": trained.threads,
-        **({"device": str(run.device), "world_size": run.dist.world} if run.backend == "torch" else {}),
-        "history": history,
-        "train_seconds": time.perf_counter() - t_start,
-        "corpus": {
+    seconds = time.perf_counter() - t_start
+    chosen = run_notes(history, mode_reason, sample_reason, vocab)
+    torch = run.backend == "torch"
+    report = TrainReport(
+        mode=Choice(config.mode, mode_reason),
+        sample=Choice(config.sample, sample_reason),
+        epochs=Choice(config.epochs, notes.pop("epochs_reason", None)),
+        basket_rule=Choice(notes.pop("basket_scoring", None), notes.pop("scoring_reason", None)),
+        completion=Choice(None, None),  # chosen by the step after training (attach_completion)
+        similar=Choice(None, None),  # likewise (attach_evidence)
+        kept_share=chosen["kept_share"],
+        dropped=chosen["dropped"],
+        history=tuple(history),
+        timings=Timings(train=seconds),
+        backend=run.backend,
+        threads=trained.threads,
+        corpus={
             "n_sequences": corpus.n_sequences,
             "n_tokens": corpus.n_tokens,
             # orders of a log longer than text lines may be, cut into pieces (the summary says so)
@@ -299,10 +312,14 @@ def _train_corpus(
             # rows of a log left out (on_bad_rows="skip"), by cause
             "skipped_rows": dict(source.get("skipped_rows") or {}),
         },
-        **run_notes(history, mode_reason, sample_reason, vocab),
-        **notes,
-    }
-    emb = Embeddings(trained.W, vocab, config=config.to_dict(), meta=meta)
+        min_count=config.min_count,
+        max_items=config.max_items,
+        neg_group=config.neg_group,
+        device=str(run.device) if torch else None,
+        world_size=run.dist.world if torch else None,
+    )
+    meta = {**report.to_dict(), **notes}  # the run's other notes (the trials' scores) beside its report
+    emb = Embeddings(trained.W, vocab, config=asked or config, meta=meta)
     # The output table is kept: W[i] . C[j] estimates how much more often j goes with i than chance,
     # which is what basket completion needs (cosine between input vectors finds substitutes instead).
     emb.attach_context(trained.C)

@@ -317,9 +317,10 @@ def _best_rule(emb: Any, contexts: Any, targets: Any, k: int) -> tuple[dict[str,
     return scored[rule], rule
 
 
-def _settings(config: dict[str, Any]) -> dict[str, Any]:
+def _settings(emb: Any) -> dict[str, Any]:
     """The searched values a model was trained with (no window in basket mode: baskets have none)."""
-    return {n: config.get(n) for n in _SHOWN if not (n == "window" and config.get("mode") == "basket")}
+    config = emb.report.trained_config(emb.config)  # "auto" and None as training resolved them
+    return {n: getattr(config, n) for n in _SHOWN if not (n == "window" and config.mode == "basket")}
 
 
 class _Reporter:
@@ -575,11 +576,11 @@ class _Search:
         if len(targets) == 0:
             raise InputError(
                 "no held-out case has its hidden item and a visible item in the trained vocabulary "
-                f"(min_count={emb.config.get('min_count')!r}: lower it)"
+                f"(min_count={emb.report.min_count!r}: lower it)"
             )
         self.n_test = len(targets)
         m, rule = _best_rule(emb, contexts, targets, self.k)
-        settings = {**_settings(emb.config), "basket_rule": rule}
+        settings = {**_settings(emb), "basket_rule": rule}
         hr, ndcg, mrr, cov = m["hr"], m["ndcg"], m["mrr"], m["coverage"]
         return Trial(number, params, settings, hr, ndcg, mrr, cov, time.perf_counter() - start), emb
 

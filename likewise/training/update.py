@@ -55,7 +55,7 @@ from ..space.itemtypes import SIDE_TYPE, TYPE_SEP
 from ..space.store import check_target
 from .config import min_count_for
 from .repeats import ON_REPEAT, new_orders, record_orders
-from .train import TrainConfig, train_tables
+from .train import train_tables
 
 __all__ = ["update"]
 
@@ -178,13 +178,17 @@ def update(
         target = check_target(output, overwrite=overwrite)
         if parent_path is not None and target.resolve() == parent_path:
             raise InputError(f"output {str(output)!r} is the model being updated; choose a new folder")
-    config = TrainConfig.from_dict(parent.config)
-    config = dataclasses.replace(config, lr=config.lr * lr_scale, min_lr=config.min_lr * lr_scale)
-    if epochs is not None:
-        config = dataclasses.replace(config, epochs=epochs)
-    config.validate()
+    asked = parent.config if epochs is None else dataclasses.replace(parent.config, epochs=epochs)
+    trained = parent.report.trained_config(parent.config)  # the parent's "auto" values as it trained them
+    config = dataclasses.replace(
+        trained,
+        lr=trained.lr * lr_scale,
+        min_lr=trained.min_lr * lr_scale,
+        epochs=trained.epochs if epochs is None else epochs,
+    )
     with ExitStack() as stack:  # a table in memory is read from a scratch copy while it trains
-        corpus = new_orders(_new_corpus(new_log, info, cache_dir, sql, stack), parent, info, on_repeat)
+        read = parent_read_options(parent)
+        corpus = new_orders(_new_corpus(new_log, read, cache_dir, sql, stack), parent, info, on_repeat)
         t0 = time.perf_counter()
         seq_ids, seq_offsets = corpus.ids, corpus.offsets  # codes of corpus.keys
         new_keys, new_counts = corpus.keys, corpus.counts
@@ -233,17 +237,11 @@ def update(
         if attrs is not None:
             record |= {"new_attribute_tokens": new_tokens, "items_with_attributes": attrs.found}
         meta = child_meta(parent, parent_path, "update", record)  # not the parent's own step (a place)
+        meta["resolved"] = {**parent.report.resolved, "epochs": config.epochs}
         meta["history"] = [dict(h) for h in history]
         meta["train_seconds"] = seconds
         vocab = Vocab(keys, counts, what=parent.vocab.what)
-        emb = Embeddings(
-            W,
-            vocab,
-            config=dataclasses.replace(
-                config, lr=config.lr / lr_scale, min_lr=config.min_lr / lr_scale
-            ).to_dict(),
-            meta=meta,
-        )
+        emb = Embeddings(W, vocab, config=asked, meta=meta)
         emb.attach_context(C)
         _carry_over(emb, parent, attrs, keys, fresh_vocab.keys, corpus, line_ids, info)
         record_orders(emb, parent, corpus)
@@ -271,6 +269,8 @@ def _checked_parent(
         )
     if parent.context is None:
         raise InputError("the model has no output table (context.npy) to continue training; retrain it")
+    if parent.config is None:
+        raise InputError("the model has no training config to continue training with; retrain it")
     for name, table in (("vectors", parent.vectors), ("context table", parent.context)):
         bad = first_nonfinite_row(np.asarray(table))  # a space built with check_finite=False
         if bad is not None:
@@ -339,7 +339,7 @@ def _carry_over(
         # model keeps completing the products it covers, new products are completed by their vectors
         emb.attach_itemitem(parent.itemitem)
         emb.meta["completion_reason"] = (
-            f"{parent.meta.get('completion_reason', 'item-item')}; carried over from the parent by update "
+            f"{parent.report.completion.reason or 'item-item'}; carried over from the parent by update "
             "(retrain on the whole log to refit it with the new orders)"
         )
     # the parent's item attributes still name its products; new rows of item_attrs name new ones
@@ -493,12 +493,52 @@ def _merged_history(
     }
 
 
-def _new_corpus(new_log: Any, info: dict[str, Any], cache_dir: Any, sql: str | None, stack: ExitStack) -> Any:
+def _new_corpus(new_log: Any, parent_read: Any, cache_dir: Any, sql: str | None, stack: ExitStack) -> Any:
     """The new log compiled as the parent's was read (its columns, sessions and types), every item kept."""
     from ..data.corpus import build_corpus
-    from ..readers.resolve import ReadOptions, resolve_input
+    from ..readers.resolve import resolve_input
 
-    read = ReadOptions(
+    read = dataclasses.replace(_log_shape(parent_read), sql=sql)
+    source = resolve_input(new_log, read, stack)
+    cache = source.cache_dir if source.cache_dir is not None else cache_dir
+    return build_corpus(source.data, min_count=1, cache_dir=cache, what="item")
+
+
+#: What an update takes of the parent's read options: the shape of its log (columns, sessions, types,
+#: what a basket is). The file's own format, delimiter, bad-row and missing-value handling belong to the
+#: new file, and its attributes come by ``item_attrs``.
+UPDATE_READS = (
+    "basket_col",
+    "item_col",
+    "user_col",
+    "time_col",
+    "sessions",
+    "type_col",
+    "type_map",
+    "type_cols",
+    "basket_scope",
+)
+
+
+def parent_read_options(parent: Any) -> Any:
+    """How the parent read its order log: ``meta["read"]`` (:meth:`ReadOptions.from_dict`), or for a model
+    saved before it was recorded, the columns ``meta["retail"]`` names.
+
+    Raises
+    ------
+    InputError
+        ``meta["read"]`` is damaged (not read options this version knows), naming what is wrong.
+    """
+    from ..readers.resolve import ReadOptions
+
+    saved = parent.meta.get("read")
+    if saved is not None:
+        try:
+            return ReadOptions.from_dict(saved)
+        except InputError as e:
+            raise InputError(f"the model's meta['read']: {e}; the manifest was edited or damaged") from None
+    info = parent.meta["retail"]
+    return ReadOptions(
         basket_col=info["basket_col"],
         item_col=None if info.get("type_cols") else info["item_col"],
         user_col=info.get("user_col"),
@@ -508,11 +548,12 @@ def _new_corpus(new_log: Any, info: dict[str, Any], cache_dir: Any, sql: str | N
         type_map=info.get("type_map"),
         type_cols=info.get("type_cols"),
         basket_scope=info.get("basket_scope", "order"),
-        sql=sql,
     )
-    source = resolve_input(new_log, read, stack)
-    cache = source.cache_dir if source.cache_dir is not None else cache_dir
-    return build_corpus(source.data, min_count=1, cache_dir=cache, what="item")
+
+
+def _log_shape(read: Any) -> Any:
+    """``read``'s :data:`UPDATE_READS`, every other option at its default."""
+    return type(read)(**{name: getattr(read, name) for name in UPDATE_READS})
 
 
 def _kept(line_ids: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
