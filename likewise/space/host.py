@@ -75,10 +75,13 @@ class SpaceHost(Protocol):
     def dim(self) -> int: ...
 
     @property
-    def config(self) -> dict: ...
+    def config(self) -> Any: ...  # the TrainConfig as asked (likewise.training.config), or None
 
     @property
     def meta(self) -> dict: ...
+
+    @property
+    def report(self) -> Any: ...  # the choices training made (likewise.training.report.TrainReport)
 
     def __len__(self) -> int: ...
 
