@@ -36,6 +36,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise.space",
             "likewise.baselines",
             "likewise.apps",
+            "likewise.nextbasket",
         ],
     ),
     (
@@ -82,7 +83,9 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise.space.itemitem",  # the item-item completion model (EASE): arrays in, arrays out
             "likewise.space.itemtail",  # the item-item model past its dense head
             "likewise.space.store",  # the files of a saved space; no model class
-            "likewise.space.history",  # each customer's purchase counts per product: arrays in, arrays out
+            # each customer's purchase counts per product: arrays in, arrays out
+            "likewise.nextbasket.history",
+            "likewise.nextbasket.model",  # the fitted next-basket model: a typed record that checks itself
             "likewise.data.corpus_cache",  # where compiled corpora are kept, and the bound on their bytes
             "likewise.training.checkpoint",  # the files of a training checkpoint (.npy shards + manifest)
             "likewise.index",  # ExactIndex | HnswIndex, one interface
@@ -93,7 +96,8 @@ LAYERS: list[tuple[str, list[str]]] = [
         "L3 the space",
         [
             "likewise.space.customers",
-            "likewise.space.neighbourhood",  # what similar customers buy (next basket's evidence)
+            "likewise.nextbasket.neighbours",  # what similar customers buy (next basket's evidence)
+            "likewise.nextbasket.features",  # a customer's candidates and their named features
             "likewise.space.analogies",  # mixins of Embeddings
             "likewise.space.affinity",
             "likewise.space.itemtable",  # types, the type filter and export (a mixin of Embeddings)
@@ -126,6 +130,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             # EASE and implicit's ALS, tuned on a held-out slice (re-exported by baselines.counts)
             "likewise.baselines.peers",
             "likewise.baselines.counts",  # popular, co-count, PPMI, PPMI-SVD
+            "likewise.nextbasket.fit",  # the next-basket weights, fitted on held-out baskets
         ],
     ),
     (
@@ -133,6 +138,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         [
             "likewise.evaluate",
             "likewise.retail",
+            "likewise.nextbasket.query",  # what a customer will buy next (likewise.retail.next_basket)
             "likewise.training.update",
             "likewise.training.repeats",  # which orders of a new log the model already holds
             "likewise.training.tune",
