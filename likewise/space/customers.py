@@ -105,7 +105,9 @@ class CustomerTable:
             raise InputError(
                 "the next-basket model is given twice: as config['next_basket'] and next_basket="
             )
-        self.next_basket = NextBasketModel.from_dict(saved) if saved is not None else next_basket
+        self.next_basket: NextBasketModel | None = (
+            NextBasketModel.from_dict(saved) if saved is not None else next_basket
+        )
         self.history = _checked_history(history, len(ids), len(vocab), indptr)
         self.orders = None if orders is None else unique(np.asarray(orders, dtype=np.uint64))
         self._normed: np.ndarray | None = None
