@@ -9,6 +9,7 @@ Hierarchy::
     ├── ItemIndexError (IndexError)        an integer id past the end of the table
     ├── NotFittedError (RuntimeError)      an object used before it was trained or loaded
     ├── CorruptModelError (OSError)        a saved file is missing, truncated or fails its checksum
+    │   └── ModelMismatchError             a saved fitted part no longer fits the code; names the retrain
     ├── WriteError (OSError)               an output could not be written (a full disk); names the path
     ├── MissingDependencyError (ImportError)  an optional extra is not installed; gives the install line
     └── DistributedError (RuntimeError)    another process of a torchrun run died or stopped answering
@@ -28,6 +29,7 @@ __all__ = [
     "ItemIndexError",
     "LikewiseError",
     "MissingDependencyError",
+    "ModelMismatchError",
     "NotFittedError",
     "SpaceMismatchError",
     "UnknownItemError",
@@ -135,6 +137,11 @@ class NotFittedError(LikewiseError, RuntimeError):
 
 class CorruptModelError(LikewiseError, OSError):
     """A saved model file is missing, truncated or fails its checksum."""
+
+
+class ModelMismatchError(CorruptModelError):
+    """A saved fitted part no longer fits the code that reads it (weights fitted on other features than
+    this version computes); the message says what differs and the command that retrains it."""
 
 
 class WriteError(LikewiseError, OSError):

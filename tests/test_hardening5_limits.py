@@ -132,7 +132,7 @@ def test_next_basket_in_a_typed_space_offers_products_unless_asked_for_other_typ
     from likewise import retail
 
     emb = likewise.load(typed_model)
-    assert "weights" in emb.customers.config["next_basket"]  # the fitted model, not the own-list rule
+    assert emb.customers.next_basket.weights is not None  # the fitted model, not the own-list rule
     offered = [retail.next_basket(emb, c, k=10).keys for c in emb.customers.keys]
     assert all(k.startswith("product:") for keys in offered for k in keys)
     asked = retail.next_basket(emb, emb.customers.keys[0], k=3, types="campaign")
@@ -307,7 +307,7 @@ def test_concurrent_first_queries_build_the_neighbourhood_once(typed_model, monk
     import threading
 
     import likewise
-    from likewise.space import neighbourhood as nh
+    from likewise.nextbasket import neighbours as nh
 
     table = likewise.load(typed_model).customers
     n_items = len(likewise.load(typed_model))
@@ -343,7 +343,7 @@ def test_a_server_builds_the_neighbourhood_when_it_loads_not_per_request(typed_m
 
     from test_reliability_service import make_app
 
-    from likewise.space import neighbourhood as nh
+    from likewise.nextbasket import neighbours as nh
 
     builds = []
     real_class = nh.Neighbourhood
@@ -401,13 +401,13 @@ def test_a_customer_who_bought_every_product_is_read_within_the_history_cap(whal
     """One who bought every product cost 150-240 MB a request; now the products read are the
     ``max_history`` most recent (counted), and none bought is offered as new."""
     from likewise import retail
-    from likewise.retail import nextbasket
+    from likewise.nextbasket import features
 
     emb = whale_model
     bought = set(emb.customers.bought("whale").tolist())
     assert len(bought) == 300
     read, rows = [], []
-    real = nextbasket.history_neighbour_share
+    real = features.history_neighbour_share
     pairs_of = np.bincount(np.asarray(emb.customers.bought_ids), minlength=len(emb))  # customers per product
 
     def counting(table, items, *args, **kw):
@@ -415,7 +415,7 @@ def test_a_customer_who_bought_every_product_is_read_within_the_history_cap(whal
         rows.append(int(pairs_of[items].sum()))  # the (customer, product) pairs this search reads
         return real(table, items, *args, **kw)
 
-    monkeypatch.setattr(nextbasket, "history_neighbour_share", counting)
+    monkeypatch.setattr(features, "history_neighbour_share", counting)
     res = retail.next_basket(emb, "whale", k=10, max_history=50)
     assert read == [50]
     assert rows[0] <= 50 * int(pairs_of.max()) and rows[0] < pairs_of.sum() / 3, (rows, pairs_of.sum())
@@ -641,11 +641,12 @@ def test_fuzzed_next_basket_records_load_and_answer_finitely_or_are_refused_in_o
     import likewise
     from likewise import retail
     from likewise.errors import InputError, LikewiseError
-    from likewise.space.customers import check_next_basket
+    from likewise.nextbasket.model import NextBasketModel
 
     emb = likewise.load(typed_model)
     table = emb.customers
-    good = copy.deepcopy(table.config["next_basket"])
+    fitted = table.next_basket
+    good = fitted.to_dict()
     rng = random.Random(9)
     oddities = [None, "many", -5, 0, 10**12, 1.5, True, [], {}, float("nan"), float("inf"), "own", "magic"]
     outcomes = {"refused": 0, "answered": 0}
@@ -666,12 +667,12 @@ def test_fuzzed_next_basket_records_load_and_answer_finitely_or_are_refused_in_o
                     lst[rng.randrange(len(lst))] = rng.choice(oddities)
                 rec[key] = lst
         try:
-            check_next_basket(rec)
+            model = NextBasketModel.from_dict(rec)
         except InputError as e:
             assert "\n" not in str(e)
             outcomes["refused"] += 1
             continue
-        table.config["next_basket"] = rec
+        table.next_basket = model
         try:
             res = retail.next_basket(emb, table.keys[0], k=5)
         except LikewiseError as e:
@@ -681,5 +682,5 @@ def test_fuzzed_next_basket_records_load_and_answer_finitely_or_are_refused_in_o
             assert all(math.isfinite(float(v)) for v in res.scores), rec
             outcomes["answered"] += 1
         finally:
-            table.config["next_basket"] = good
+            table.next_basket = fitted
     assert outcomes["refused"] > 50 and outcomes["answered"] > 0, outcomes

@@ -94,8 +94,12 @@ def test_history_top_equals_its_reference_and_leaves_its_scratch_clean(seed):
 
 def test_the_fits_searches_find_a_querys_neighbours():
     # block_neighbours (compiled, the fit's) and the NumPy path a query takes give the same shares
+    from likewise.nextbasket.neighbours import (
+        block_neighbours,
+        history_neighbour_share,
+        vector_neighbour_share,
+    )
     from likewise.space.customers import customer_table
-    from likewise.space.neighbourhood import block_neighbours, history_neighbour_share, vector_neighbour_share
 
     users, ids, offsets = _log(5, n_users=40, n_items=25, n_baskets=400)
     vectors = np.random.default_rng(5).normal(size=(25, 6)).astype(np.float32)

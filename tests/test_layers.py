@@ -45,6 +45,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise.space",
             "likewise.baselines",
             "likewise.apps",
+            "likewise.nextbasket",
         ],
     ),
     (
@@ -93,7 +94,9 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise.space.itemitem",  # the item-item completion model (EASE): arrays in, arrays out
             "likewise.space.itemtail",  # the item-item model past its dense head
             "likewise.space.store",  # the files of a saved space; no model class
-            "likewise.space.history",  # each customer's purchase counts per product: arrays in, arrays out
+            # each customer's purchase counts per product: arrays in, arrays out
+            "likewise.nextbasket.history",
+            "likewise.nextbasket.model",  # the fitted next-basket model: a typed record that checks itself
             "likewise.data.corpus_cache",  # where compiled corpora are kept, and the bound on their bytes
             "likewise.training.checkpoint",  # the files of a training checkpoint (.npy shards + manifest)
             "likewise.index",  # ExactIndex | HnswIndex, one interface
@@ -104,7 +107,8 @@ LAYERS: list[tuple[str, list[str]]] = [
         "L3 the space",
         [
             "likewise.space.customers",
-            "likewise.space.neighbourhood",  # what similar customers buy (next basket's evidence)
+            "likewise.nextbasket.neighbours",  # what similar customers buy (next basket's evidence)
+            "likewise.nextbasket.features",  # a customer's candidates and their named features
             # the mixins' shared types (Item, Restrict, Types) and SpaceHost, what they need of the space
             "likewise.space.host",
             "likewise.space.analogies",  # mixins of Embeddings
@@ -139,6 +143,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             # EASE and implicit's ALS, tuned on a held-out slice (re-exported by baselines.counts)
             "likewise.baselines.peers",
             "likewise.baselines.counts",  # popular, co-count, PPMI, PPMI-SVD
+            "likewise.nextbasket.fit",  # the next-basket weights, fitted on held-out baskets
         ],
     ),
     (
@@ -146,6 +151,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         [
             "likewise.evaluate",
             "likewise.retail",
+            "likewise.nextbasket.query",  # what a customer will buy next (likewise.retail.next_basket)
             "likewise.training.update",
             "likewise.training.repeats",  # which orders of a new log the model already holds
             "likewise.training.tune",

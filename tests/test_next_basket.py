@@ -13,7 +13,7 @@ import likewise
 from likewise import retail
 from likewise.cli import main
 from likewise.errors import NotFittedError, UnknownItemError
-from likewise.space.history import purchase_history
+from likewise.nextbasket.history import purchase_history
 
 
 @pytest.fixture(autouse=True)
@@ -83,8 +83,8 @@ def test_next_basket_ranks_each_customers_staples_first(loyal):
         got = retail.next_basket(emb, f"c{c:04d}", k=3)
         hits += len(set(got.keys) & {f"p{p:03d}" for p in staples[c]})
     assert hits >= 0.9 * 3 * 20  # the staples, nearly always; for_customer excludes them all
-    model = emb.customers.config["next_basket"]
-    assert model["validation"]["customers"] > 20 and len(model["weights"]) == len(model["features"]) + 1
+    model = emb.customers.next_basket
+    assert model.validation["customers"] > 20 and len(model.weights) == len(model.features) + 1
 
 
 def test_explore_answers_only_products_never_bought(loyal):
@@ -108,7 +108,7 @@ def test_history_and_weights_survive_save_and_load(loyal, tmp_path):
 def test_the_fit_sums_line_vectors_in_blocks_as_in_one(monkeypatch):
     # the customers' vectors of the fitting cases are summed a block of lines at a time (bounded memory):
     # the weights are those of one block
-    from likewise.retail import nextbasket
+    from likewise.nextbasket import features, fit
     from likewise.space.customers import customer_table
 
     table, _ = _loyal_log(n_customers=40, n_orders=4)
@@ -127,10 +127,11 @@ def test_the_fit_sums_line_vectors_in_blocks_as_in_one(monkeypatch):
     ct = customer_table(
         emb.vectors, emb.counts, emb.fingerprint, keys, users, ids, times=times, offsets=offsets
     )
-    whole = nextbasket.fit_next_basket(emb, ct, users, ids, offsets, times)
-    assert "weights" in whole, whole  # fitted, not the own-list fallback
-    monkeypatch.setattr(nextbasket, "_LINE_BLOCK", 7)
-    assert nextbasket.fit_next_basket(emb, ct, users, ids, offsets, times) == whole
+    whole = fit.fit_next_basket(emb, ct, users, ids, offsets, times)
+    assert whole.weights is not None, whole  # fitted, not the own-list fallback
+    monkeypatch.setattr(fit, "_LINE_BLOCK", 7)
+    monkeypatch.setattr(features, "SCORE_BLOCK", 7)
+    assert fit.fit_next_basket(emb, ct, users, ids, offsets, times) == whole
 
 
 def test_a_table_without_history_says_how_to_get_one(loyal):
@@ -202,8 +203,8 @@ def test_a_log_too_small_to_fit_answers_with_each_customers_own_most_bought(tmp_
         min_count=1,
         progress=False,
     )
-    model = emb.customers.config["next_basket"]
-    assert model["rule"] == "own" and "too few" in model["reason"]
+    model = emb.customers.next_basket
+    assert model.rule == "own" and "too few" in model.reason
     assert retail.next_basket(emb, "a", k=2).keys == ["milk", "eggs"]  # two baskets of milk, one of eggs
     assert retail.next_basket(emb, "b", k=1).keys == ["tea"]
     assert "tea" not in retail.next_basket(emb, "b", k=3, explore=True).keys
@@ -226,7 +227,7 @@ def test_update_adds_the_new_baskets_to_the_history(tmp_path):
     whole = likewise.train(str(tmp_path / "all.parquet"), **args)
     updated = update(parent, str(tmp_path / "late.parquet"))
     assert updated.customers.history is not None
-    assert updated.customers.config["next_basket"] == parent.customers.config["next_basket"]
+    assert updated.customers.next_basket == parent.customers.next_basket
     a, b = updated.customers, whole.customers
     for key in ("c0000", "c0007", "c0029"):
         ra, rb = a.row(key), b.row(key)

@@ -371,6 +371,7 @@ def add_placed(
                 fingerprint=emb.fingerprint,
                 config=old.config,
                 history=old.history,
+                next_basket=old.next_basket,
             )
         )
     if target is not None:

@@ -148,9 +148,7 @@ def _emit_train_summary(args: argparse.Namespace, emb: Any, summary: dict[str, A
         "orders_cut": report.corpus.get("cut_sequences", 0),
         "skipped_rows": report.skipped_rows,
         # how the next-basket weights did on held-out baskets (JSON only: the text notes stay as they were)
-        "next_basket": (emb.customers.config.get("next_basket") or {}).get("validation")
-        if emb.customers is not None
-        else None,
+        "next_basket": getattr(getattr(emb.customers, "next_basket", None), "validation", None),
     }
     if args.quiet and not args.json:
         return

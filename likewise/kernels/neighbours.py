@@ -14,7 +14,7 @@ equal similarities, the lower row, and return them best first:
 
 A query that selected with ``np.argpartition`` allocated the whole table's scores and their indices
 (200,000 customers: 2.4 MB per query); thousands of queries left the allocator's heap fragmented by
-hundreds of MB. The next-basket fit (:func:`likewise.retail.nextbasket.fit_next_basket`) uses these
+hundreds of MB. The next-basket fit (:func:`likewise.nextbasket.fit.fit_next_basket`) uses these
 kernels; a single query uses the NumPy versions (no compiled code loaded to answer one request), and
 :func:`top_k_rows_reference` / :func:`history_top_reference` are those, with this signature.
 """

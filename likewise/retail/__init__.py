@@ -23,11 +23,12 @@ checks into memory, for analyses such as :func:`split_last_order` (:mod:`likewis
 from __future__ import annotations
 
 from .._lazy import lazy_names
+from ..nextbasket.fit import fit_next_basket
+from ..nextbasket.query import next_basket
 from ..space.customers import CustomerTable
 from .evidence import holdout_hit_rates, lookalike_precision, split_last_order
 from .fit import build_customer_vectors, fit_order_log, train_from_log
 from .log import OrderLog, log_codes, log_sequences, parse_duration, read_order_log
-from .nextbasket import fit_next_basket, next_basket
 from .queries import (
     affinity_top_k,
     also_bought,

@@ -200,9 +200,9 @@ def _log_steps(
     name_col: str | None = None,
 ) -> None:
     """:func:`after_training` for a log (see there)."""
+    from ..nextbasket.fit import fit_next_basket
     from ..readers.attrs import item_table
     from ..space.names import choose_name_column
-    from .nextbasket import fit_next_basket
 
     read, spec = source.options, source.data
     if read.item_attrs is not None:  # how the table became tokens: a new product is tokenised the same way
@@ -237,7 +237,7 @@ def _log_steps(
             seed=int(emb.config.seed),
             threads=emb.config.threads,
         )
-        table.config["next_basket"] = fitted
+        table.next_basket = fitted
         if "order" in corpus.side:  # the orders' ids, hashed: an update refuses or skips a repeat of one
             table.orders = distinct_orders(corpus.side["order"])
         emb.attach_customers(table)

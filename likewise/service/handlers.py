@@ -6,6 +6,9 @@ status exception
 404    :class:`~likewise.errors.UnknownItemError` (an unknown model, customer or item, worded from its
        fields: ``what``, ``key``, ``suggestions``) and :class:`~likewise.errors.ItemIndexError`
 405    a method the path does not have: ``Allow`` lists every method of every route on the path
+409    :class:`~likewise.errors.ModelMismatchError`: the served model's fitted part (next-basket weights)
+       was fitted on other features than this version computes; the request is fine, the model must be
+       retrained (the message names the command)
 422    :class:`~likewise.errors.InputError`, :class:`~likewise.errors.NotFittedError` and pydantic's
        validation errors, in the API's words (:func:`~likewise.service.bodies.validation_message`)
 500    any other exception: ``{"error": "internal error (ItsClass) ..."}``, its traceback in the server's
@@ -24,7 +27,15 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
-from ..errors import CorruptModelError, InputError, ItemIndexError, NotFittedError, UnknownItemError, shown
+from ..errors import (
+    CorruptModelError,
+    InputError,
+    ItemIndexError,
+    ModelMismatchError,
+    NotFittedError,
+    UnknownItemError,
+    shown,
+)
 from .bodies import as_sent, error_loc, ranges_of, validation_message
 from .deps import limits_of, registry_of
 from .guard import HEAD_AS_GET
@@ -55,6 +66,12 @@ async def unknown(request: Request, e: UnknownItemError) -> Response:
 async def broken_model(request: Request, e: CorruptModelError) -> Response:
     """503: only a reload reads model files while serving; the version already loaded keeps answering."""
     return json_response({"error": f"{e}; the loaded version keeps serving"}, 503)
+
+
+async def mismatched_model(request: Request, e: ModelMismatchError) -> Response:
+    """409: the request is well formed, but the served model's state conflicts with this version (its
+    weights are for other features); retraining resolves it, repeating the request does not."""
+    return json_response({"error": str(e)}, 409)
 
 
 async def not_fitted(request: Request, e: NotFittedError) -> Response:
@@ -125,6 +142,7 @@ async def http_error(request: Request, e: StarletteHTTPException) -> Response:
 EXCEPTION_HANDLERS: dict[Any, Callable[[Request, Any], Coroutine[Any, Any, Response]]] = {
     UnknownItemError: unknown,
     CorruptModelError: broken_model,
+    ModelMismatchError: mismatched_model,
     NotFittedError: not_fitted,
     ItemIndexError: bad_id,
     InputError: bad_input,

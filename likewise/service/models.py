@@ -383,9 +383,9 @@ class Registry:
         if emb.index is not None:
             emb.index.warm()  # read the graph now too
         table = emb.customers
-        if table is not None and table.history is not None and "next_basket" in table.config:
+        if table is not None and table.history is not None and table.next_basket is not None:
             # next basket's similar-customer arrays, built here once rather than by the first requests
-            from ..space.neighbourhood import neighbourhood
+            from ..nextbasket.neighbours import neighbourhood
 
             neighbourhood(table, len(emb))
         attrs = None

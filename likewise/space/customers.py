@@ -7,7 +7,6 @@ the space can load it without the retail layer.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +16,8 @@ from .._arrays import unique
 from .._pages import release_pages
 from ..data.vocab import Vocab
 from ..errors import InputError, ItemIndexError, UnknownItemError
-from .history import HISTORY_FIELDS
+from ..nextbasket.history import HISTORY_FIELDS
+from ..nextbasket.model import NextBasketModel
 from .results import items_frame, items_table
 from .search import normalise_rows
 
@@ -28,17 +28,9 @@ if TYPE_CHECKING:  # pyarrow and pandas are imported inside the methods that nee
 __all__ = [
     "CUSTOMER_BLOCK",
     "CUSTOMER_SUMS_BYTES",
-    "MAX_NEIGHBOURS",
     "CustomerTable",
-    "check_next_basket",
     "customer_table",
 ]
-
-#: Most similar customers a saved next-basket record may ask for (a query reads each one's purchases).
-MAX_NEIGHBOURS = 10_000
-# The largest magnitude of a saved mean, scale or weight: the features are shares, logs and 0/1 bins, so
-# a fit never comes near it, while an edited 1e12 gave scores of that size.
-_MOST = 1e6
 
 
 class CustomerTable:
@@ -57,9 +49,11 @@ class CustomerTable:
     fingerprint : str
         The product space's fingerprint (customer vectors live in that space).
     config : dict, optional
-        How the vectors were built (weights), saved with them.
+        How the vectors were built (weights), saved with them. A ``"next_basket"`` entry (the manifest's
+        form of the next-basket model) is read by :meth:`NextBasketModel.from_dict` into
+        :attr:`next_basket`.
     history : dict of ndarray, optional
-        Purchase counts per bought product (:mod:`likewise.space.history`): ``baskets``, ``last``,
+        Purchase counts per bought product (:mod:`likewise.nextbasket.history`): ``baskets``, ``last``,
         ``first`` (int32) and ``decay`` (float32), aligned with ``bought_ids``, and ``n_baskets``
         (int32, one per customer).
         What :func:`likewise.retail.next_basket` ranks repeats by; absent in tables built from lines
@@ -68,6 +62,9 @@ class CustomerTable:
         The orders the table was built from: the sorted, distinct 64-bit hashes of their ids
         (:func:`likewise.readers.hash_keys` of the id's text), 8 bytes an order; an update refuses (or
         skips) a new order already among them.
+    next_basket : NextBasketModel, optional
+        How :func:`likewise.retail.next_basket` ranks (:mod:`likewise.nextbasket.model`), fitted when the
+        space was trained; saved in the manifest as ``config["next_basket"]`` (:attr:`saved_config`).
     """
 
     def __init__(
@@ -81,6 +78,7 @@ class CustomerTable:
         config: dict[str, Any] | None = None,
         history: dict[str, np.ndarray] | None = None,
         orders: np.ndarray | None = None,
+        next_basket: NextBasketModel | None = None,
     ) -> None:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(vocab):
@@ -102,12 +100,26 @@ class CustomerTable:
         self.bought_ids = ids
         self.fingerprint = fingerprint
         self.config: dict[str, Any] = dict(config or {})
-        if self.config.get("next_basket") is not None:
-            check_next_basket(self.config["next_basket"])
+        saved = self.config.pop("next_basket", None)  # the manifest's form: read (and checked) here
+        if saved is not None and next_basket is not None:
+            raise InputError(
+                "the next-basket model is given twice: as config['next_basket'] and next_basket="
+            )
+        self.next_basket: NextBasketModel | None = (
+            NextBasketModel.from_dict(saved) if saved is not None else next_basket
+        )
         self.history = _checked_history(history, len(ids), len(vocab), indptr)
         self.orders = None if orders is None else unique(np.asarray(orders, dtype=np.uint64))
         self._normed: np.ndarray | None = None
         self._profiles: np.ndarray | None = None
+
+    @property
+    def saved_config(self) -> dict[str, Any]:
+        """:attr:`config` as the manifest keeps it: with the next-basket model's record
+        (:meth:`NextBasketModel.to_dict`) as ``"next_basket"`` when the table has one."""
+        if self.next_basket is None:
+            return dict(self.config)
+        return {**self.config, "next_basket": self.next_basket.to_dict()}
 
     @property
     def keys(self) -> list[str]:
@@ -221,48 +233,6 @@ def _rows_less(x: np.ndarray, centre: np.ndarray) -> np.ndarray:
     return out
 
 
-def check_next_basket(model: Any) -> None:
-    """Check a saved next-basket record (``config["next_basket"]``, :func:`likewise.retail.fit_next_basket`)
-    before any answer reads it: every part that steers an answer, with its type and range.
-
-    Raises
-    ------
-    InputError
-        One line naming the part, the value found and what is expected.
-    """
-
-    def bad(part: str, value: Any, want: str) -> InputError:
-        shown = repr(value)
-        shown = shown if len(shown) <= 80 else shown[:77] + "..."
-        return InputError(f"the next-basket record's {part!r} is {shown}, expected {want}")
-
-    if not isinstance(model, dict):
-        raise bad("next_basket", model, "an object")
-    rule = model.get("rule")
-    if rule not in (None, "own"):
-        raise bad("rule", rule, "'own' or absent (the fitted weights)")
-    k = model.get("neighbours")
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_NEIGHBOURS:
-        raise bad("neighbours", k, f"a whole number from 1 to {MAX_NEIGHBOURS:,}")
-    if rule == "own" and "weights" not in model:
-        return
-    features = model.get("features")
-    if not isinstance(features, list) or not features or not all(isinstance(f, str) for f in features):
-        raise bad("features", features, "a list of feature names")
-    for part in ("mean", "scale", "weights"):
-        values = model.get(part)
-        if (
-            not isinstance(values, list)
-            or len(values) != len(features) + 1
-            or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
-            or not all(math.isfinite(v) and abs(v) <= _MOST for v in values)
-        ):
-            want = f"{len(features) + 1} numbers of at most {_MOST:g} (one per feature, then the bias)"
-            raise bad(part, values, want)
-    if not all(v > 0 for v in model["scale"]):
-        raise bad("scale", model["scale"], "numbers > 0 (each feature's spread)")
-
-
 def _checked_history(
     history: dict[str, np.ndarray] | None, n_pairs: int, n: int, indptr: np.ndarray
 ) -> dict[str, np.ndarray] | None:
@@ -361,7 +331,7 @@ def customer_table(
         Reference time for the decay (default: the latest time in ``times``).
     offsets : ndarray of int, optional
         The baskets (orders or sessions) the lines form (``offsets[b]:offsets[b + 1]``): with them the
-        table keeps each customer's purchase history (:mod:`likewise.space.history`), which
+        table keeps each customer's purchase history (:mod:`likewise.nextbasket.history`), which
         :func:`likewise.retail.next_basket` needs.
 
     Returns
@@ -449,7 +419,7 @@ def customer_table(
     keys = [k for k, h in zip(user_keys, has.tolist(), strict=True) if h]
     history = None
     if offsets is not None:
-        from .history import purchase_history
+        from ..nextbasket.history import purchase_history
 
         hist = purchase_history(users, ids, offsets, n_users, n_items, times=times, pair=pair)
         if not np.array_equal(hist.pair, pair):  # the same lines, the same pairs: a check, never expected

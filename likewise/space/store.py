@@ -446,7 +446,7 @@ def _write_customers(table: Any, tmp: Path, files: dict[str, Any]) -> dict[str, 
     write_npy(tmp / "customer_bought_indptr.npy", np.ascontiguousarray(table.bought_indptr, dtype="<i8"))
     write_npy(tmp / "customer_bought_ids.npy", np.ascontiguousarray(table.bought_ids, dtype="<i4"))
     names = list(_CUSTOMER_FILES)
-    if table.history is not None:  # the purchase history (likewise.space.history), when the table has one
+    if table.history is not None:  # the purchase history (likewise.nextbasket.history), when it has one
         for field_name, arr in table.history.items():
             name = f"customer_history_{field_name}.npy"
             write_npy(tmp / name, np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")))
@@ -460,7 +460,7 @@ def _write_customers(table: Any, tmp: Path, files: dict[str, Any]) -> dict[str, 
     return {
         "size": len(table),
         "fingerprint": table.fingerprint,
-        "config": table.config,
+        "config": table.saved_config,
         "history": table.history is not None,
         "orders": orders is not None,
     }
@@ -503,7 +503,7 @@ def _read_customers(folder: Path, manifest: dict, paths: dict[str, Path], mmap: 
     _check_finite(vectors, paths["customer_vectors.npy"], vocab.keys)
     history = None
     if info.get("history"):  # written from 2026-12 on; older tables have none and still load
-        from .history import HISTORY_FIELDS
+        from ..nextbasket.history import HISTORY_FIELDS
 
         gone = [f for f in HISTORY_FIELDS if f"customer_history_{f}.npy" not in paths]
         if gone:

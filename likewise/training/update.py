@@ -423,22 +423,25 @@ def _merged_customers(emb: Embeddings, old: Any, new_lines: Any, baskets: Any = 
     want = kept_codes[out_pairs] * len(emb) + np.asarray(table.bought_ids, dtype=np.int64)
     if not np.array_equal(history["pair"], want):  # the same lines, the same pairs: a check, never expected
         raise InputError("the merged purchase history's pairs differ from the customers' bought products")
+    from ..nextbasket.features import FEATURES
+    from ..nextbasket.model import retrain_command
     from ..space.customers import CustomerTable
 
-    config = dict(table.config)
-    if "next_basket" in old.config:
-        config["next_basket"] = old.config["next_basket"]  # fitted on the parent's baskets
+    model = old.next_basket  # fitted on the parent's baskets: carried over while it fits this version
+    if model is not None:  # weights fitted on other features are refused, never carried stale
+        model = model.check(FEATURES, retrain_command((emb.meta or {}).get("retail")))
     return CustomerTable(
         np.asarray(table.vectors),
         table.vocab,
         table.bought_indptr,
         table.bought_ids,
         fingerprint=table.fingerprint,
-        config=config,
+        config=dict(table.config),
         history={
             **{k: v for k, v in history.items() if k != "pair"},
             "n_baskets": history["n_baskets"][kept_codes],
         },
+        next_basket=model,
     )
 
 
@@ -457,7 +460,7 @@ def _merged_history(
     is in one, else the old count plus the customer's new baskets; ``first`` moves back by them; the
     recency-weighted count of the old baskets ages by them (``0.5 ** (new / HALF_LIFE)``).
     """
-    from ..space.history import HALF_LIFE, purchase_history
+    from ..nextbasket.history import HALF_LIFE, purchase_history
 
     offsets, times = baskets
     new = purchase_history(new_codes, line_ids, offsets, n_customers, n_items, times=times)

@@ -1,7 +1,7 @@
 """What similar customers buy: per product, the share of baskets holding it among a customer's neighbours.
 
 Two ways to find a customer's neighbours in a customer table with a purchase history
-(:mod:`likewise.space.history`):
+(:mod:`likewise.nextbasket.history`):
 
 * :func:`vector_neighbour_share` -- the customers whose vectors are nearest (cosine), the space's notion;
 * :func:`history_neighbour_share` -- the customers whose recency-weighted shares per product are nearest
@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..errors import NotFittedError
-from .customers import CustomerTable
+from ..space.customers import CustomerTable
 from .history import HALF_LIFE
 
 __all__ = [
