@@ -199,11 +199,17 @@ def test_weights_fitted_on_other_features_are_a_409_over_http(older):
     assert "'due_4.0_inf' is new" in r.json()["error"] and RETRAIN_HERE in r.json()["error"]
 
 
-def test_an_update_refuses_weights_fitted_on_other_features(shop, older, tmp_path):
+def test_an_update_refuses_weights_fitted_on_other_features(shop, older, tmp_path, monkeypatch):
+    from likewise.training import update as update_module
     from likewise.training.update import update
 
-    with pytest.raises(ModelMismatchError, match="'due_4.0_inf' is new") as e:
-        update(older, str(shop["new"]), tmp_path / "updated")
+    def read_nothing(*args, **kwargs):
+        raise AssertionError("the new log was read: the refusal must come before any work")
+
+    with monkeypatch.context() as m:
+        m.setattr(update_module, "_new_corpus", read_nothing)
+        with pytest.raises(ModelMismatchError, match="'due_4.0_inf' is new") as e:
+            update(older, str(shop["new"]), tmp_path / "updated")
     assert RETRAIN_HERE in str(e.value)
     assert not (tmp_path / "updated").exists()
     updated = update(shop["model"], str(shop["new"]))  # weights that fit are carried over

@@ -280,6 +280,13 @@ def _checked_parent(
             )
     if not 0 < lr_scale <= 1:
         raise InputError(f"lr_scale == {lr_scale!r}, must be in (0, 1]")
+    customers = parent.customers
+    if customers is not None and customers.next_basket is not None:
+        from ..nextbasket.features import FEATURES
+        from ..nextbasket.model import retrain_command
+
+        # refused before any work: weights fitted on other features are never carried into a new version
+        customers.next_basket.check(FEATURES, retrain_command(info))
     attr_spec = parent.meta.get("attributes") if isinstance(parent.meta.get("attributes"), dict) else None
     if item_attrs is not None and attr_spec is None:
         raise InputError(
