@@ -423,11 +423,20 @@ def sort_options(
                     f"{slot}={cls.__name__}({name}={value!r}); give it once"
                 )
         built[slot] = dataclasses.replace(given, **mine) if mine else given
-    unknown = [k for k in rest if k not in names and k not in GENSIM_NAMES]
+    unknown = sorted(set(rest) - names)
     if unknown:
-        close = difflib.get_close_matches(unknown[0], sorted(names), n=1)
-        hint = f"did you mean {close[0]}=?" if close else "see likewise.train's options"
-        raise InputError(f"unknown option {unknown[0]}={rest[unknown[0]]!r} ({hint})")
+        lines = [_gensim_hint(name, rest[name]) for name in unknown if name in GENSIM_NAMES]
+        others = [name for name in unknown if name not in GENSIM_NAMES]
+        if others:
+            close = difflib.get_close_matches(others[0], sorted(names), n=1)
+            hint = (
+                f"did you mean {close[0]}=?"
+                if close
+                else "see the fields of "
+                + ", ".join(["TrainConfig", *(cls.__name__ for cls, _ in objects.values())])
+            )
+            lines.append(f"unknown training parameter {others[0]!r} ({hint})")
+        raise InputError("; ".join(lines))
     return config_with(config, rest), built
 
 
