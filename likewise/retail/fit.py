@@ -6,6 +6,7 @@ import dataclasses
 import os
 import time
 from collections.abc import Sequence
+from numbers import Real
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +116,13 @@ class CustomerOptions:
 
     half_life_days: float | None = None
     popularity_power: float = 0.0
+
+    def __post_init__(self) -> None:  # bad weights fail before anything is read, as customer_table says
+        h, p = self.half_life_days, self.popularity_power
+        if h is not None and not (isinstance(h, Real) and not isinstance(h, bool) and h > 0):
+            raise InputError(f"half_life_days == {h!r}, must be > 0")
+        if not (isinstance(p, Real) and not isinstance(p, bool) and p >= 0):
+            raise InputError(f"popularity_power == {p!r}, must be >= 0")
 
     @property
     def weighed(self) -> bool:

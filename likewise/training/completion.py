@@ -97,13 +97,13 @@ def fit_completion(
         when a model was fitted, ``itemitem`` (:func:`likewise.space.itemitem.describe`, with the held-out
         MRR@10 per penalty tried).
     """
-    choice = getattr(config, "completion", "auto")
+    choice = config.completion
     if config.mode != "basket":
         return None, {"completion": "affinity", "completion_reason": "sequences: the affinity of the space"}
     if choice == "affinity":
         return None, {"completion": "affinity", "completion_reason": "set by the caller"}
-    max_items = int(getattr(config, "completion_max_items", 8_192))
-    tail_min = int(getattr(config, "completion_min_count", 0)) or None
+    max_items = int(config.completion_max_items)
+    tail_min = int(config.completion_min_count) or None
     counts = np.asarray(counts, dtype=np.int64)
     have = int(np.count_nonzero(counts))
     if have < 2:

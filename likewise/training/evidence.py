@@ -209,7 +209,7 @@ def attach_evidence(
     """
     import time
 
-    if getattr(config, "mode", None) != "basket" or len(emb) < 3:
+    if config.mode != "basket" or len(emb) < 3:
         return
     t0 = time.perf_counter()
     counts = np.asarray(emb.counts, dtype=np.int64)
