@@ -30,17 +30,19 @@ from .errors import (
     WriteError,
 )
 from .space.embeddings import Embeddings, Neighbours, SpaceVector
-from .training.train import EpochStats, TrainConfig
+from .training.train import EpochStats, RunOptions, TrainConfig
 
 if TYPE_CHECKING:
     from .data.corpus import Corpus, build_corpus, corpus_from_sequences
-    from .readers import InputSpec
+    from .readers import InputSpec, ReadOptions
+    from .retail.fit import CustomerOptions
 
 from ._version import __version__
 
 __all__ = [
     "Corpus",
     "CorruptModelError",
+    "CustomerOptions",
     "DistributedError",
     "Embeddings",
     "EpochStats",
@@ -51,7 +53,9 @@ __all__ = [
     "MissingDependencyError",
     "Neighbours",
     "NotFittedError",
+    "ReadOptions",
     "Row",
+    "RunOptions",
     "SpaceMismatchError",
     "SpaceVector",
     "TrainConfig",
@@ -73,6 +77,8 @@ _LAZY = {
     "build_corpus": "data.corpus",
     "corpus_from_sequences": "data.corpus",
     "InputSpec": "readers",
+    "ReadOptions": "readers",
+    "CustomerOptions": "retail.fit",
 }
 
 
@@ -84,8 +90,27 @@ def load(path: str, *, mmap: bool = False, verify: bool = True) -> Embeddings:
     return Embeddings.load(path, mmap=mmap, verify=verify)
 
 
-def train(data: Any = None, config: TrainConfig | None = None, **options: Any) -> Embeddings:
+def train(
+    data: Any = None,
+    config: TrainConfig | None = None,
+    *,
+    read: ReadOptions | None = None,
+    run: RunOptions | None = None,
+    customers: CustomerOptions | None = None,
+    **keywords: Any,
+) -> Embeddings:
     """Train item vectors; with ``user_col`` (or a matrix's ``user_keys``) also customers.
+
+    The options are four objects, each given whole or by its fields as keywords (each keyword goes
+    into the one object whose field it names; a field both set in a given object and given as a
+    keyword is refused, naming both, and an unknown keyword is refused with the closest name):
+    ``config`` (:class:`TrainConfig`: what is learnt, ``dim``, ``epochs``, ...; its keywords replace
+    single fields), ``read`` (:class:`ReadOptions`: how the input is read, ``basket_col``,
+    ``user_col``, ...), ``run`` (:class:`RunOptions`: ``callback``, ``progress``, ``cache_dir``,
+    the checkpoints) and ``customers`` (:class:`CustomerOptions`: ``half_life_days``,
+    ``popularity_power``). ``likewise.train(data, TrainConfig(dim=8), read=ReadOptions(basket_col="order"),
+    run=RunOptions(progress="none"))`` trains as ``likewise.train(data, dim=8, basket_col="order",
+    progress="none")`` does. ``names=`` and ``name_col=`` (display names) are keywords of their own.
 
     ``data`` is what :func:`likewise.training.train.train` takes (sequences, a path, an
     :class:`InputSpec`, a corpus, or a pyarrow Table / pandas / polars DataFrame with ``basket_col`` and
@@ -123,4 +148,4 @@ def train(data: Any = None, config: TrainConfig | None = None, **options: Any) -
     """
     from .retail.fit import train as _train  # the one way into training (likewise.readers.resolve_input)
 
-    return _train(data, config, **options)
+    return _train(data, config, read=read, run=run, customers=customers, **keywords)

@@ -319,3 +319,27 @@ def test_under_torchrun_a_command_that_trains_trains_on_rank_0_as_one_process(tm
 
     emb = likewise.load(tmp_path / "demo" / "model")
     assert emb.meta["backend"] == "cpu" and emb.meta.get("world_size", 1) == 1
+
+
+def test_train_flags_are_the_option_dataclasses_fields():
+    """Every field of TrainConfig, ReadOptions, RunOptions and CustomerOptions is a flag of ``likewise
+    train`` of its name, or is listed as deliberately none (likewise.cli.train.NOT_FLAGS), and its
+    options are built from the fields (no hand-kept list)."""
+    import argparse
+    import dataclasses
+
+    from likewise import CustomerOptions, ReadOptions, RunOptions, TrainConfig
+    from likewise.cli import build_parser
+    from likewise.cli.train import FLAG_DEST, NOT_FLAGS, options_of
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["train"]
+    dests = {a.dest for a in sub._actions}
+    for cls in (TrainConfig, ReadOptions, RunOptions, CustomerOptions):
+        for f in dataclasses.fields(cls):
+            key = f"{cls.__name__}.{f.name}"
+            assert key in NOT_FLAGS or FLAG_DEST.get(key, f.name) in dests, f"{key} has no flag"
+    args = sub.parse_args(["in.txt", "-o", "m", "--dim", "12", "--basket-col", "b", "--query", "SELECT 1"])
+    assert TrainConfig(**options_of(TrainConfig, args)) == TrainConfig(dim=12)
+    read = options_of(ReadOptions, args)
+    assert read["basket_col"] == "b" and read["sql"] == "SELECT 1" and "item_keys" not in read

@@ -189,7 +189,7 @@ def test_one_planned_trial_trains_once_and_chooses_the_rule_on_its_tables(monkey
     # At scale (10 passes or fewer planned) a trial would choose only the basket rule: one run on all
     # the data, the same tables as a run with the passes set, the rule chosen on its held-out slice.
     # 5 passes is what the largest logs get (5 M tokens or more): they choose on evidence too.
-    import likewise.training.tables as train_module
+    import likewise.training.auto as train_module  # the plan (plan_training) plans the passes
 
     rows = seed_shop(2)
     table = pa.table({"order_id": [o for o, _ in rows], "product": [p for _, p in rows]})

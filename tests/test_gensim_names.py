@@ -334,7 +334,7 @@ def test_several_gensim_names_and_an_unknown_one_in_one_message() -> None:
         train([["a", "b"]], vector_size=8, workers=2, dims=3, min_count=1)
     assert str(e.value).startswith(
         "vector_size is gensim's name: use dim=8; workers is gensim's name: use threads=2; "
-        "unknown training parameter 'dims'; known parameters: "
+        "unknown training parameter 'dims' (did you mean dim=?)"
     )
     assert "\n" not in str(e.value)
 

@@ -51,6 +51,7 @@ def _no_training(monkeypatch) -> None:
     train = importlib.import_module("likewise.training.train")
     update = importlib.import_module("likewise.training.update")
     monkeypatch.setattr(train, "train", never)
+    monkeypatch.setattr(train, "fit", never)  # likewise.train and likewise train reach fit directly
     monkeypatch.setattr(train, "train_tables", never)
     monkeypatch.setattr(update, "train_tables", never)
 

@@ -201,3 +201,56 @@ def test_train_from_log_is_an_order_log_without_customers(tmp_path):
     plain = likewise.train(str(path), **LOG, **DET)  # a log of baskets and items alone: items
     assert plain.vocab.what == "item" and "retail" not in plain.meta
     assert np.array_equal(plain.vectors, emb.vectors)
+
+
+def test_options_given_whole_train_as_their_keywords(tmp_path):
+    """likewise.train(data, TrainConfig(...), read=ReadOptions(...), run=RunOptions(...),
+    customers=CustomerOptions(...)) is the keyword call, byte for byte (deterministic)."""
+    from likewise import CustomerOptions, ReadOptions, RunOptions, TrainConfig
+
+    seen: list = []
+    cfg = TrainConfig(dim=8, epochs=2, deterministic=True, seed=1, backend="cpu")
+    whole = likewise.train(
+        _orders(),
+        cfg,
+        read=ReadOptions(**LOG, user_col="customer", time_col="ts"),
+        run=RunOptions(progress=False, callback=seen.append, cache_dir=tmp_path / "cache"),
+        customers=CustomerOptions(half_life_days=30.0),
+    )
+    keywords = likewise.train(
+        _orders(), **LOG, user_col="customer", time_col="ts", half_life_days=30.0, **DET,
+        cache_dir=tmp_path / "cache",
+    )  # fmt: skip
+    assert [s.epoch for s in seen] == [1, 2]
+    assert whole.vectors.tobytes() == keywords.vectors.tobytes()
+    assert whole.context.tobytes() == keywords.context.tobytes()
+    assert whole.customers.vectors.tobytes() == keywords.customers.vectors.tobytes()
+    assert whole.config == keywords.config
+    # keywords beside the objects fill the fields the objects leave unset
+    mixed = likewise.train(
+        _orders(), cfg, read=ReadOptions(**LOG), run=RunOptions(progress=False), user_col="customer",
+        time_col="ts", half_life_days=30.0,
+    )  # fmt: skip
+    assert mixed.vectors.tobytes() == keywords.vectors.tobytes()
+
+
+def test_an_option_given_twice_or_unknown_is_refused():
+    from likewise import ReadOptions, RunOptions
+
+    with pytest.raises(InputError, match=r"basket_col='x' is given twice: as a keyword and as "
+                       r"read=ReadOptions\(basket_col='order'\)"):  # fmt: skip
+        likewise.train(_orders(), read=ReadOptions(**LOG), basket_col="x", **DET)
+    with pytest.raises(
+        InputError, match=r"progress='log' is given twice: .*run=RunOptions\(progress='none'\)"
+    ):
+        likewise.train(_orders(), run=RunOptions(progress="none"), **LOG, progress="log", dim=8)
+    with pytest.raises(
+        InputError, match=r"unknown training parameter 'user_column' \(did you mean user_col=\?\)"
+    ):
+        likewise.train(_orders(), **LOG, user_column="customer", **DET)
+    with pytest.raises(
+        InputError, match=r"unknown training parameter 'checkpoint_dri' \(did you mean checkpoint_dir"
+    ):
+        likewise.train(_orders(), **LOG, checkpoint_dri="x", **DET)
+    with pytest.raises(InputError, match=r"read= takes a ReadOptions, not dict"):
+        likewise.train(_orders(), read=dict(LOG), **DET)

@@ -111,7 +111,7 @@ def test_bad_config_names_the_value(field, value, needle):
 
 
 def test_unknown_parameter_is_named():
-    with pytest.raises(InputError, match="unknown training parameter 'dims'; known parameters: .*dim"):
+    with pytest.raises(InputError, match=r"unknown training parameter 'dims' \(did you mean dim=\?\)"):
         train([["a", "b"]], dims=8)
 
 
@@ -308,3 +308,32 @@ def test_a_config_checks_itself_when_made_and_cannot_be_changed_in_place():
     with pytest.raises(InputError, match="lr"):
         dataclasses.replace(cfg, lr=0.0)  # a changed copy is checked as well
     assert dataclasses.replace(cfg, dim=16).dim == 16 and cfg.dim == 8
+
+
+def test_every_auto_is_resolved_once(monkeypatch):
+    """The plan (likewise.training.auto.TrainPlan) is resolved once per run: the held-out baskets, the
+    subsampling threshold and neg_group are each chosen by one call, which the trials, the basket rule,
+    the completion model and the evidence of similar() all read."""
+    from likewise.training import auto, completion, config, evidence
+
+    calls: dict[str, int] = {}
+
+    def counted(module, name):
+        real = getattr(module, name)
+
+        def spy(*a, **kw):
+            calls[name] = calls.get(name, 0) + 1
+            return real(*a, **kw)
+
+        return spy
+
+    for module, name in ((auto, "resolve_sample"), (config, "neg_group_for")):
+        monkeypatch.setattr(module, name, counted(module, name))
+    spy = counted(auto, "hold_out")
+    for module in (auto, completion, evidence):
+        monkeypatch.setattr(module, "hold_out", spy)
+    rng = np.random.default_rng(0)
+    baskets = [{f"i{j}" for j in rng.choice(30, size=4, replace=False)} for _ in range(400)]
+    emb = train(baskets, dim=8, min_count=1, seed=1, deterministic=True, backend="cpu", progress=False)
+    assert calls == {"resolve_sample": 1, "neg_group_for": 1, "hold_out": 1}
+    assert "held-out" in emb.meta["epochs_reason"] and emb.meta["similar_evidence"]["held_out"] > 0

@@ -15,12 +15,31 @@ from likewise.errors import LikewiseError
 
 from ._common import Commands, add_cache_dir, emit, fields_table, input_group, positive_int
 
-# TrainConfig fields that are options of the same name.
-_CONFIG_FIELDS = (
-    "mode dim window negative ns_exponent sample min_count max_items epochs lr min_lr max_context"
-    " neg_group threads seed deterministic backend device batch_tokens max_row_updates table_dtype"
-    " completion completion_max_items completion_min_count typed_negatives"
-).split()
+#: Fields of the option dataclasses (``Class.field``) that are no flag of ``likewise train``, and why;
+#: every other field is the flag of its name (``--min-count`` is ``TrainConfig.min_count``).
+NOT_FLAGS = {
+    "ReadOptions.item_keys": "a matrix's column names: a matrix is given in Python only",
+    "ReadOptions.user_keys": "a matrix's row names: a matrix is given in Python only",
+    "ReadOptions.as_order_log": "train_from_log's switch: a log read with --user-col, --time-col, ... is one",
+    "RunOptions.callback": "a Python function called after every epoch",
+}
+#: Fields whose flag has another name: ``--query`` reads the log by a query (``ReadOptions.sql``).
+FLAG_DEST = {"ReadOptions.sql": "query"}
+
+
+def options_of(cls: type, args: argparse.Namespace) -> dict[str, Any]:
+    """The fields of the dataclass ``cls`` (:class:`TrainConfig`, :class:`ReadOptions`,
+    :class:`RunOptions`, :class:`CustomerOptions`) from ``likewise train``'s flags, by name
+    (:data:`NOT_FLAGS` are left to their defaults)."""
+    import dataclasses
+
+    out = {}
+    for f in dataclasses.fields(cls):
+        key = f"{cls.__name__}.{f.name}"
+        if key not in NOT_FLAGS:
+            out[f.name] = getattr(args, FLAG_DEST.get(key, f.name))
+    return out
+
 
 # Summary keys printed as sentences under the table rather than as rows.
 _NOTES = (
@@ -51,7 +70,7 @@ def cmd_train(args: argparse.Namespace) -> None:
 
     check_target(args.output, overwrite=args.overwrite)  # fail before training, not after
     check_apart(args.checkpoint_dir, args.output)
-    config = TrainConfig(**{f: getattr(args, f) for f in _CONFIG_FIELDS})
+    config = TrainConfig(**options_of(TrainConfig, args))
     with lines_to_stderr():  # the command is the application: its log lines go to stderr
         emb = _train(args, config)
     if emb is None:  # a rank other than 0 under torchrun: rank 0 saves the space and reports
@@ -64,44 +83,30 @@ def cmd_train(args: argparse.Namespace) -> None:
 
 def _train(args: argparse.Namespace, config: Any) -> Any:
     """The space of ``likewise train``'s input, options and ``config``."""
-    from likewise.readers import InputSpec
-    from likewise.retail.fit import train
+    import dataclasses
 
+    from likewise.readers import InputSpec, ReadOptions
+    from likewise.retail.fit import CustomerOptions, train
+    from likewise.training.tables import RunOptions
+
+    read = ReadOptions(**{**options_of(ReadOptions, args), "type_cols": _type_cols(args.type_cols)})
+    if read.order_log:  # an order log's time orders its orders: --order-col names it too
+        read = dataclasses.replace(read, time_col=args.time_col or args.order_col, order_col=None)
+    run = dataclasses.replace(
+        RunOptions(**options_of(RunOptions, args)), progress="none" if args.quiet else args.progress
+    )
+    # customer vectors' weights, with a customer column
+    customers = CustomerOptions(**options_of(CustomerOptions, args)) if args.user_col else None
     return train(
         # with --query, INPUT names the one database (the resolver says so when more are given)
         args.input if args.query is not None else InputSpec(paths=tuple(args.input)),
         config,
-        **_read_options(args),
-        progress="none" if args.quiet else args.progress,
-        cache_dir=args.cache_dir,
-        checkpoint_dir=args.checkpoint_dir,
-        checkpoint_every=args.checkpoint_every,
-        resume=args.resume,
+        read=read,
+        run=run,
+        customers=customers,
+        name_col=args.name_col,  # the display names' column of --item-attrs (checked after reading it)
+        names=args.names,  # a table kept for display only
     )
-
-
-def _read_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The reading options of ``likewise train`` (:class:`likewise.readers.ReadOptions`), by name."""
-    from likewise.readers import ReadOptions
-
-    read = {"format": args.format, "delimiter": args.delimiter, "tokenize": getattr(args, "tokenize", "none")}
-    read |= {"basket_col": args.basket_col, "item_col": args.item_col, "sql": args.query}
-    read |= {"user_col": args.user_col, "time_col": args.time_col, "quantity_col": args.quantity_col}
-    read |= {"sessions": args.sessions, "type_col": args.type_col, "type_map": args.type_map}
-    read |= {"type_cols": _type_cols(args.type_cols), "item_attrs": args.item_attrs}
-    read |= {"attrs_item_col": args.attrs_item_col, "basket_scope": args.basket_scope}
-    read |= {"on_bad_rows": args.on_bad_rows, "na_values": args.na_values}
-    if ReadOptions(**read).order_log:  # an order log's time orders its orders: --order-col names it too
-        read["time_col"] = args.time_col or args.order_col
-    else:
-        read["order_col"] = args.order_col
-    if args.user_col:  # customer vectors' weights
-        read |= {"half_life_days": args.half_life_days, "popularity_power": args.popularity_power}
-    if args.name_col is not None:  # the display names' column of --item-attrs (checked after reading it)
-        read["name_col"] = args.name_col
-    if args.names is not None:  # a table kept for display only
-        read["names"] = args.names
-    return read
 
 
 def _summary(args: argparse.Namespace, emb: Any) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import dataclasses
 import os
 import time
 from collections.abc import Sequence
+from numbers import Real
 from pathlib import Path
 from typing import Any
 
@@ -99,48 +100,93 @@ def distinct_orders(order: np.ndarray) -> np.ndarray:
     return unique(np.concatenate(parts)) if parts else np.zeros(0, np.uint64)
 
 
+@dataclasses.dataclass(frozen=True)
+class CustomerOptions:
+    """How customer vectors weigh a customer's purchases (``likewise.train(log, customers=...)``, with
+    ``user_col``; :func:`build_customer_vectors`).
+
+    Parameters
+    ----------
+    half_life_days : float, optional
+        Recency decay: a purchase ``half_life_days`` older than the newest weighs half as much (default:
+        none, every purchase weighs the same).
+    popularity_power : float
+        Down-weight very popular products: each line weighs ``count ** -popularity_power`` (0 = off,
+        1 = inverse frequency).
+    """
+
+    half_life_days: float | None = None
+    popularity_power: float = 0.0
+
+    def __post_init__(self) -> None:  # bad weights fail before anything is read, as customer_table says
+        h, p = self.half_life_days, self.popularity_power
+        if h is not None and not (isinstance(h, Real) and not isinstance(h, bool) and h > 0):
+            raise InputError(f"half_life_days == {h!r}, must be > 0")
+        if not (isinstance(p, Real) and not isinstance(p, bool) and p >= 0):
+            raise InputError(f"popularity_power == {p!r}, must be >= 0")
+
+    @property
+    def weighed(self) -> bool:
+        """Whether either weight is asked for (a non-default value)."""
+        return self.half_life_days is not None or bool(self.popularity_power)
+
+
 def train(
     data: Any = None,
     config: Any = None,
     *,
-    half_life_days: float | None = None,
-    popularity_power: float = 0.0,
+    read: Any = None,
+    run: Any = None,
+    customers: CustomerOptions | None = None,
     name_col: str | None = None,
     names: Any = None,
-    **options: Any,
+    **keywords: Any,
 ) -> Embeddings:
-    """:func:`likewise.train`: :func:`likewise.training.train.train` and the steps after it
+    """:func:`likewise.train`: :func:`likewise.training.train.fit` and the steps after it
     (:func:`after_training`: customer vectors and their next-basket weights, item attributes, the log's
-    record), for every input. ``name_col`` names the column of ``item_attrs`` (or ``names``) that holds
-    display names (default: :func:`likewise.space.names.choose_name_column`'s). ``names``: a table of
-    the items (a CSV/Parquet path or a table, keyed by item) kept for display only, its names shown
-    beside every key and its columns on the explorer's map, never trained on (``item_attrs`` trains on
-    its columns as side information)."""
-    from ..training.train import train as train_items
+    record), for every input.
 
-    if names is not None and options.get("item_attrs") is not None:
+    The options arrive whole (``read``: :class:`~likewise.readers.ReadOptions`, ``run``:
+    :class:`~likewise.training.tables.RunOptions`, ``customers``: :class:`CustomerOptions`, ``config``:
+    :class:`~likewise.training.config.TrainConfig`) or as keywords, each put into the one object whose
+    field it names, once, here (:func:`likewise.training.config.sort_options`). ``name_col`` names the
+    column of ``item_attrs`` (or ``names``) that holds display names (default:
+    :func:`likewise.space.names.choose_name_column`'s). ``names``: a table of the items (a CSV/Parquet
+    path or a table, keyed by item) kept for display only, its names shown beside every key and its
+    columns on the explorer's map, never trained on (``item_attrs`` trains on its columns as side
+    information)."""
+    from ..readers.resolve import ReadOptions
+    from ..training.config import sort_options
+    from ..training.tables import Run, RunOptions
+    from ..training.train import fit, gensim_data
+
+    data = gensim_data(data, keywords)
+    objects = {
+        "read": (ReadOptions, read),
+        "run": (RunOptions, run),
+        "customers": (CustomerOptions, customers),
+    }
+    config, o = sort_options(keywords, config, objects)
+    read, weights = o["read"], o["customers"]
+    if names is not None and read.item_attrs is not None:
         raise InputError(
             "give names= (--names: display only) or item_attrs= (--item-attrs: trained on, and shown), "
             "not both"
         )
-    if name_col is not None and options.get("item_attrs") is None and names is None:
+    if name_col is not None and read.item_attrs is None and names is None:
         raise InputError(
             f"name_col={name_col!r} (--name-col) names a column of the item table: give item_attrs= "
             "(--item-attrs) or names= (--names) too"
         )
-
-    wants_customers = options.get("user_col") is not None or options.get("user_keys") is not None
-    if (half_life_days is not None or popularity_power) and not wants_customers:
+    if weights.weighed and read.user_col is None and read.user_keys is None:
         raise InputError(
             "half_life_days= and popularity_power= weigh customer vectors: give user_col= (the log's "
             "customer column)"
         )
-    steps = after_training(
-        half_life_days=half_life_days, popularity_power=popularity_power, name_col=name_col
-    )
+    steps = after_training(weights, name_col=name_col)
     if names is not None:
-        steps.append(_names_step(names, name_col, options.get("attrs_item_col")))
-    return train_items(data, config, steps=steps, **options)
+        steps.append(_names_step(names, name_col, read.attrs_item_col))
+    return fit(data, read, config, Run.of(config, o["run"]), steps)
 
 
 def _names_step(names: Any, name_col: str | None, item_col: str | None) -> Any:
@@ -158,25 +204,24 @@ def _names_step(names: Any, name_col: str | None, item_col: str | None) -> Any:
     return step
 
 
-def after_training(
-    *, half_life_days: float | None = None, popularity_power: float = 0.0, name_col: str | None = None
-) -> list[Any]:
+def after_training(customers: CustomerOptions | None = None, *, name_col: str | None = None) -> list[Any]:
     """The steps after training (:func:`likewise.training.train.train`'s ``steps``) that the input asks for.
 
     A matrix with ``user_keys`` gets a customer vector per row (the mean of its items' vectors). A log
     read with customers, times, quantities, sessions, types or attributes
     (:attr:`~likewise.readers.ReadOptions.order_log`) gets, in order: its attribute tokens recorded
     (``meta["attributes"]``) and the attribute table kept for the explorer (``emb.item_table``); with
-    a customer column, customer vectors weighted by ``half_life_days`` and ``popularity_power``
-    (:func:`build_customer_vectors`) and their next-basket weights fitted on held-out baskets; and
+    a customer column, customer vectors weighted as ``customers`` says (:class:`CustomerOptions`,
+    :func:`build_customer_vectors`) and their next-basket weights fitted on held-out baskets; and
     ``meta["retail"]``, the columns and lines read.
     """
+    weights = CustomerOptions() if customers is None else customers
 
     def step(emb: Embeddings, corpus: Any, source: Any) -> None:
         if source.matrix is not None:
             _matrix_customers(emb, source.matrix)
         elif source.options.order_log:
-            _log_steps(emb, corpus, source, half_life_days, popularity_power, name_col)
+            _log_steps(emb, corpus, source, weights.half_life_days, weights.popularity_power, name_col)
 
     return [step]
 
@@ -310,8 +355,12 @@ def train_from_log(
     """
     if typed_negatives:
         options["typed_negatives"] = True
-    cols = {"basket_col": basket_col, "item_col": item_col, "user_col": user_col}
-    return train(paths, config, **cols, as_order_log=True, **options)
+    cols = {"basket_col": basket_col, "item_col": item_col, "user_col": user_col, "as_order_log": True}
+    if options.get("read") is not None:  # given whole: the log's default columns where it sets none
+        from ..readers.resolve import ReadOptions
+
+        return train(paths, config, **{**options, "read": options["read"].over(ReadOptions(**cols))})
+    return train(paths, config, **cols, **options)
 
 
 def fit_order_log(

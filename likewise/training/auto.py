@@ -15,6 +15,7 @@ Each function answers one question a text-first default would get wrong on baske
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import os
@@ -29,11 +30,15 @@ from ..space.search import BASKET_RULES
 
 __all__ = [
     "EPOCHS_AT_SCALE",
+    "HeldOut",
+    "TrainPlan",
     "clearly_better",
+    "hold_out",
     "infer_mode",
     "kept_share",
     "peek",
     "plan_epochs",
+    "plan_training",
     "resolve_sample",
     "split_validation",
     "trial_passes",
@@ -139,10 +144,51 @@ def trial_passes(planned: int) -> list[int]:
     return [*out, planned]
 
 
-def split_validation(
-    ids: np.ndarray, offsets: np.ndarray, seed: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """Hold out a seeded slice of the sequences with >= 2 items: (train ids, offsets, val ids, offsets)."""
+@dataclasses.dataclass(frozen=True)
+class HeldOut:
+    """The held-out baskets of one corpus (:func:`hold_out`): chosen once, read by every step that
+    measures on them (the trials of ``epochs="auto"``, the basket rule, the completion model, the
+    evidence of ``similar``).
+
+    Attributes
+    ----------
+    mask : ndarray of bool, shape (S,)
+        Which sequences of the corpus are held out.
+    ids, offsets : ndarray
+        The held-out sequences, packed.
+    queries, hidden : list of ndarray, ndarray of int64
+        Their leave-one-out completion cases (:func:`validation_queries`).
+    """
+
+    mask: np.ndarray
+    ids: np.ndarray
+    offsets: np.ndarray
+    queries: list[np.ndarray]
+    hidden: np.ndarray
+
+    def training(self, ids: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rest of the corpus ``ids``/``offsets`` (the one it was chosen from), packed."""
+        lengths = np.diff(offsets)
+        return _pack(ids, lengths, ~self.mask, ~np.repeat(self.mask, lengths))
+
+    def split(
+        self, ids: np.ndarray, offsets: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(train ids, offsets, held-out ids, offsets)``, as :func:`split_validation` returns."""
+        return (*self.training(ids, offsets), self.ids, self.offsets)
+
+
+def _pack(
+    ids: np.ndarray, lengths: np.ndarray, mask: np.ndarray, tok: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The sequences of ``mask`` (their tokens ``tok``), packed: ids and offsets."""
+    off = np.zeros(int(mask.sum()) + 1, dtype=np.int64)
+    np.cumsum(lengths[mask], out=off[1:])
+    return np.ascontiguousarray(ids[tok], dtype=np.int32), off
+
+
+def hold_out(ids: np.ndarray, offsets: np.ndarray, seed: int) -> HeldOut | None:
+    """Hold out a seeded slice of the sequences with >= 2 items (None: too few to hold any out)."""
     lengths = np.diff(offsets)
     usable = np.flatnonzero(lengths >= 2)
     n_seq = int(len(offsets) - 1)
@@ -153,16 +199,16 @@ def split_validation(
     rng = np.random.default_rng([seed, 7_919])
     val = np.zeros(len(lengths), dtype=bool)
     val[rng.choice(usable, size=int(n_val), replace=False)] = True
-    token_val = np.repeat(val, lengths)
+    va_ids, va_off = _pack(ids, lengths, val, np.repeat(val, lengths))
+    return HeldOut(val, va_ids, va_off, *validation_queries(va_ids, va_off, seed))
 
-    def pack(mask: np.ndarray, tok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        off = np.zeros(int(mask.sum()) + 1, dtype=np.int64)
-        np.cumsum(lengths[mask], out=off[1:])
-        return np.ascontiguousarray(ids[tok], dtype=np.int32), off
 
-    tr_ids, tr_off = pack(~val, ~token_val)
-    va_ids, va_off = pack(val, token_val)
-    return tr_ids, tr_off, va_ids, va_off
+def split_validation(
+    ids: np.ndarray, offsets: np.ndarray, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Hold out a seeded slice of the sequences with >= 2 items: (train ids, offsets, val ids, offsets)."""
+    held = hold_out(ids, offsets, seed)
+    return None if held is None else held.split(ids, offsets)
 
 
 def validation_queries(
@@ -350,3 +396,92 @@ def peek(data: Any) -> tuple[Any, Any]:
     except StopIteration:
         return iter(()), None
     return itertools.chain([first], it), first
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainPlan:
+    """Every ``auto`` of a run, resolved once (:func:`plan_training`) and read by the passes, the epoch
+    loop, the completion model and the evidence of ``similar``.
+
+    Attributes
+    ----------
+    mode, mode_reason : str
+        ``"sequence"`` or ``"basket"``, and why (:func:`infer_mode`, or ``"set by the caller"``).
+    sample, sample_reason : float, str
+        The subsampling threshold and why (:func:`resolve_sample`).
+    neg_group : int
+        Contexts sharing one set of negatives (:func:`likewise.training.config.neg_group_for`).
+    epochs : int
+        The passes: as set, or with ``epochs_auto`` the plan that trials may shorten (:func:`plan_epochs`).
+    epochs_auto : bool
+        ``epochs="auto"``: trials on :attr:`held_out` choose the passes.
+    held_out : HeldOut, optional
+        The held-out baskets of the corpus (:func:`hold_out`), when a step measures on them.
+    held_out_items : HeldOut, optional
+        The held-out baskets of the corpus without the keys no answer may be (a typed space's attribute
+        tokens): what the completion model is compared on. :attr:`held_out` when no key is hidden.
+    backend : str
+        ``"cpu"`` or ``"torch"`` (:func:`likewise.training.config.select_backend`).
+    """
+
+    mode: str
+    mode_reason: str
+    sample: float
+    sample_reason: str
+    neg_group: int
+    epochs: int
+    epochs_auto: bool
+    held_out: HeldOut | None
+    held_out_items: HeldOut | None
+    backend: str = "cpu"
+
+    def resolved(self, config: Any) -> Any:
+        """``config`` with the plan's mode, ``sample`` and ``neg_group`` (the config as trained)."""
+        return dataclasses.replace(config, mode=self.mode, sample=self.sample, neg_group=self.neg_group)
+
+
+def plan_training(
+    config: Any,
+    ids: np.ndarray,
+    offsets: np.ndarray,
+    counts: np.ndarray,
+    *,
+    mode_reason: str = "set by the caller",
+    backend: str = "cpu",
+    after: bool = False,
+    visible: np.ndarray | None = None,
+) -> TrainPlan:
+    """The :class:`TrainPlan` of ``config`` (its ``mode`` resolved) on a corpus of packed ``ids``.
+
+    ``after``: the steps after training (the completion model, the evidence of ``similar``) run too, so
+    a basket corpus holds baskets out for them even with ``epochs`` set. ``visible`` (bool per id) marks
+    the ids an answer may be when some may not (attribute tokens).
+    """
+    from .config import neg_group_for
+
+    if config.mode not in ("sequence", "basket"):
+        raise InputError(
+            f"mode == {config.mode!r}: packed ids need 'sequence' or 'basket' (resolve 'auto' first)"
+        )
+    sample, sample_reason = resolve_sample(counts, config.sample, config.mode)
+    auto = config.epochs == "auto"
+    epochs = plan_epochs(int(offsets[-1])) if auto else int(config.epochs)
+    basket_steps = after and config.mode == "basket"
+    held = hold_out(ids, offsets, config.seed) if auto or basket_steps else None
+    held_items = held
+    if visible is not None and basket_steps and config.completion != "affinity":
+        kept = visible[np.asarray(ids)]
+        csum = np.concatenate([[0], np.cumsum(kept, dtype=np.int64)])
+        held_items = hold_out(np.asarray(ids)[kept], csum[np.asarray(offsets)], config.seed)
+    return TrainPlan(
+        mode=config.mode,
+        mode_reason=mode_reason,
+        sample=sample,
+        sample_reason=sample_reason,
+        neg_group=neg_group_for(config),
+        epochs=epochs,
+        epochs_auto=auto,
+        held_out=held,
+        held_out_items=held_items,
+        backend=backend,
+    )

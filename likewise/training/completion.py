@@ -4,7 +4,7 @@ Training in basket mode fits an item-item model (:mod:`likewise.space.itemitem`)
 keeps the one of the two that completes held-out baskets better:
 
 1. the held-out slice is the one ``epochs="auto"`` trains its trials without
-   (:func:`likewise.training.auto.split_validation`, the same seed, the same leave-one-out cases);
+   (:func:`likewise.training.auto.hold_out`, the same seed, the same leave-one-out cases);
 2. EASE is fitted on the rest for a grid of penalties (:func:`likewise.space.itemitem.choose_lambda`),
    over the head (the ``completion_max_items`` most frequent items) when the catalogue is larger; the
    products past it seen ``completion_min_count`` times or more are then added (the tail,
@@ -44,7 +44,8 @@ from ..space.itemitem import (
     tail_ids,
 )
 from ..space.search import basket_affinity
-from .auto import clearly_better, split_validation, validation_completion, validation_queries
+from .auto import HeldOut, TrainPlan, clearly_better, hold_out, validation_completion
+from .loop import RunRecord
 
 __all__ = ["COMPLETIONS", "attach_completion", "fit_completion"]
 
@@ -61,6 +62,7 @@ def fit_completion(
     affinity: Callable[[list[np.ndarray], np.ndarray], np.ndarray] | None = None,
     *,
     leaked: bool = False,
+    held_out: HeldOut | None | str = "auto",
 ) -> tuple[ItemItem | None, dict[str, Any]]:
     """The item-item model to complete baskets with (None: the affinity) and what the manifest says of it.
 
@@ -83,6 +85,9 @@ def fit_completion(
     leaked : bool
         ``affinity_rr`` was scored with tables trained on the held-out baskets too (one run at scale:
         :func:`likewise.training.loop.rule_of_one_run`); the reason says so.
+    held_out : HeldOut or None
+        The held-out baskets of ``ids`` (:attr:`likewise.training.auto.TrainPlan.held_out_items`, chosen
+        once for the run); ``"auto"``: chosen here (:func:`likewise.training.auto.hold_out`).
 
     Returns
     -------
@@ -92,26 +97,25 @@ def fit_completion(
         when a model was fitted, ``itemitem`` (:func:`likewise.space.itemitem.describe`, with the held-out
         MRR@10 per penalty tried).
     """
-    choice = getattr(config, "completion", "auto")
+    choice = config.completion
     if config.mode != "basket":
         return None, {"completion": "affinity", "completion_reason": "sequences: the affinity of the space"}
     if choice == "affinity":
         return None, {"completion": "affinity", "completion_reason": "set by the caller"}
-    max_items = int(getattr(config, "completion_max_items", 8_192))
-    tail_min = int(getattr(config, "completion_min_count", 0)) or None
+    max_items = int(config.completion_max_items)
+    tail_min = int(config.completion_min_count) or None
     counts = np.asarray(counts, dtype=np.int64)
     have = int(np.count_nonzero(counts))
     if have < 2:
         return None, {"completion": "affinity", "completion_reason": "fewer than two items with orders"}
     m = min(have, max_items)
     note(f"fitting the item-item completion (EASE) on {m:,} items ({16 * m * m / 2**20:,.0f} MiB)", progress)
-    seed = int(config.seed)
-    split = split_validation(ids, offsets, seed)
+    split = hold_out(ids, offsets, int(config.seed)) if isinstance(held_out, str) else held_out
     tried: dict[str, float] = {}
     ease_mrr, ease_rr = None, np.zeros(0)
     few = "too few baskets to hold some out and compare"
     if split is not None:
-        queries, hidden = validation_queries(split[2], split[3], seed)
+        queries, hidden = split.queries, split.hidden
         if len(hidden) == 0:  # every held-out basket repeats one item: no case to rank, no MRR (NaN)
             split = None
             few = "too few baskets with two different items to compare"
@@ -121,10 +125,10 @@ def fit_completion(
     gram: np.ndarray | None = None
     kept: ItemItem | None = None
     if split is not None:
-        tr_ids, tr_off = split[0], split[1]
+        tr_ids, tr_off = split.training(ids, offsets)
         rows = covered_rows(counts, max_items)
         gram = gram_matrix(tr_ids, tr_off, rows, len(counts))
-        share = (len(split[3]) - 1) / max(len(offsets) - 1, 1)
+        share = (len(split.offsets) - 1) / max(len(offsets) - 1, 1)
         # a slice this small changes the model little: the chosen fit is kept, one inversion fewer
         models: dict[float, ItemItem] | None = {} if share < REFIT_MIN_SHARE else None
         lam, rr, tried = choose_lambda(
@@ -153,7 +157,7 @@ def fit_completion(
             gram = None
             how += f", fitted without them ({share:.1%} of the baskets)"
         else:
-            gram = gram_matrix(split[2], split[3], rows, len(counts), out=gram)  # + the held-out: all
+            gram = gram_matrix(split.ids, split.offsets, rows, len(counts), out=gram)  # + the held-out: all
         if affinity_rr is None and affinity is not None and choice == "auto":
             affinity_rr = affinity(queries, hidden).tolist()
             leaked_note = " (trained on them too)"
@@ -233,19 +237,24 @@ def attach_completion(
     offsets: np.ndarray,
     config: Any,
     progress: bool,
-    rr: np.ndarray | None = None,
-    leaked: bool = False,
+    plan: TrainPlan | None = None,
+    record: RunRecord | None = None,
 ) -> None:
     """Fit the completion model of a freshly trained space and attach it; record why in ``emb.meta``.
 
-    ``rr`` are the affinity's held-out reciprocal ranks from the trials (None without a held-out
-    slice); ``leaked``: they were taken after a run that also trained on the held-out baskets (one run
-    at scale). The comparison's outcome is recorded (``completion_reason``), the ranks are not.
+    ``plan`` holds the held-out baskets chosen for the run (:attr:`TrainPlan.held_out_items`; without
+    it they are chosen here). ``record.validation_rr`` are the affinity's held-out reciprocal ranks
+    from the trials (None without a held-out slice); ``record.validation_leaked``: they were taken
+    after a run that also trained on the held-out baskets (one run at scale). The comparison's outcome
+    is recorded (``completion_reason``), the ranks are not.
     """
     import time
 
     t0 = time.perf_counter()
     types = getattr(emb, "types", None)
+    rr = record.validation_rr if record is not None else None
+    leaked = record.validation_leaked if record is not None else False
+    held: HeldOut | None | str = plan.held_out_items if plan is not None else "auto"
 
     def affinity(queries: list[np.ndarray], hidden: np.ndarray) -> np.ndarray:
         W, C = np.asarray(emb.vectors), np.asarray(emb.context)
@@ -266,9 +275,13 @@ def attach_completion(
         ids = np.asarray(ids)[kept]
         rr = None  # the trials' ranks were taken over baskets with tokens: compare on these instead
     counts = np.where(types.mask(), emb.counts, 0) if types is not None and types.hidden else emb.counts
-    model, notes = fit_completion(ids, offsets, counts, config, rr, progress, scorer, leaked=leaked)
+    model, notes = fit_completion(
+        ids, offsets, counts, config, rr, progress, scorer, leaked=leaked, held_out=held
+    )
     if model is not None and types is not None and emb.context is not None and config.completion == "auto":
-        notes["completion_by_type"] = _choose_by_type(emb, model, ids, offsets, types, int(config.seed))
+        if isinstance(held, str):
+            held = hold_out(ids, offsets, int(config.seed))
+        notes["completion_by_type"] = _choose_by_type(emb, model, types, held)
     emb.meta.update(notes)
     emb.meta["completion_seconds"] = time.perf_counter() - t0  # after train_seconds (the passes)
     emb.attach_itemitem(model)
@@ -277,7 +290,7 @@ def attach_completion(
 _MIN_TYPE_CASES = 20
 
 
-def _choose_by_type(emb: Any, model: ItemItem, ids: np.ndarray, offsets: np.ndarray, types: Any, seed: int):
+def _choose_by_type(emb: Any, model: ItemItem, types: Any, held: HeldOut | None) -> dict[str, str]:
     """In a typed space, the better completion for each visible type: queries asking for one type only
     (``types="article"``: read-next, also-bought among campaigns) rank that type's candidates alone,
     where the item-item model's direct co-occurrences can be far sparser than the whole space's.
@@ -287,10 +300,9 @@ def _choose_by_type(emb: Any, model: ItemItem, ids: np.ndarray, offsets: np.ndar
     type with fewer than 20 cases keeps the affinity, the completion it had before.
     Returns ``{type: "itemitem" | "affinity"}``.
     """
-    split = split_validation(ids, offsets, seed)
-    if split is None:
+    if held is None:
         return {}
-    queries, hidden = validation_queries(split[2], split[3], seed)
+    queries, hidden = held.queries, held.hidden
     codes = np.asarray(types.codes, dtype=np.int64)
     W, C = np.asarray(emb.vectors), np.asarray(emb.context)
     bias, rule = emb.affinity_bias, emb.basket_rule

@@ -33,6 +33,7 @@ __all__ = [
     "min_count_for",
     "neg_group_for",
     "select_backend",
+    "sort_options",
 ]
 
 Mode = Literal["auto", "sequence", "basket"]
@@ -382,6 +383,77 @@ def _gensim_hint(name: str, value: Any) -> str:
     if ours is None:
         return f"{name} is gensim's name: {note}"
     return f"{name} is gensim's name: use {ours}={value!r}" + (f" ({note})" if note else "")
+
+
+def sort_options(
+    keywords: Mapping[str, Any], config: TrainConfig | None, objects: Mapping[str, tuple[type, Any]]
+) -> tuple[TrainConfig, dict[str, Any]]:
+    """The option objects of a training call, each keyword put into the one whose field it names.
+
+    The one place a front end's keywords are sorted (``likewise.train(data, dim=8, user_col="c",
+    progress="none")``); the objects then travel whole.
+
+    Parameters
+    ----------
+    keywords : mapping of str to value
+        The call's keywords.
+    config : TrainConfig or None
+        The hyper-parameters given whole; keywords that are its fields replace single fields
+        (:func:`config_with`).
+    objects : mapping of str to (class, object or None)
+        The other option objects by their keyword (``{"read": (ReadOptions, read), "run": (RunOptions,
+        run)}``): a dataclass, and the object given whole (None: built from the keywords alone).
+
+    Returns
+    -------
+    config : TrainConfig
+        Validated.
+    built : dict
+        Each object of ``objects`` by its keyword, with its keywords in it.
+
+    Raises
+    ------
+    InputError
+        An object of the wrong class; a keyword that is also set in the object given (both named); a
+        keyword that names no field of any (the closest name offered; gensim's names get their hint).
+    """
+    import difflib
+
+    rest = dict(keywords)
+    built: dict[str, Any] = {}
+    names = {f.name for f in dataclasses.fields(TrainConfig)}
+    for slot, (cls, given) in objects.items():
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        names |= set(fields)
+        mine = {k: rest.pop(k) for k in list(rest) if k in fields}
+        if given is None:
+            built[slot] = cls(**mine)
+            continue
+        if not isinstance(given, cls):
+            raise InputError(f"{slot}= takes a {cls.__name__}, not {type(given).__name__}: {given!r}")
+        for name in mine:
+            value, default = getattr(given, name), fields[name].default
+            if (value is not None) if default is None else (value != default):
+                raise InputError(
+                    f"{name}={mine[name]!r} is given twice: as a keyword and as "
+                    f"{slot}={cls.__name__}({name}={value!r}); give it once"
+                )
+        built[slot] = dataclasses.replace(given, **mine) if mine else given
+    unknown = sorted(set(rest) - names)
+    if unknown:
+        lines = [_gensim_hint(name, rest[name]) for name in unknown if name in GENSIM_NAMES]
+        others = [name for name in unknown if name not in GENSIM_NAMES]
+        if others:
+            close = difflib.get_close_matches(others[0], sorted(names), n=1)
+            hint = (
+                f"did you mean {close[0]}=?"
+                if close
+                else "see the fields of "
+                + ", ".join(["TrainConfig", *(cls.__name__ for cls, _ in objects.values())])
+            )
+            lines.append(f"unknown training parameter {others[0]!r} ({hint})")
+        raise InputError("; ".join(lines))
+    return config_with(config, rest), built
 
 
 def min_count_for(config: TrainConfig) -> int:

@@ -7,7 +7,7 @@ space trained on baskets: cosines of the vectors less their count-weighted mean,
 by ``count / (count + shrink)``.
 
 ``shrink`` is chosen here, after training, on the held-out slice that ``epochs="auto"`` and the
-completion model use (:func:`likewise.training.auto.split_validation`): one product of each held-out
+completion model use (:func:`likewise.training.auto.hold_out`): one product of each held-out
 basket asks for its 10 most similar products, and each answer that is in the rest of the basket counts
 one, less the chance that a product that popular is in a basket that size anyway. The mean of these
 *co-purchases beyond chance* is measured for each ``shrink`` of :data:`SHRINK_GRID` (0 to 10 baskets:
@@ -31,7 +31,7 @@ import numpy as np
 
 from .._arrays import unique
 from ..space.search import centred_unit_rows, evidence_weights
-from .auto import clearly_better, split_validation
+from .auto import HeldOut, clearly_better, hold_out
 
 __all__ = ["SHRINK_GRID", "attach_evidence", "choose_shrink", "excess_hits"]
 
@@ -142,17 +142,19 @@ def choose_shrink(
     offsets: np.ndarray,
     seed: int,
     visible: np.ndarray | None = None,
+    held_out: HeldOut | None | str = "auto",
 ) -> tuple[float | None, dict[str, Any]]:
     """The ``shrink`` that gives held-out baskets the most co-purchases beyond chance, and the record.
 
     ``visible`` (bool [V]) marks the rows that are items a query may ask for and be answered with (a
-    typed space's attribute tokens are not). Returns ``(None, record)`` when the corpus is too small to
-    hold baskets out.
+    typed space's attribute tokens are not). ``held_out``: the held-out baskets of ``ids``
+    (:attr:`likewise.training.auto.TrainPlan.held_out`, chosen once for the run; ``"auto"``: chosen
+    here). Returns ``(None, record)`` when the corpus is too small to hold baskets out.
     """
-    split = split_validation(ids, offsets, seed)
-    if split is None:
+    held = hold_out(ids, offsets, seed) if isinstance(held_out, str) else held_out
+    if held is None:
         return None, {"shrink": None, "reason": "plain cosine: too few baskets to hold some out"}
-    va_ids, va_off = split[2], split[3]
+    va_ids, va_off = held.ids, held.offsets
     rng = np.random.default_rng([seed, 31_337])
     queries, truths = [], []
     for b in range(len(va_off) - 1):
@@ -196,19 +198,24 @@ def choose_shrink(
     }
 
 
-def attach_evidence(emb: Any, ids: np.ndarray, offsets: np.ndarray, config: Any) -> None:
-    """Choose how ``emb.similar`` weighs evidence and record it in ``emb.meta["similar_evidence"]``.
+def attach_evidence(
+    emb: Any, ids: np.ndarray, offsets: np.ndarray, config: Any, held_out: HeldOut | None | str = "auto"
+) -> None:
+    """Choose how ``emb.similar`` weighs evidence and record it in ``emb.meta["similar_evidence"]``
+    (on ``held_out``, the run's held-out baskets: :attr:`likewise.training.auto.TrainPlan.held_out`).
 
     Only spaces trained in basket mode are weighed: in a sequence (text) space the counts are
     occurrences in running text, where plain cosine is what word benchmarks measure.
     """
     import time
 
-    if getattr(config, "mode", None) != "basket" or len(emb) < 3:
+    if config.mode != "basket" or len(emb) < 3:
         return
     t0 = time.perf_counter()
     counts = np.asarray(emb.counts, dtype=np.int64)
     types = getattr(emb, "types", None)
     visible = types.mask() if types is not None and types.hidden else None  # attribute tokens never answer
-    _, record = choose_shrink(np.asarray(emb.vectors), counts, ids, offsets, int(config.seed), visible)
+    _, record = choose_shrink(
+        np.asarray(emb.vectors), counts, ids, offsets, int(config.seed), visible, held_out
+    )
     emb.meta["similar_evidence"] = {**record, "seconds": round(time.perf_counter() - t0, 3)}

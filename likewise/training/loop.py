@@ -23,7 +23,57 @@ from .checkpoint import run_state
 from .config import EpochStats, TrainConfig
 from .passes import Passes
 
-__all__ = ["EpochLoop", "choose_passes", "rule_of_one_run"]
+__all__ = ["EpochLoop", "RunRecord", "choose_passes", "rule_of_one_run"]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunRecord:
+    """What a run decided on the way (its checkpoints carry it, so a resumed run decides nothing again).
+
+    Attributes
+    ----------
+    epochs_reason : str
+        Why the run trains the passes it trains.
+    basket_scoring, scoring_reason : str, optional
+        The rule :meth:`Embeddings.recommend` combines a basket's items by, chosen on the held-out slice
+        when there is one, and why.
+    validation_mrr : dict, optional
+        Per trial (passes), the held-out MRR@10 under each rule.
+    validation_rr : list of float, optional
+        The chosen rule's held-out reciprocal ranks (for the completion model; not in the space's record).
+    validation_leaked : bool
+        ``validation_rr`` was scored with tables trained on the held-out baskets too (one run at scale).
+    """
+
+    epochs_reason: str = ""
+    basket_scoring: str | None = None
+    scoring_reason: str | None = None
+    validation_mrr: dict[str, dict[str, float]] | None = None
+    validation_rr: list[float] | None = None
+    validation_leaked: bool = False
+
+    def notes(self) -> dict[str, Any]:
+        """The record as a checkpoint's ``state.notes`` (the fields that are set)."""
+        out: dict[str, Any] = {"epochs_reason": self.epochs_reason}
+        for key in ("basket_scoring", "validation_rr", "scoring_reason", "validation_mrr"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.validation_leaked:
+            out["validation_leaked"] = True
+        return out
+
+    def with_notes(self, notes: dict[str, Any]) -> RunRecord:
+        """This record with a checkpoint's ``state.notes`` over it (a resumed run's)."""
+        fields = {f.name for f in dataclasses.fields(self)}
+        return dataclasses.replace(self, **{k: v for k, v in notes.items() if k in fields})
+
+    def meta(self) -> dict[str, Any]:
+        """What the space records of the run (``meta``): the reasons, the rule and the trials' figures."""
+        out: dict[str, Any] = {"epochs_reason": self.epochs_reason}
+        for key in ("basket_scoring", "scoring_reason", "validation_mrr"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        return out
 
 
 @dataclasses.dataclass
@@ -37,25 +87,18 @@ class EpochLoop:
         The backend's :attr:`~likewise.training.passes.Backend.make`.
     config : TrainConfig
         As resolved by the trainer.
-    backend : str
-        The backend's name (recorded in checkpoints).
+    run : Run
+        How the run goes (:class:`likewise.training.tables.Run`): its backend's name (recorded in
+        checkpoints), the callback (after every epoch of a run without ``val``) and the progress (a bar
+        per pass, a line per pass or nothing).
     n_rows : int
         Rows of each table.
-    notes : dict
-        The run's record, which its checkpoints carry (:func:`choose_passes` adds to it).
-    callback : callable, optional
-        Called with an :class:`EpochStats` after every epoch of a run without ``val``.
-    progress : Progress
-        A bar per pass, a line per pass (elapsed time and rates) or nothing.
     """
 
     make: Callable[..., Passes]
     config: TrainConfig
-    backend: str
+    run: Any
     n_rows: int
-    notes: dict[str, Any]
-    callback: Callable[[EpochStats], None] | None
-    progress: Any
 
     def passes(
         self,
@@ -69,13 +112,16 @@ class EpochLoop:
         saved: Any = None,
         val: Any = None,
         trial: bool = False,
+        record: RunRecord | None = None,
     ) -> tuple[np.ndarray | None, np.ndarray | None, list[dict[str, Any]], Any]:
         """``epochs`` passes over ``ids``, the learning rate decayed over all of them. Returns the
         tables (None on ranks other than 0 of a multi-process run), the history and, with ``val``, the
         reciprocal ranks of held-out completion under each basket rule at the end. With ``ckpt`` a
         checkpoint is written after every pass (and between steps when it is due); ``saved`` is the
-        checkpoint to continue from. A ``trial`` does not call the callback."""
-        config, progress = self.config, self.progress
+        checkpoint to continue from, ``record`` what its checkpoints carry. A ``trial`` does not call the
+        callback."""
+        config, progress, callback = self.config, self.run.progress, self.run.options.callback
+        notes = (record or RunRecord()).notes()
         n_tokens = int(offsets[-1])
         total_words = max(1, n_tokens * epochs)
         passes = self.make(ids, offsets, W, C, total_words)
@@ -86,7 +132,7 @@ class EpochLoop:
 
         def save(epoch: int, step: int, counted: dict[str, float]) -> None:
             state = run_state(
-                passes, self.backend, config.seed, epoch, step, epochs, history, counted, self.notes
+                passes, self.run.backend, config.seed, epoch, step, epochs, history, counted, notes
             )
             ckpt.save(state, *passes.shards(), n_rows=self.n_rows)
 
@@ -120,8 +166,8 @@ class EpochLoop:
             history.append(dataclasses.asdict(stats))
             if ckpt is not None:
                 save(epoch + 1, 0, {})  # before the callback: a callback that kills the run loses nothing
-            if self.callback is not None and not trial:
-                self.callback(stats)
+            if callback is not None and not trial:
+                callback(stats)
         threads = config.threads  # None: every core, as the passes
 
         def score(W: np.ndarray, C: np.ndarray) -> dict[str, np.ndarray]:
@@ -133,18 +179,18 @@ class EpochLoop:
 
 
 def choose_passes(
-    loop: EpochLoop, split: tuple, W: np.ndarray, C: np.ndarray, epochs: int, val: tuple, progress: Any
-) -> int:
-    """The passes of the real run, chosen by trials; the basket rule and their record go to ``loop.notes``.
+    loop: EpochLoop, split: tuple, W: np.ndarray, C: np.ndarray, epochs: int, val: tuple, record: RunRecord
+) -> tuple[int, RunRecord]:
+    """The passes of the real run, chosen by trials, and ``record`` with the basket rule and the trials.
 
     For 10, 20, 40, ... passes up to the plan ``epochs``, train on the training part of ``split`` from
     the same start with the learning rate decayed to the end, and score held-out completion under each
     basket rule; stop when a longer trial is not clearly better. The real run then trains the best
     number of passes on everything, and recommend() combines a basket's items by the best rule. Only the
-    real run is checkpointed: its checkpoints carry the trials' outcome (the notes), so a resumed run
+    real run is checkpointed: its checkpoints carry the trials' outcome (the record), so a resumed run
     does not try again.
     """
-    notes = loop.notes
+    progress = loop.run.progress
     tr_ids, tr_off = split[0], split[1]
     trials: dict[str, dict[str, float]] = {}
     best: np.ndarray | None = None
@@ -160,13 +206,14 @@ def choose_passes(
             break
         best, passes, rule = rr[n_rule], n, n_rule
     tried = ", ".join(f"{max(sc.values()):.4f} after {n}" for n, sc in trials.items())
-    notes["epochs_reason"] += (
-        f": {tried} passes (more passes must win by two standard errors); {passes} passes on all the data"
+    record = dataclasses.replace(
+        record,
+        epochs_reason=record.epochs_reason
+        + f": {tried} passes (more passes must win by two standard errors); {passes} passes on all the data",
     )
     # the affinity's per-case reciprocal ranks: the completion model is chosen against them
-    # (likewise.training.completion); in the notes, so a resumed run (which skips the trials) has them too
-    _record_rule(notes, trials, passes, rule, best.tolist() if best is not None else None)
-    return passes
+    # (likewise.training.completion); in the record, so a resumed run (which skips the trials) has them too
+    return passes, _record_rule(record, trials, passes, rule, best.tolist() if best is not None else None)
 
 
 def _best_rule(rr: dict[str, np.ndarray]) -> str:
@@ -175,27 +222,30 @@ def _best_rule(rr: dict[str, np.ndarray]) -> str:
 
 
 def _record_rule(
-    notes: dict[str, Any],
+    record: RunRecord,
     trials: dict[str, dict[str, float]],
     passes: int,
     rule: str,
     rr: list[float] | None,
     why: str = "",
-) -> None:
-    """The chosen rule, its held-out figures (``trials``: MRR@10 per rule after each number of passes
-    scored) and the affinity's reciprocal ranks, in the run's notes."""
+) -> RunRecord:
+    """``record`` with the chosen rule, its held-out figures (``trials``: MRR@10 per rule after each
+    number of passes scored) and the affinity's reciprocal ranks."""
     others = ", ".join(f"{r} {m:.4f}" for r, m in trials[str(passes)].items() if r != rule)
-    notes["basket_scoring"] = rule
-    notes["validation_rr"] = rr
-    notes["scoring_reason"] = (
-        f"held-out MRR@10 after {passes} passes {trials[str(passes)][rule]:.4f} with the {rule}, "
-        f"against {others}{why}"
+    return dataclasses.replace(
+        record,
+        basket_scoring=rule,
+        validation_rr=rr,
+        scoring_reason=(
+            f"held-out MRR@10 after {passes} passes {trials[str(passes)][rule]:.4f} with the {rule}, "
+            f"against {others}{why}"
+        ),
+        validation_mrr=trials,
     )
-    notes["validation_mrr"] = trials
 
 
-def rule_of_one_run(notes: dict[str, Any], rr: dict[str, np.ndarray], passes: int) -> None:
-    """Record the basket rule chosen on held-out cases scored with the tables of the only run.
+def rule_of_one_run(record: RunRecord, rr: dict[str, np.ndarray], passes: int) -> RunRecord:
+    """``record`` with the basket rule chosen on held-out cases scored with the tables of the only run.
 
     When the plan is one trial (``trial_passes(planned) == [planned]``: 10 passes or fewer, a corpus of
     about 1.25 M tokens or more), a trial would choose no number of passes, only the rule, and would
@@ -205,9 +255,13 @@ def rule_of_one_run(notes: dict[str, Any], rr: dict[str, np.ndarray], passes: in
     compared with them (:func:`likewise.training.completion.fit_completion`, which says that the affinity
     was trained on those baskets) instead of scoring the same tables on the same cases again.
     """
-    notes["epochs_reason"] += f": {passes} passes on all the data, no trial (one would choose only the rule)"
+    reason = (
+        record.epochs_reason + f": {passes} passes on all the data, no trial (one would choose only the rule)"
+    )
     trials = {str(passes): {r: float(v.mean()) for r, v in rr.items()}}
     why = " (tables trained on the held-out baskets too: one run at this size)"
     rule = _best_rule(rr)
-    _record_rule(notes, trials, passes, rule, rr[rule].tolist(), why)
-    notes["validation_leaked"] = True
+    record = _record_rule(
+        dataclasses.replace(record, epochs_reason=reason), trials, passes, rule, rr[rule].tolist(), why
+    )
+    return dataclasses.replace(record, validation_leaked=True)

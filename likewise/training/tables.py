@@ -20,26 +20,53 @@ from .._check import first_nonfinite_row
 from .._progress import Progress, progress_of
 from ..errors import InputError
 from . import distributed
-from .auto import (
-    plan_epochs,
-    resolve_sample,
-    split_validation,
-    trial_passes,
-    validation_queries,
-)
+from .auto import TrainPlan, plan_training, trial_passes
 from .checkpoint import MUST_MATCH, MUST_MATCH_TORCH, Checkpoints, data_identity
-from .config import EpochStats, TrainConfig, neg_group_for, select_backend
+from .config import EpochStats, TrainConfig, select_backend
 from .distributed import Dist
-from .loop import EpochLoop, choose_passes, rule_of_one_run
+from .loop import EpochLoop, RunRecord, choose_passes, rule_of_one_run
 from .passes import Backend
 
-__all__ = ["Run", "Trained", "backend_passes", "run_tables", "train_tables"]
+__all__ = ["Run", "RunOptions", "RunRecord", "Trained", "backend_passes", "run_tables", "train_tables"]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunOptions:
+    """How a run goes, as the caller asks it (``likewise.train(data, run=RunOptions(...))``): what it
+    learns is :class:`TrainConfig`, how the input is read :class:`likewise.readers.ReadOptions`.
+
+    Parameters
+    ----------
+    callback : callable, optional
+        Called with an :class:`EpochStats` after every epoch.
+    progress : {"auto", "bar", "log", "none"}, bool or None
+        ``"auto"`` (or None, the default): a bar when stderr is a terminal, otherwise a line per phase
+        and per pass through the ``likewise`` logger; ``"bar"``; ``"log"`` (the lines, on stderr when
+        logging is not set up to show them); ``"none"`` (:func:`likewise._progress.progress_of`).
+    cache_dir : path, optional
+        Where compiled corpora are cached.
+    checkpoint_dir : path, optional
+        A checkpoint of the run kept in ``checkpoint_dir/checkpoint``, written atomically after every
+        epoch; a directory that holds one is refused unless ``resume``.
+    checkpoint_every : float, optional
+        Minutes between checkpoints inside an epoch.
+    resume : bool
+        Continue from the checkpoint, bit for bit with ``deterministic=True``; refused with the
+        difference named when the corpus, vocabulary or hyper-parameters differ.
+    """
+
+    callback: Callable[[EpochStats], None] | None = None
+    progress: Any = None
+    cache_dir: str | Path | None = None
+    checkpoint_dir: str | Path | None = None
+    checkpoint_every: float | None = None
+    resume: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
 class Run:
     """How a run executes, as opposed to what it learns (:class:`TrainConfig`): the backend chosen, the
-    processes, the torch device, progress, the corpus cache and the checkpoints.
+    processes, the torch device, the progress shown and the caller's :class:`RunOptions`.
 
     Parameters
     ----------
@@ -49,42 +76,35 @@ class Run:
         This process's place in a multi-process run (:func:`likewise.training.distributed.detect`).
     device : torch.device, optional
         The torch backend's device.
-    progress : Progress
-        A bar, log lines or nothing (:func:`likewise._progress.progress_of`; rank 0 only).
-    cache_dir : path, optional
-        Where compiled corpora are cached.
-    callback : callable, optional
-        Called with an :class:`EpochStats` after every epoch.
-    checkpoint_dir, checkpoint_every, resume
-        As in :func:`train`.
+    options : RunOptions
+        The callback, the corpus cache and the checkpoints, as asked.
     keys : sequence of str, optional
         The vocabulary's keys, fingerprinted into checkpoints.
+    progress : Progress
+        A bar, log lines or nothing (:func:`likewise._progress.progress_of` of ``options.progress``;
+        rank 0 only).
     """
 
     backend: str
     dist: Dist = dataclasses.field(default_factory=Dist)
     device: Any = None
-    checkpoint_dir: str | Path | None = None
-    checkpoint_every: float | None = None
-    resume: bool = False
+    options: RunOptions = RunOptions()
     keys: Any = None
     progress: Progress = Progress("none")
-    cache_dir: str | Path | None = None
-    callback: Callable[[EpochStats], None] | None = None
 
     @classmethod
-    def of(cls, config: TrainConfig, dist: Dist | None = None, progress: Any = False, **kw: Any) -> Run:
-        """Choose the backend (the one place: :func:`select_backend`) and the device for ``config``;
-        ``progress`` is one of ``"auto"`` (or None), ``"bar"``, ``"log"``, ``"none"`` or a bool
-        (:func:`likewise._progress.progress_of`), shown on rank 0 alone."""
+    def of(cls, config: TrainConfig, options: RunOptions | None = None, dist: Dist | None = None) -> Run:
+        """Choose the backend (the one place: :func:`select_backend`) and the device for ``config``, and
+        the progress ``options.progress`` asks for (shown on rank 0 alone)."""
+        options = RunOptions(progress=False) if options is None else options
         dist = distributed.detect() if dist is None else dist
         backend = select_backend(config.backend, dist.world)
         device = distributed.torch_device(config.device, dist.local_rank) if backend == "torch" else None
         try:
-            show = progress_of(progress, dist.main)
+            show = progress_of(options.progress, dist.main)
         except ValueError as e:
             raise InputError(str(e)) from None
-        return cls(backend, dist, device, progress=show, **kw)
+        return cls(backend, dist, device, options, progress=show)
 
 
 def train_tables(
@@ -132,7 +152,7 @@ def train_tables(
         One :class:`EpochStats` as a dict per epoch.
     """
     config = config.validate()
-    run = Run.of(config, progress=progress, callback=callback)
+    run = Run.of(config, RunOptions(callback=callback, progress=progress))
     if run.dist.active:
         raise InputError(
             f"train_tables runs in one process, but this is rank {run.dist.rank} of {run.dist.world} "
@@ -154,19 +174,17 @@ class Trained:
         One :class:`EpochStats` as a dict per epoch.
     threads : int
         The threads the backend used.
-    notes : dict
-        What the caller should record: ``epochs`` (the passes whose tables are returned, which
-        ``epochs="auto"`` decides) and ``epochs_reason``; ``basket_scoring`` (the rule
-        :meth:`Embeddings.recommend` combines a basket's items by, chosen on the held-out slice when
-        there is one) and ``scoring_reason``; with a held-out slice, ``validation_mrr`` (per trial, the
-        held-out MRR@10 under each rule) and ``validation_rr``.
+    record : RunRecord
+        What the run decided: why its passes (``epochs="auto"`` decides them; ``len(history)`` is what
+        was trained), the basket rule :meth:`Embeddings.recommend` combines a basket's items by and why,
+        and with a held-out slice the trials' figures and the chosen rule's ranks.
     """
 
     W: np.ndarray | None
     C: np.ndarray | None
     history: list[dict[str, Any]]
     threads: int
-    notes: dict[str, Any]
+    record: RunRecord
 
 
 def run_tables(
@@ -179,9 +197,11 @@ def run_tables(
     W: np.ndarray | None = None,
     C: np.ndarray | None = None,
     neg_types: np.ndarray | None = None,
+    plan: TrainPlan | None = None,
 ) -> Trained:
     """:func:`train_tables` for :func:`likewise.training.train.train` too: ``run`` says how
-    (:meth:`Run.of`), with its progress and callback."""
+    (:meth:`Run.of`), with its progress and callback; ``plan`` is what was resolved for the run
+    (:func:`likewise.training.auto.plan_training`; resolved here for ids alone when not given)."""
     # Deferred import: numba is only loaded when training actually happens.
     from .. import kernels
 
@@ -195,23 +215,31 @@ def run_tables(
                 f"starting table {name} has shape {np.shape(given)}; expected ({n_items}, {dim}) "
                 "(one row per counted item, config.dim columns)"
             )
-    if config.mode not in ("sequence", "basket"):
-        raise InputError(
-            f"mode == {config.mode!r}: packed ids need 'sequence' or 'basket' (resolve 'auto' first)"
-        )
-    # neg_group unset: the mode's default (config.NEG_GROUP), resolved once for every backend
-    config = dataclasses.replace(config, neg_group=neg_group_for(config))
-    keep_prob = kernels.make_keep_prob(counts, resolve_sample(counts, config.sample, config.mode)[0])
+    if plan is None:
+        plan = plan_training(config, ids, offsets, counts, backend=run.backend)
+    config = plan.resolved(config)  # neg_group and sample resolved once, for every backend
+    keep_prob = kernels.make_keep_prob(counts, plan.sample)
     neg_cum = kernels.make_neg_cum(counts, config.ns_exponent)
-    progress = run.progress
     backend = backend_passes(
         run, config, keep_prob, neg_cum, int(offsets[-1]), counts, neg_types, (ids, offsets)
     )
     # The tables are allocated after the backend is ready: the numba kernel is compiled and LLVM's pages
     # are handed back first, so they are not in the peak beside the tables.
+    W, C = _start_tables(config, n_items, W, C)
+    ckpt, saved = _checkpoints(run, config, ids, offsets, counts, backend.layout)
+    loop = EpochLoop(backend.make, config, run, len(counts))
+    W, C, history, record = _epochs(loop, plan, ids, offsets, W, C, keep_prob, counts, ckpt, saved)
+    _refuse_diverged(W, C, config, len(history))
+    return Trained(W, C, history, backend.threads, record)
+
+
+def _start_tables(
+    config: TrainConfig, n_items: int, W: np.ndarray | None, C: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """word2vec's initialisation: input rows small uniform noise, output rows zero; built in place (no
+    temporaries as large as a table). Given tables are copied: the caller's are never trained in place."""
+    dim = config.dim
     rng = np.random.default_rng(config.seed)
-    # word2vec's initialisation: input rows small uniform noise, output rows zero; built in place (no
-    # temporaries as large as a table). Given tables are copied: the caller's are never trained in place.
     if W is None:
         W = rng.random((n_items, dim), dtype=np.float32)
         W -= 0.5
@@ -219,52 +247,63 @@ def run_tables(
     else:
         W = np.array(W, dtype=np.float32, order="C")
     C = np.zeros((n_items, dim), dtype=np.float32) if C is None else np.array(C, dtype=np.float32, order="C")
-    ckpt, saved = _checkpoints(run, config, ids, offsets, counts, backend.layout)
-    notes: dict[str, Any] = {}  # this run's record, returned (and carried by its checkpoints)
-    loop = EpochLoop(backend.make, config, run.backend, len(counts), notes, run.callback, progress)
+    return W, C
 
-    # epochs="auto": plan the passes from the data's size; trials on a held-out slice choose them.
-    val, one_run = None, False
-    if config.epochs == "auto":
-        epochs = plan_epochs(int(offsets[-1]))
+
+def _epochs(
+    loop: EpochLoop,
+    plan: TrainPlan,
+    ids: np.ndarray,
+    offsets: np.ndarray,
+    W: np.ndarray,
+    C: np.ndarray,
+    keep_prob: np.ndarray,
+    counts: np.ndarray,
+    ckpt: Any,
+    saved: Any,
+) -> tuple[np.ndarray | None, np.ndarray | None, list[dict[str, Any]], RunRecord]:
+    """The run's passes (``epochs="auto"``: trials on the held-out slice choose them) and its record."""
+    config, epochs = loop.config, plan.epochs
+    val, one_run, held = None, False, None
+    if plan.epochs_auto:
         # one trial would choose only the basket rule: at that size the run trains once and chooses the
         # rule on the held-out slice at its end (a resumed run too; one with trials has their outcome).
-        # The slice is capped (split_validation: at most 2,000 baskets), so it costs little at any size
-        # and the largest logs choose their rule on evidence too.
+        # The slice is capped (hold_out: at most 2,000 baskets), so it costs little at any size and the
+        # largest logs choose their rule on evidence too.
         one_run = trial_passes(epochs) == [epochs]
-        split = None
         if saved is None or one_run:
-            split = split_validation(ids, offsets, config.seed)
-        if split is not None:
+            held = plan.held_out
+        if held is not None:
             keep = np.asarray(keep_prob, dtype=np.float64)
             bias = config.ns_exponent * np.log(np.maximum(counts, 1)) - np.log(np.maximum(keep, 1e-12))
-            val = (bias, *validation_queries(split[2], split[3], config.seed))
-        notes["epochs_reason"] = f"auto: up to {epochs} passes for {int(offsets[-1]):,} tokens" + (
-            f", chosen on MRR@10 of {len(val[2]):,} held-out baskets / sequences" if val else ""
+            val = (bias, held.queries, held.hidden)
+        record = RunRecord(
+            f"auto: up to {epochs} passes for {int(offsets[-1]):,} tokens"
+            + (f", chosen on MRR@10 of {len(val[2]):,} held-out baskets / sequences" if val else "")
         )
     else:
-        epochs = int(config.epochs)
-        notes["epochs_reason"] = "set by the caller"
+        record = RunRecord("set by the caller")
     if saved is not None:
-        notes.update(saved.state["notes"])
+        record = record.with_notes(saved.state["notes"])
         epochs = int(saved.state["epochs"])
-
     if val is None:
-        notes.setdefault("basket_scoring", "mixture")
-        notes.setdefault(
-            "scoring_reason", "the mixture: no held-out slice to choose on (epochs set, or little data)"
+        record = dataclasses.replace(
+            record,
+            basket_scoring=record.basket_scoring or "mixture",
+            scoring_reason=record.scoring_reason
+            or "the mixture: no held-out slice to choose on (epochs set, or little data)",
         )
     one_run = one_run and val is not None
     if val is not None and not one_run:
-        epochs = choose_passes(loop, split, W, C, epochs, val, progress)
+        split = (*held.training(ids, offsets), held.ids, held.offsets)
+        epochs, record = choose_passes(loop, split, W, C, epochs, val, record)
+        del split
     W, C, history, rr = loop.passes(
-        ids, offsets, W, C, epochs, "epoch ", ckpt, saved, val=val if one_run else None
+        ids, offsets, W, C, epochs, "epoch ", ckpt, saved, val=val if one_run else None, record=record
     )
     if one_run and rr is not None:
-        rule_of_one_run(notes, rr, epochs)
-    notes["epochs"] = len(history)
-    _refuse_diverged(W, C, config, len(history))
-    return Trained(W, C, history, backend.threads, notes)
+        record = rule_of_one_run(record, rr, epochs)
+    return W, C, history, record
 
 
 def _refuse_diverged(W: np.ndarray | None, C: np.ndarray | None, config: TrainConfig, passes: int) -> None:
@@ -329,9 +368,10 @@ def backend_passes(
 
 def _checkpoints(run: Run, config: TrainConfig, ids, offsets, counts, layout: dict[str, Any]):
     """The run's :class:`Checkpoints` and the checkpoint to resume (each None when not asked for)."""
-    if run.checkpoint_dir is None:
-        if run.resume or run.checkpoint_every is not None:
-            what = "resume=True" if run.resume else f"checkpoint_every={run.checkpoint_every!r}"
+    o = run.options
+    if o.checkpoint_dir is None:
+        if o.resume or o.checkpoint_every is not None:
+            what = "resume=True" if o.resume else f"checkpoint_every={o.checkpoint_every!r}"
             raise InputError(f"{what} needs checkpoint_dir= (--checkpoint-dir DIR): where checkpoints live")
         return None, None
     fields = MUST_MATCH + (MUST_MATCH_TORCH if run.backend == "torch" else ())
@@ -341,5 +381,5 @@ def _checkpoints(run: Run, config: TrainConfig, ids, offsets, counts, layout: di
         "data": data_identity(ids, offsets, counts, run.keys),
         "layout": layout,
     }
-    ckpt = Checkpoints(run.checkpoint_dir, run.checkpoint_every, run.resume, identity, run.dist)
+    ckpt = Checkpoints(o.checkpoint_dir, o.checkpoint_every, o.resume, identity, run.dist)
     return ckpt, ckpt.load()

@@ -1,9 +1,11 @@
 """The one way into training: an input resolved, compiled, trained, and the steps after training.
 
-:func:`train` sorts its keywords into the reading options (:class:`likewise.readers.ReadOptions`), how
-the run goes (:class:`Run`) and the hyper-parameters (:class:`TrainConfig`); :func:`fit` resolves the
-input (:func:`likewise.readers.resolve_input`, the one place that decides what an input is), infers the
-mode, compiles the corpus, trains the tables (:func:`likewise.training.tables.run_tables`), fits the
+:func:`train` takes the reading options (:class:`likewise.readers.ReadOptions`), how the run goes
+(:class:`RunOptions`) and the hyper-parameters (:class:`TrainConfig`) whole, or their fields as keywords
+(:func:`likewise.training.config.sort_options`); :func:`fit` resolves the input
+(:func:`likewise.readers.resolve_input`, the one place that decides what an input is), infers the mode,
+compiles the corpus, resolves every other ``auto`` once (:func:`likewise.training.auto.plan_training`),
+trains the tables (:func:`likewise.training.tables.run_tables`), fits the
 completion model and runs the caller's steps (customer vectors: :func:`likewise.retail.fit.after_training`).
 """
 
@@ -23,18 +25,30 @@ from .._progress import log_line, rate
 from ..errors import InputError
 from ..space.itemtypes import types_of_keys
 from . import distributed
-from .auto import infer_mode, kept_share, peek, plan_epochs, resolve_sample, validation_completion
+from .auto import (
+    TrainPlan,
+    infer_mode,
+    kept_share,
+    peek,
+    plan_epochs,
+    plan_training,
+    resolve_sample,
+    validation_completion,
+)
 from .checkpoint import lock_folder
 from .completion import attach_completion
-from .config import EpochStats, TrainConfig, config_with, min_count_for, neg_group_for, select_backend
+from .config import EpochStats, TrainConfig, min_count_for, select_backend, sort_options
 from .evidence import attach_evidence
+from .loop import RunRecord
 from .report import Choice, Timings, TrainReport
-from .tables import Run, Trained, backend_passes, run_tables, train_tables
+from .tables import Run, RunOptions, Trained, backend_passes, run_tables, train_tables
 
 __all__ = [
     "EpochStats",
     "RUN_OPTIONS",
     "Run",
+    "RunOptions",
+    "RunRecord",
     "Step",
     "TrainConfig",
     "Trained",
@@ -45,6 +59,9 @@ __all__ = [
     "plan_epochs",
     "resolve_sample",
     "select_backend",
+    "TrainPlan",
+    "gensim_data",
+    "plan_training",
     "train",
     "train_tables",
     "validation_completion",
@@ -54,13 +71,21 @@ __all__ = [
 #: A step after training: called with the space, the compiled corpus (still open) and the input.
 Step = Callable[[Any, Any, Any], None]
 
-#: Keywords of :func:`train` that say how the run goes (:class:`Run`), not what it learns.
-RUN_OPTIONS = ("callback", "progress", "cache_dir", "checkpoint_dir", "checkpoint_every", "resume")
+#: The fields of :class:`RunOptions`: keywords of :func:`train` that say how the run goes, not what it learns.
+RUN_OPTIONS = tuple(f.name for f in dataclasses.fields(RunOptions))
 #: gensim's names for the training data, accepted as ``data``.
 GENSIM_DATA = ("sentences", "corpus_iterable", "corpus_file")
 
 
-def train(data: Any = None, config: TrainConfig | None = None, *, steps: Sequence[Step] = (), **options: Any):
+def train(
+    data: Any = None,
+    config: TrainConfig | None = None,
+    *,
+    read: Any = None,
+    run: RunOptions | None = None,
+    steps: Sequence[Step] = (),
+    **keywords: Any,
+):
     """Train item vectors with skip-gram and negative sampling.
 
     Parameters
@@ -76,22 +101,19 @@ def train(data: Any = None, config: TrainConfig | None = None, *, steps: Sequenc
     config : TrainConfig, optional
         Hyper-parameters; keyword options that are fields of it replace single fields
         (``train(data, dim=32)``).
+    read : ReadOptions, optional
+        How to read the input (:class:`likewise.readers.ReadOptions`: ``basket_col``, ``item_col``,
+        ``order_col``, ``user_col``, ``time_col``, ``sessions``, ``tokenize``, ``on_bad_rows``,
+        ``na_values``, ...).
+    run : RunOptions, optional
+        How the run goes (:class:`RunOptions`: ``callback``, ``progress``, ``cache_dir``,
+        ``checkpoint_dir``, ``checkpoint_every``, ``resume``).
     steps : sequence of callables, optional
         Run after training, in order, with ``(emb, corpus, resolved input)`` while the compiled corpus
         is open (customer vectors: :func:`likewise.retail.fit.after_training`).
-    **options
-        The reading options of :class:`likewise.readers.ReadOptions` (``basket_col``, ``item_col``,
-        ``order_col``, ``user_col``, ``time_col``, ``sessions``, ``tokenize``, ``on_bad_rows``,
-        ``na_values``, ...); how the run goes
-        (:data:`RUN_OPTIONS`: ``callback``, called with an :class:`EpochStats` after every epoch;
-        ``progress``, ``"auto"`` (the default: a bar when stderr is a terminal, otherwise a line per
-        phase and per pass through the ``likewise`` logger), ``"bar"``, ``"log"`` (the lines, on stderr
-        when logging is not set up to show them) or ``"none"``; ``cache_dir``, where compiled corpora are
-        cached; ``checkpoint_dir``, a checkpoint of the run kept in ``checkpoint_dir/checkpoint`` and
-        written atomically after every epoch, a directory that holds one refused unless ``resume``;
-        ``checkpoint_every``, minutes between checkpoints inside an epoch; ``resume``, continue from
-        the checkpoint, bit for bit with ``deterministic=True``, refused with the difference named when
-        the corpus, vocabulary or hyper-parameters differ); the rest are :class:`TrainConfig` fields.
+    **keywords
+        Single fields of ``read``, ``run`` or ``config``, each put into the one whose field it names
+        (:func:`likewise.training.config.sort_options`); a field set both ways is refused.
 
     Returns
     -------
@@ -105,19 +127,15 @@ def train(data: Any = None, config: TrainConfig | None = None, *, steps: Sequenc
     """
     from ..readers.resolve import ReadOptions
 
-    data = _gensim_data(data, options)
-    read = ReadOptions(
-        **{f.name: options.pop(f.name) for f in dataclasses.fields(ReadOptions) if f.name in options}
-    )
-    how = {k: options.pop(k) for k in RUN_OPTIONS if k in options}
-    how.setdefault("progress", None)  # unset: a progress bar when stderr is a terminal
-    config = config_with(config, options)
-    return fit(data, read, config, Run.of(config, **how), steps)
+    data = gensim_data(data, keywords)
+    config, o = sort_options(keywords, config, {"read": (ReadOptions, read), "run": (RunOptions, run)})
+    return fit(data, o["read"], config, Run.of(config, o["run"]), steps)
 
 
-def _gensim_data(data: Any, options: dict[str, Any]) -> Any:
-    """``data``, or what gensim's ``sentences=`` / ``corpus_iterable=`` / ``corpus_file=`` gave (popped)."""
-    given = {k: options.pop(k) for k in GENSIM_DATA if k in options}
+def gensim_data(data: Any, keywords: dict[str, Any]) -> Any:
+    """``data``, or what gensim's ``sentences=`` / ``corpus_iterable=`` / ``corpus_file=`` gave (popped
+    from ``keywords``)."""
+    given = {k: keywords.pop(k) for k in GENSIM_DATA if k in keywords}
     if len(given) + (data is not None) > 1:
         names = (["data"] if data is not None else []) + [f"{k}=" for k in given]
         raise InputError(f"the training data is given twice ({' and '.join(names)}): give it once")
@@ -159,7 +177,9 @@ def fit(data: Any, read: Any, config: TrainConfig, run: Run, steps: Sequence[Ste
     with ExitStack() as stack:
         if run.backend == "torch":
             stack.callback(distributed.end, distributed.start(d, run.device))
-        stack.enter_context(lock_folder(run.checkpoint_dir, d))  # one run at a time per checkpoint directory
+        stack.enter_context(
+            lock_folder(run.options.checkpoint_dir, d)
+        )  # one run at a time per checkpoint directory
         source = resolve_input(data, read, stack)
         config, mode_reason, source = _mode(config, source)
         config = dataclasses.replace(config, min_count=min_count_for(config))
@@ -185,9 +205,10 @@ def fit(data: Any, read: Any, config: TrainConfig, run: Run, steps: Sequence[Ste
             run.progress,
         )
         t_train = time.perf_counter()
+        plan, types = _plan(corpus, config, mode_reason, run.backend)  # every auto of the run, once
         keys = getattr(corpus.vocab, "keys", None)
-        emb, config, held_out = _train_corpus(
-            corpus, config, mode_reason, dataclasses.replace(run, keys=keys), asked
+        emb, config, record = _train_corpus(
+            corpus, config, plan, types, dataclasses.replace(run, keys=keys), asked
         )
         if emb is None:  # a rank other than 0 of a multi-process run: rank 0 holds the space
             return None
@@ -203,8 +224,10 @@ def fit(data: Any, read: Any, config: TrainConfig, run: Run, steps: Sequence[Ste
             emb.meta["matrix"] = source.matrix.shape_note()  # how recommend() names a query matrix's columns
         # the steps after training: the completion model, then the caller's (customers, their next basket)
         t_after = time.perf_counter()
-        attach_completion(emb, corpus.ids, corpus.offsets, config, run.progress, *held_out)
-        attach_evidence(emb, corpus.ids, corpus.offsets, config)  # how similar() weighs evidence
+        attach_completion(emb, corpus.ids, corpus.offsets, config, run.progress, plan, record)
+        attach_evidence(
+            emb, corpus.ids, corpus.offsets, config, plan.held_out
+        )  # how similar() weighs evidence
         for step in steps:
             step(emb, corpus, source)
         dt = time.perf_counter() - t_after
@@ -242,7 +265,7 @@ def _as_corpus(source: Any, config: TrainConfig, run: Run, stack: ExitStack):
             data,
             min_count=config.min_count,
             max_items=config.max_items,
-            cache_dir=source.cache_dir if source.cache_dir is not None else run.cache_dir,
+            cache_dir=source.cache_dir if source.cache_dir is not None else run.options.cache_dir,
             what=source.options.what,
             progress=run.progress,
         )
@@ -253,48 +276,61 @@ def _as_corpus(source: Any, config: TrainConfig, run: Run, stack: ExitStack):
     return corpus_from_sequences(data, out / "corpus", min_count=config.min_count, max_items=config.max_items)
 
 
-def _train_corpus(
-    corpus: Any, config: TrainConfig, mode_reason: str, run: Run, asked: TrainConfig | None = None
-) -> tuple[Any, TrainConfig, tuple[np.ndarray | None, bool]]:
-    """The space trained on a compiled corpus, the config as trained (``sample``, ``epochs`` resolved)
-    and the held-out ranks of its basket rule with whether they leaked (for the completion model). The
-    space keeps ``asked`` (default: ``config``) as its config and the resolved values in its report."""
-    from ..space.embeddings import Embeddings
-
+def _plan(corpus: Any, config: TrainConfig, mode_reason: str, backend: str) -> tuple[TrainPlan, Any]:
+    """The run's :class:`~likewise.training.auto.TrainPlan` on a compiled corpus (``sample``,
+    ``neg_group``, the passes and the held-out baskets, resolved once) and the vocabulary's item types
+    (None: untyped)."""
     vocab = corpus.vocab
     if len(vocab) == 0:
         raise InputError(
             f"no item occurs at least min_count={config.min_count} times: the vocabulary is empty"
         )
-    counts = np.asarray(vocab.counts, dtype=np.int64)
-    sample, sample_reason = resolve_sample(counts, config.sample, config.mode)
-    config = dataclasses.replace(config, sample=sample, neg_group=neg_group_for(config))
-    t_start = time.perf_counter()
-    manifest = getattr(corpus, "manifest", None) or {}
-    source = manifest.get("input", {})
+    source = ((getattr(corpus, "manifest", None) or {}).get("input")) or {}
     typed = bool(source.get("type_col") or source.get("type_cols"))
     types = types_of_keys(vocab.keys, typed=typed, side=bool(source.get("attrs")))
     if config.typed_negatives and types is None:
         raise InputError(
             "typed_negatives needs item types: a typed log (type_col= / type_cols=) or attributes"
         )
+    visible = types.mask() if types is not None and types.hidden else None  # tokens never answer
+    counts = np.asarray(vocab.counts, dtype=np.int64)
+    plan = plan_training(
+        config, corpus.ids, corpus.offsets, counts, mode_reason=mode_reason, backend=backend, after=True,
+        visible=visible,
+    )  # fmt: skip
+    return plan, types
+
+
+def _train_corpus(
+    corpus: Any, config: TrainConfig, plan: TrainPlan, types: Any, run: Run, asked: TrainConfig | None = None
+) -> tuple[Any, TrainConfig, RunRecord]:
+    """The space trained on a compiled corpus as ``plan`` says, the config as trained (``sample``,
+    ``epochs`` resolved) and the run's record (the held-out ranks of its basket rule and whether they
+    leaked go to the completion model). The space keeps ``asked`` (default: ``config``) as its config and
+    the resolved values in its report."""
+    from ..space.embeddings import Embeddings
+
+    vocab = corpus.vocab
+    counts = np.asarray(vocab.counts, dtype=np.int64)
+    config = plan.resolved(config)
+    t_start = time.perf_counter()
+    manifest = getattr(corpus, "manifest", None) or {}
+    source = manifest.get("input", {})
     neg_types = types.codes if config.typed_negatives else None
-    trained = run_tables(corpus.ids, corpus.offsets, counts, config, run, neg_types=neg_types)
+    trained = run_tables(corpus.ids, corpus.offsets, counts, config, run, neg_types=neg_types, plan=plan)
     if trained.W is None:  # a rank other than 0 of a multi-process run: rank 0 holds the space
-        return None, config, (None, False)
-    notes = dict(trained.notes)
-    # the held-out ranks go to the completion model, not into the space's record
-    held_out = (notes.pop("validation_rr", None), bool(notes.pop("validation_leaked", False)))
+        return None, config, trained.record
     history = trained.history
-    config = dataclasses.replace(config, epochs=notes.pop("epochs"))
+    config = dataclasses.replace(config, epochs=len(history))
     seconds = time.perf_counter() - t_start
-    chosen = run_notes(history, mode_reason, sample_reason, vocab)
+    chosen = run_notes(history, plan.mode_reason, plan.sample_reason, vocab)
     torch = run.backend == "torch"
+    rec = trained.record
     report = TrainReport(
-        mode=Choice(config.mode, mode_reason),
-        sample=Choice(config.sample, sample_reason),
-        epochs=Choice(config.epochs, notes.pop("epochs_reason", None)),
-        basket_rule=Choice(notes.pop("basket_scoring", None), notes.pop("scoring_reason", None)),
+        mode=Choice(config.mode, plan.mode_reason),
+        sample=Choice(config.sample, plan.sample_reason),
+        epochs=Choice(config.epochs, rec.epochs_reason),
+        basket_rule=Choice(rec.basket_scoring, rec.scoring_reason),
         completion=Choice(None, None),  # chosen by the step after training (attach_completion)
         similar=Choice(None, None),  # likewise (attach_evidence)
         kept_share=chosen["kept_share"],
@@ -318,14 +354,16 @@ def _train_corpus(
         device=str(run.device) if torch else None,
         world_size=run.dist.world if torch else None,
     )
-    meta = {**report.to_dict(), **notes}  # the run's other notes (the trials' scores) beside its report
+    # the trials' scores beside the report (the reasons and the rule are in it)
+    trials = {"validation_mrr": rec.validation_mrr} if rec.validation_mrr is not None else {}
+    meta = {**report.to_dict(), **trials}
     emb = Embeddings(trained.W, vocab, config=asked or config, meta=meta)
     # The output table is kept: W[i] . C[j] estimates how much more often j goes with i than chance,
     # which is what basket completion needs (cosine between input vectors finds substitutes instead).
     emb.attach_context(trained.C)
     if types is not None:  # before the completion model: it chooses per type in a typed space
         emb.attach_types(types)
-    return emb, config, held_out
+    return emb, config, trained.record
 
 
 def run_notes(history: list[dict[str, Any]], mode_reason: str, sample_reason: str, vocab: Any) -> dict:

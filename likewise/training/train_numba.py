@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -24,7 +25,7 @@ from .._progress import note
 from ..errors import InputError
 from ..kernels.params import KernelParams
 from ..kernels.tables import sequence_blocks
-from .config import TrainConfig, neg_group_for
+from .config import TrainConfig
 from .passes import Backend
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "CHUNKS_PER_THREAD",
     "COMPILING",
     "DETERMINISTIC_CHUNKS",
+    "NumbaKernel",
     "NumbaPasses",
     "TOKENS_PER_THREAD",
     "compile_notice",
@@ -93,6 +95,36 @@ def compile_notice(enabled: Any) -> Iterator[None]:
         yield
 
 
+@dataclasses.dataclass(frozen=True)
+class NumbaKernel:
+    """What every pass of one numba backend hands its block kernel besides the corpus and the tables.
+
+    Attributes
+    ----------
+    kernel : callable
+        A block kernel of :func:`likewise.kernels.block_kernel`.
+    params : KernelParams
+        The run's kernel parameters, passed whole (their ``group``: contexts sharing one set of
+        negatives, 1 for the per-pair kernels).
+    keep_prob, neg_cum : ndarray
+        Subsampling and negative-sampling tables.
+    seed : int
+        The run's seed (each pass's streams derive from it: :func:`epoch_seed`).
+    n_chunks : int
+        Chunks per block (the deterministic kernels' layout).
+    progress : Progress or bool
+        Say on stderr when a block's kernel compiles (:func:`compile_notice`).
+    """
+
+    kernel: Callable[..., tuple[int, int, int, float]]
+    params: KernelParams
+    keep_prob: np.ndarray
+    neg_cum: np.ndarray
+    seed: int
+    n_chunks: int
+    progress: Any = False
+
+
 class NumbaPasses:
     """Epochs of the numba kernel over ``W`` and ``C``, trained in place.
 
@@ -102,22 +134,12 @@ class NumbaPasses:
         The packed corpus.
     W, C : ndarray of float32, shape (V, dim)
         The tables, trained in place.
-    keep_prob, neg_cum : ndarray
-        Subsampling and negative-sampling tables.
-    config : TrainConfig
     total_words : int
         Tokens of all planned passes (the learning-rate schedule's length).
-    kernel : callable
-        A block kernel of :func:`likewise.kernels.block_kernel`, called with the run's
-        :class:`~likewise.kernels.params.KernelParams` whole.
-    n_chunks : int
-        Chunks per block (the deterministic kernels' layout).
+    kernel : NumbaKernel
+        The block kernel, its parameters, tables and layout.
     block_tokens : int, optional
         Tokens per block (default :data:`BLOCK_TOKENS`).
-    group : int, optional
-        Contexts sharing one set of negatives (default ``config.neg_group``; 1 for the per-pair kernels).
-    progress : bool
-        Say on stderr when a block's kernel compiles (:func:`compile_notice`).
     """
 
     def __init__(
@@ -126,28 +148,19 @@ class NumbaPasses:
         offsets: np.ndarray,
         W: np.ndarray,
         C: np.ndarray,
-        keep_prob: np.ndarray,
-        neg_cum: np.ndarray,
-        config: TrainConfig,
         total_words: int,
-        kernel: Callable[..., tuple[int, int, int, float]],
-        n_chunks: int,
+        kernel: NumbaKernel,
         block_tokens: int | None = None,
-        group: int | None = None,
-        progress: bool = False,
     ) -> None:
         self.ids, self.offsets, self.W, self.C = ids, offsets, W, C
-        self.keep_prob, self.neg_cum, self.config = keep_prob, neg_cum, config
-        self.total_words, self.kernel, self.n_chunks = total_words, kernel, n_chunks
+        self.total_words, self.kernel = total_words, kernel
         self.blocks = sequence_blocks(offsets, block_tokens or BLOCK_TOKENS)
         release_pages(offsets, 0, len(offsets))  # the scan read every offset: keep none of them resident
         self.n_steps = len(self.blocks)
         self.n_tokens = int(offsets[-1])
         # neg_group=1 runs word2vec's own algorithm (per-pair updates, exact sigmoid: kernels/sgns.py);
-        # larger groups the batched kernel, which takes the group size after max_context. ``group``
-        # overrides it (1 for the per-pair typed kernel).
-        self.params = KernelParams.of(config, neg_group_for(config) if group is None else group)
-        self.progress = progress
+        # larger groups the batched kernel, which takes the group size after max_context.
+        self.params = kernel.params
 
     def lr_at(self, epoch: int, step: int) -> float:
         """The learning rate at the start of block ``step`` of pass ``epoch``."""
@@ -159,16 +172,16 @@ class NumbaPasses:
     ) -> dict[str, float]:
         """Train blocks ``start ..`` of pass ``epoch`` from ``counts`` (what it counted before ``start``);
         call ``on_step(blocks_done, totals)`` after each block; return the pass's counts."""
-        cfg = self.config
-        c = {k: counts.get(k, 0) for k in ("seen", "kept", "pairs", "loss")}
-        seed = epoch_seed(cfg.seed, epoch)
+        k = self.kernel
+        c = {name: counts.get(name, 0) for name in ("seen", "kept", "pairs", "loss")}
+        seed = epoch_seed(k.seed, epoch)
         for step in range(start, self.n_steps):
             s0, s1 = self.blocks[step]
             words_before = epoch * self.n_tokens + int(self.offsets[s0])
-            with compile_notice(self.progress):  # arrays of types the warm-up did not compile for
-                r = self.kernel(
-                    self.params, self.ids, self.offsets, s0, s1, self.W, self.C, self.keep_prob,
-                    self.neg_cum, words_before, self.total_words, seed, self.n_chunks,
+            with compile_notice(k.progress):  # arrays of types the warm-up did not compile for
+                r = k.kernel(
+                    k.params, self.ids, self.offsets, s0, s1, self.W, self.C, k.keep_prob,
+                    k.neg_cum, words_before, self.total_words, seed, k.n_chunks,
                 )  # fmt: skip
             # a memory-mapped corpus keeps one block resident, not all it has read
             release_pages(self.ids, int(self.offsets[s0]), int(self.offsets[s1]))
@@ -237,7 +250,7 @@ def numba_passes(
         threads = min(threads, numba.config.NUMBA_NUM_THREADS, config.threads or auto)
         numba.set_num_threads(threads)
         n_chunks = threads * CHUNKS_PER_THREAD
-    group = neg_group_for(config)
+    group = int(config.neg_group)  # resolved by the plan (likewise.training.auto.plan_training)
     typed = None
     if neg_types is not None:  # typed negatives: the per-pair kernel, drawing from the centre's type
         if counts is None:
@@ -253,13 +266,14 @@ def numba_passes(
             _warm(kernel, group, config, n_chunks, *warm_like, keep_prob)
         release_compiler_pages()
 
+    setup = NumbaKernel(
+        kernel, KernelParams.of(config, group), keep_prob, neg_cum, config.seed, n_chunks, progress
+    )
+
     def make(
         ids: np.ndarray, offsets: np.ndarray, W: np.ndarray, C: np.ndarray, total_words: int
     ) -> NumbaPasses:
-        return NumbaPasses(
-            ids, offsets, W, C, keep_prob, neg_cum, config, total_words, kernel, n_chunks, group=group,
-            progress=progress,
-        )  # fmt: skip
+        return NumbaPasses(ids, offsets, W, C, total_words, setup)
 
     return Backend(
         make, threads, {"block_tokens": BLOCK_TOKENS, "deterministic_chunks": DETERMINISTIC_CHUNKS}

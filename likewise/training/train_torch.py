@@ -35,7 +35,7 @@ from ..kernels.draws import epoch_keys, round_keys
 from ..kernels.params import KernelParams
 from ..kernels.tables import sequence_blocks
 from . import distributed
-from .config import TrainConfig, neg_group_for
+from .config import TrainConfig
 from .distributed import Dist
 from .passes import Backend
 
@@ -120,7 +120,7 @@ class TorchPasses:
         self.n_steps = len(self.steps)
         self.n_tokens = int(offsets[-1])
         self.total_words = total_words
-        self.params = KernelParams.of(config, neg_group_for(config))
+        self.params = KernelParams.of(config)  # neg_group resolved by the plan
 
     # --- the tables ---------------------------------------------------------------------------------
 
