@@ -81,7 +81,7 @@ def _configs(tmp: Path) -> dict[str, Callable[[], Any]]:
         return likewise.load(out)
 
     def update() -> Any:
-        from likewise.training.update import update as update_space
+        from likewise.retail.update import update as update_space
 
         first = tmp / "first.parquet"
         import pyarrow.compute as pc

@@ -5,7 +5,7 @@
 Time splits the generated log: the first 70 % (without 30 products launched later) trains the base
 space; the next 20 % is the new log; the last 10 % is held out. Compared on basket completion HR@10
 over the held-out orders (one product hidden per order; products a space does not know count as
-misses): the base space alone, ``likewise.training.update.update(base, new log)``, and a full retrain on
+misses): the base space alone, ``likewise.retail.update.update(base, new log)``, and a full retrain on
 base + new log with the same settings. Seconds are wall time of the training step only (log reading
 excluded for both); the co-count baseline counts base + new log.
 """
@@ -23,7 +23,7 @@ from likewise import retail
 from likewise.baselines.counts import fit_baselines
 from likewise.data.datasets import retail_orders, write_retail
 from likewise.evaluate import EmbeddingRecommender
-from likewise.training.update import update
+from likewise.retail.update import update
 
 
 def hit_rate(emb, test, rng_seed=0, k=10):

@@ -1,6 +1,6 @@
 """Where a new version of a saved space comes from: the one rule for its ``meta`` lineage.
 
-A space is continued by :func:`likewise.training.update.update` (new orders) or
+A space is continued by :func:`likewise.retail.update.update` (new orders) or
 :func:`likewise.apps.coldstart.add_placed` (products placed from their attributes); each writes a new version
 and never touches the parent. The new version's ``meta`` is the parent's, except that it names its own parent
 (``meta["parent"]``: fingerprint and path) and records its own step (``meta["update"]`` or ``meta["place"]``)

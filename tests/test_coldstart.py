@@ -21,7 +21,7 @@ from likewise.data.datasets import retail_orders
 from likewise.data.eventdata import product_attributes
 from likewise.errors import InputError, NotFittedError
 from likewise.retail.side import expand_with_tokens, read_item_attributes, tokenise
-from likewise.training.update import update
+from likewise.retail.update import update
 
 HELD = 24  # products held out of training entirely
 
@@ -330,7 +330,7 @@ def test_place_over_http_refuses_the_attribute_type(shop):
 def test_a_placed_version_records_the_place_not_the_parents_update(shop, tmp_path):
     """``place`` copied the parent's ``meta["update"]`` into the placed version, which then read as an
     update; each version now records its own step, and the products placed so far are carried on."""
-    from likewise.training.update import update
+    from likewise.retail.update import update
 
     _, attrs, held, d, emb = shop
     lines = (d / "orders.csv").read_text().splitlines()

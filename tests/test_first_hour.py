@@ -108,7 +108,7 @@ def test_what_likewise_does_not_do_is_refused_in_one_line(model, als, user_items
     assert "user_items[userid]" in one_line(e)
     with pytest.raises(InputError) as e:
         model.similar_items(3, recalculate_item=True)
-    assert "likewise.training.update.update" in one_line(e)  # a name that exists (tests/test_pointers.py)
+    assert "likewise.retail.update.update" in one_line(e)  # a name that exists (tests/test_pointers.py)
     with pytest.raises(InputError) as e:
         model.recommend(["3"], filter_items=[1])  # a basket of keys with implicit's column filter
     assert "restrict=" in one_line(e)

@@ -150,8 +150,8 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise.evaluate",
             "likewise.retail",
             "likewise.nextbasket.query",  # what a customer will buy next (likewise.retail.next_basket)
-            "likewise.training.update",
-            "likewise.training.repeats",  # which orders of a new log the model already holds
+            "likewise.retail.update",
+            "likewise.retail.repeats",  # which orders of a new log the model already holds
             "likewise.training.tune",
             # typed spaces: campaigns for customers and audiences, their lookalikes
             "likewise.apps.campaigns",

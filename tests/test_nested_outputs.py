@@ -49,7 +49,7 @@ def _no_training(monkeypatch) -> None:
     # update binds train_tables when it is imported: import it before train's is patched, or its own name
     # would keep the patch after this test (run alone, the next update would "start the work")
     train = importlib.import_module("likewise.training.train")
-    update = importlib.import_module("likewise.training.update")
+    update = importlib.import_module("likewise.retail.update")
     monkeypatch.setattr(train, "train", never)
     monkeypatch.setattr(train, "fit", never)  # likewise.train and likewise train reach fit directly
     monkeypatch.setattr(train, "train_tables", never)
@@ -96,7 +96,7 @@ def test_the_python_api_refuses_too(work):
     emb = likewise.load(work / "m")
     with pytest.raises(InputError, match="inside .* a saved likewise folder"):
         emb.save(work / "m" / "inner")
-    from likewise.training.update import update
+    from likewise.retail.update import update
 
     with pytest.raises(InputError, match="inside .* a saved likewise folder"):
         update(work / "m", work / "shop" / "orders.csv", work / "m" / "inner", epochs=1)

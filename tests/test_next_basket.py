@@ -212,7 +212,7 @@ def test_a_log_too_small_to_fit_answers_with_each_customers_own_most_bought(tmp_
 
 def test_update_adds_the_new_baskets_to_the_history(tmp_path):
     """A space updated with a customer's later orders counts them as a space trained on everything does."""
-    from likewise.training.update import update
+    from likewise.retail.update import update
 
     table, _ = _loyal_log(n_customers=30, n_orders=6, seed=9)
     ts = np.asarray(table["ts"])

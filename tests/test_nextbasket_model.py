@@ -200,8 +200,8 @@ def test_weights_fitted_on_other_features_are_a_409_over_http(older):
 
 
 def test_an_update_refuses_weights_fitted_on_other_features(shop, older, tmp_path, monkeypatch):
-    from likewise.training import update as update_module
-    from likewise.training.update import update
+    from likewise.retail import update as update_module
+    from likewise.retail.update import update
 
     def read_nothing(*args, **kwargs):
         raise AssertionError("the new log was read: the refusal must come before any work")

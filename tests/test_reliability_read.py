@@ -380,7 +380,7 @@ def test_serve_refuses_a_non_finite_model_at_start(folders: dict[str, Path], tmp
 
 
 def test_update_refuses_a_non_finite_parent(folders: dict[str, Path], tmp_path: Path) -> None:
-    from likewise.training.update import update
+    from likewise.retail.update import update
 
     folder = copy_of(folders, "retail", tmp_path)
     log = folders["retail"].parent / "retail.csv"

@@ -16,9 +16,9 @@ from likewise import retail
 from likewise.data.datasets import retail_orders, write_retail
 from likewise.errors import CorruptModelError, InputError
 from likewise.readers.resolve import NOT_SAVED, ReadOptions
+from likewise.retail.update import UPDATE_READS, parent_read_options, update
 from likewise.training.config import TrainConfig
 from likewise.training.report import RESOLVED, Choice, Timings, TrainReport
-from likewise.training.update import UPDATE_READS, parent_read_options, update
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DET = {"deterministic": True, "seed": 3, "backend": "cpu", "progress": False}

@@ -117,7 +117,7 @@ def test_one_path_for_the_python_api_the_log_function_and_the_command_line(tmp_p
 
 
 def test_an_update_reads_a_table_through_the_resolver():
-    from likewise.training.update import update
+    from likewise.retail.update import update
 
     table = _orders(400)
     first = table.slice(0, 300)
@@ -191,7 +191,7 @@ def test_train_from_log_is_an_order_log_without_customers(tmp_path):
     update needs (meta["retail"]), as before the one path."""
     import pyarrow.parquet as pq
 
-    from likewise.training.update import update
+    from likewise.retail.update import update
 
     path = tmp_path / "orders.parquet"
     pq.write_table(_orders(), path)

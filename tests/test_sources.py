@@ -24,7 +24,7 @@ from likewise.data.corpus import build_corpus
 from likewise.errors import InputError, MissingDependencyError
 from likewise.readers import InputSpec
 from likewise.readers.sources import redact
-from likewise.training.update import update
+from likewise.retail.update import update
 
 COLS = {
     "basket_col": "order_id",

@@ -407,7 +407,7 @@ def test_typed_negatives_train_and_are_recorded(tmp_path):
 
 
 def test_update_keeps_a_space_typed(shop, tmp_path):
-    from likewise.training.update import update
+    from likewise.retail.update import update
 
     ev, d, emb = shop
     new = tmp_path / "new.csv"

@@ -12,8 +12,8 @@ import likewise
 from likewise import retail
 from likewise.data.datasets import retail_orders, write_retail
 from likewise.errors import InputError
+from likewise.retail.update import _start_rows, update
 from likewise.training.train import train_tables
-from likewise.training.update import _start_rows, update
 
 
 @pytest.fixture(scope="module")

@@ -291,9 +291,9 @@ def add_placed(
 
     Each product is appended with its placed input and output vectors and its
     :attr:`Placed.prior_count` as count (it has no orders yet: the count is a guess from its neighbours,
-    which an :func:`~likewise.training.update.update` with its first orders adds to); its type is recorded;
+    which an :func:`~likewise.retail.update.update` with its first orders adds to); its type is recorded;
     the customer table is carried over (customers' vectors do not change); ``meta["parent"]`` names the
-    parent's fingerprint and path, as :func:`likewise.training.update.update` does, ``meta["place"]`` records
+    parent's fingerprint and path, as :func:`likewise.retail.update.update` does, ``meta["place"]`` records
     this step (``{"products", "new_products"}``; the parent's own ``meta["update"]`` is not carried over:
     :mod:`likewise._lineage`), and ``meta["placed"]`` maps every product placed so far to
     ``{"tokens", "prior_count"}``.

@@ -3,7 +3,7 @@
 ``also-bought MODEL PRODUCT``, ``complete MODEL PRODUCT...``, ``for-customer MODEL CUSTOMER``,
 ``similar-customers MODEL CUSTOMER``, ``lookalike MODEL SEED... [--seeds-file F] [-o audience.csv]``
 and ``update MODEL NEW_LOG -o NEW_MODEL``. The logic lives in :mod:`likewise.retail` and
-:mod:`likewise.training.update`.
+:mod:`likewise.retail.update`.
 """
 
 from __future__ import annotations
@@ -225,7 +225,7 @@ def _fewer_than_k(n: int, found: int, args: argparse.Namespace, n_seeds: int, n_
 
 def cmd_update(args: argparse.Namespace) -> None:
     """Continue a retail space with new orders and save it to ``args.output``."""
-    from likewise.training.update import update
+    from likewise.retail.update import update
 
     emb = update(
         args.model,
@@ -260,8 +260,8 @@ def register(commands: Commands) -> None:
     """Add the retail subcommands."""
     from likewise import retail
     from likewise._check import default_of
-    from likewise.training.repeats import ON_REPEAT
-    from likewise.training.update import update
+    from likewise.retail.repeats import ON_REPEAT
+    from likewise.retail.update import update
 
     p = commands.add("also-bought", cmd_also_bought, help="products bought with PRODUCT")
     p.add_argument("model", metavar="MODEL", help="a saved model: the folder `likewise train -o` wrote")

@@ -378,7 +378,7 @@ class Vocab:
         """All ids, most frequent first by ``counts`` (equal counts: the lower id first), read-only.
 
         A vocabulary built in one go (:meth:`from_counts`) is already in this order; one that had rows
-        appended (:func:`likewise.training.update.update`, :func:`likewise.apps.coldstart.add_placed`) may not
+        appended (:func:`likewise.retail.update.update`, :func:`likewise.apps.coldstart.add_placed`) may not
         be.
         """
         if self._by_count is None:

@@ -5,7 +5,7 @@ Training fixes how each attribute column becomes tokens (bands, words, values, l
 space's item table (``item_table.json``). :func:`tokens_by_rules` gives the tokens of any list of item
 keys by those rules, from, in this order: a new attribute table (new products, or new attributes of old
 ones), the space's own item table, and the tokens a placed product was placed with.
-``likewise.training.update`` uses it to add attribute tokens to new orders as training did.
+``likewise.retail.update`` uses it to add attribute tokens to new orders as training did.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What a training input is: the one place that decides (:func:`resolve_input`).
 
 Whatever the front end (``likewise.train``, ``likewise train``, :func:`likewise.retail.train_from_log`,
-:func:`likewise.training.update.update`), the data and its reading options arrive here and leave as one
+:func:`likewise.retail.update.update`), the data and its reading options arrive here and leave as one
 of four shapes the corpus compiler knows:
 
 * an :class:`InputSpec` (files, a glob, a folder, a URL, a database query; a table in memory -- pyarrow,

@@ -46,10 +46,10 @@ GENSIM_POINTERS: dict[str, str] = {
     ),
     "add_vectors": (
         "a space is immutable (its fingerprint names its vectors): add items by their baskets with "
-        "likewise.training.update.update(model, new_log) (`likewise update`), or build a new "
+        "likewise.retail.update.update(model, new_log) (`likewise update`), or build a new "
         "likewise.Embeddings(vectors, likewise.Vocab(keys))"
     ),
-    "add_vector": "a space is immutable: see add_vectors (likewise.training.update.update)",
+    "add_vector": "a space is immutable: see add_vectors (likewise.retail.update.update)",
     "init_sims": "not needed: emb.normed holds the unit vectors (gensim 4 dropped init_sims too)",
     "vectors_for_all": "use emb.vectors_of(keys) (an unknown key raises, with suggestions)",
     "get_mean_vector": "use emb.vectors_of(keys, norm=True).mean(axis=0)",

@@ -246,7 +246,7 @@ class ImplicitNames:
         if recalculate_item or item_users is not None:
             raise InputError(
                 "recalculate_item / item_users: likewise has no user factors to solve a new item from; "
-                "add the item's baskets with likewise.training.update.update (`likewise update`), then ask "
+                "add the item's baskets with likewise.retail.update.update (`likewise update`), then ask "
                 "similar_items"
             )
         cols, single = _id_array(itemid, "itemid")

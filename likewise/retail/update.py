@@ -53,9 +53,9 @@ from ..readers.attrs import expand_with_tokens
 from ..space.embeddings import Embeddings
 from ..space.itemtypes import SIDE_TYPE, TYPE_SEP
 from ..space.store import check_target
-from .config import min_count_for
+from ..training.config import min_count_for
+from ..training.train import train_tables
 from .repeats import ON_REPEAT, new_orders, record_orders
-from .train import train_tables
 
 __all__ = ["update"]
 

@@ -3,7 +3,7 @@
 A model trained from an order log with customers keeps the ids of its orders (64-bit hashes of the ids'
 text, :func:`likewise.readers.hash_keys`, with its customer table: ``customer_orders.npy``) and the time of
 its newest order (``meta["retail"]["newest"]``). An order of a new log whose id it holds, or one older
-than its newest, is a repeat: :func:`likewise.training.update.update` refuses the log naming how many of
+than its newest, is a repeat: :func:`likewise.retail.update.update` refuses the log naming how many of
 each and an example, or with ``on_repeat="skip"`` leaves them out and counts them. Added twice, an order
 counted twice in every history it touched (a customer's baskets went from 8 to 16).
 """
