@@ -30,7 +30,7 @@ from ..retail.queries import (
     AudienceMethod,
     affinity_top_k,
     also_bought,
-    customer_table,
+    fitted_customers,
     for_customer,
     lookalike,
 )
@@ -108,7 +108,7 @@ def campaigns_for_audience(
     UnknownItemError
         A customer that is not in the customer table.
     """
-    table = customer_table(emb)
+    table = fitted_customers(emb)
     if isinstance(customers, str) or len(customers) == 0:
         raise InputError(f"customers must be a non-empty list of customer keys, got {customers!r}")
     rows = unique(np.array([table.row(c) for c in customers], dtype=np.int64))
@@ -142,7 +142,7 @@ def campaign_products(
 
 def campaign_responders(emb: Embeddings, campaign: str | int, *, campaign_type: str = CAMPAIGN) -> list[str]:
     """The customers whose history holds the campaign (they opened it), in customer-table order."""
-    table = customer_table(emb)
+    table = fitted_customers(emb)
     i = _check_kind(emb, campaign, campaign_type)
     has = np.flatnonzero(np.isin(table.bought_ids, np.array([i], dtype=np.int32)))
     rows = unique(np.searchsorted(table.bought_indptr, has, side="right") - 1)

@@ -170,9 +170,9 @@ def next_basket(
     ModelMismatchError
         The saved weights are for other features (one line naming the retrain command).
     """
-    from ..retail.queries import customer_table  # retail's package imports this module
+    from ..retail.queries import fitted_customers  # retail's package imports this module
 
-    table = customer_table(emb)
+    table = fitted_customers(emb)
     model = fitted_model(table, (emb.meta or {}).get("retail"))
     r = table.row(customer)
     k = check_k(k)

@@ -11,7 +11,7 @@ from .._arrays import unique
 from ..errors import InputError
 from ..space.embeddings import Embeddings
 from .log import OrderLog, log_codes
-from .queries import affinity_top_k, customer_table, lookalike
+from .queries import affinity_top_k, fitted_customers, lookalike
 
 # -------------------------------------------------------------------------------------- evidence
 
@@ -106,7 +106,7 @@ def holdout_hit_rates(
     for name, m in models.items():
         out["complete"][name] = float((m.recommend_ids(ctx, k) == target[:, None]).any(axis=1).mean())
     # for_customer: history = train purchases; target = a new product of the held-out order
-    table = customer_table(emb)
+    table = fitted_customers(emb)
     t_known = lut[test.item] >= 0
     hist_u, hist_i = train.user[lut[train.item] >= 0], lut[train.item][lut[train.item] >= 0]
     order = np.argsort(hist_u, kind="stable")
@@ -152,7 +152,7 @@ def lookalike_precision(
     ``k`` customers returned that carry it too; chance is its share among the other customers.
     Returns the means over labels: ``{"precision", "chance", "labels"}``.
     """
-    table = customer_table(emb)
+    table = fitted_customers(emb)
     rng = np.random.default_rng(seed)
     keys = np.asarray(table.keys, dtype=object)
     lab = np.asarray([labels.get(c) for c in table.keys], dtype=object)

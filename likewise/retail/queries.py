@@ -25,7 +25,7 @@ AudienceMethod = Literal["centroid", "knn"]
 # --------------------------------------------------------------------------------------- queries
 
 
-def customer_table(emb: Embeddings) -> CustomerTable:
+def fitted_customers(emb: Embeddings) -> CustomerTable:
     """The space's customer table; :class:`NotFittedError` says how to get one when there is none."""
     table = emb.customers
     if table is None:
@@ -138,7 +138,7 @@ def for_customer(
         In a typed space, recommend items of these types (``"article"``, ``"campaign"``); default:
         every type but hidden ones.
     """
-    table = customer_table(emb)
+    table = fitted_customers(emb)
     r = table.row(customer)
     exclude = table.bought(Row(r)).astype(np.int64) if exclude_bought else np.zeros(0, np.int64)
     if emb.context is None:
@@ -164,7 +164,7 @@ def similar_customers(emb: Embeddings, customer: str | int, k: int = 10) -> Neig
     (:attr:`~likewise.space.customers.CustomerTable.profiles`): two customers are alike when they differ
     from the average customer in the same way, not because both buy the staples everyone buys.
     """
-    table = customer_table(emb)
+    table = fitted_customers(emb)
     r = table.row(customer)
     prof = table.profiles
     rows, scores = top_k_search(
@@ -204,7 +204,7 @@ def lookalike(
     Neighbours
         Customer keys and row numbers, best first.
     """
-    table = customer_table(emb)
+    table = fitted_customers(emb)
     k = check_k(k)
     if isinstance(seeds, str) or len(seeds) == 0:
         raise InputError(f"seeds must be a non-empty list of customers, got {seeds!r}")
