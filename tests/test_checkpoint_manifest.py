@@ -32,7 +32,7 @@ import likewise.training.checkpoint
 import likewise.training.train_numba
 from likewise.cli import main
 from likewise.errors import CorruptModelError, InputError
-from likewise.kernels.tables import sequence_blocks
+from likewise.kernels.sampling import sequence_blocks
 from likewise.training.checkpoint import LOCK, Checkpoints
 
 TESTS = Path(__file__).resolve().parent

@@ -178,7 +178,7 @@ def test_sharing_negatives_costs_no_accuracy(mode):
 @pytest.mark.parametrize("n_items", [1, 2, 3, 17, 1000])
 def test_guide_table_starts_each_bucket_at_its_first_possible_negative(n_items):
     from likewise.kernels.batched import _guide_shift, _make_guide
-    from likewise.kernels.tables import make_neg_cum
+    from likewise.kernels.sampling import make_neg_cum
 
     neg_cum = make_neg_cum(np.random.default_rng(n_items).integers(1, 1000, n_items), 0.75)
     shift = _guide_shift(n_items)

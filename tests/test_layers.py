@@ -133,7 +133,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "likewise.training.evidence",
             "likewise.training.loop",  # the epoch loop over any backend's passes; the epochs="auto" trials
             # a run on packed ids: Run, the tables, the backend factory, checkpoints, the epochs
-            "likewise.training.tables",
+            "likewise.training.run",
             # the one way into training: input resolved and compiled, trained, the steps after training
             "likewise.training.train",
             "likewise.training.train_numba",  # the numba backend's passes (blocks -> compiled kernels)

@@ -14,7 +14,7 @@ from likewise.kernels import (
     train_sgns_typed_block_reference,
     train_sgns_typed_block_serial,
 )
-from likewise.kernels.typed import check_typed_tables, make_typed_tables
+from likewise.kernels.typed_negatives import check_typed_tables, make_typed_tables
 
 V, D = 24, 8
 

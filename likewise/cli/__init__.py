@@ -1,7 +1,7 @@
 """The ``likewise`` command: arguments -> one library call -> printed output. No logic of its own.
 
 One module per command group (``train``, ``query``, ``demo``, ``datasets``, ``evaluation``, ``nn``,
-``retail``, ``typed``, ``serve``, ``tune``), each with ``register(commands)``; what they share is in
+``retail``, ``typed_space``, ``serve``, ``tune``), each with ``register(commands)``; what they share is in
 :mod:`likewise.cli._common`. A group imports only the standard library and ``_common`` at import time
 and the library inside its command functions, so ``likewise info`` never loads numba.
 Bad input exits with status 1 and one line on stderr (``--debug`` shows the traceback); usage errors
@@ -24,13 +24,13 @@ from likewise._secrets import redact
 from likewise.errors import LikewiseError
 
 from .._lazy import lazy_names
-from . import datasets, demo, evaluation, nn, query, retail, serve, train, tune, typed
+from . import datasets, demo, evaluation, nn, query, retail, serve, train, tune, typed_space
 from ._common import Commands, unknown_options_hint
 
 __all__ = ["build_parser", "main"]
 
 # The order of ``likewise --help``: the core commands first, then the groups by name.
-_GROUPS = (train, query, demo, datasets, evaluation, nn, retail, typed, serve, tune)
+_GROUPS = (train, query, demo, datasets, evaluation, nn, retail, typed_space, serve, tune)
 
 
 def build_parser() -> argparse.ArgumentParser:

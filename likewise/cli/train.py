@@ -87,7 +87,7 @@ def _train(args: argparse.Namespace, config: Any) -> Any:
 
     from likewise.readers import InputSpec, ReadOptions
     from likewise.retail.fit import CustomerOptions, train
-    from likewise.training.tables import RunOptions
+    from likewise.training.run import RunOptions
 
     read = ReadOptions(**{**options_of(ReadOptions, args), "type_cols": _type_cols(args.type_cols)})
     if read.order_log:  # an order log's time orders its orders: --order-col names it too
@@ -547,7 +547,7 @@ def register(commands: Commands) -> None:
     _bad_row_options(g)
     _vocab_options(g)
     _order_log_options(t.add_argument_group("order log: products and customers (likewise.retail)"))
-    _typed_options(t.add_argument_group("typed items and side information (likewise.retail.typed, .side)"))
+    _typed_options(t.add_argument_group("typed items and side information (likewise.retail.events, .side)"))
     _model_options(t.add_argument_group("model"))
     _run_options(t.add_argument_group("run"))
     _checkpoint_options(t.add_argument_group("checkpoints"))

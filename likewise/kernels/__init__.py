@@ -1,10 +1,10 @@
 """Training kernels: pure functions of arrays and scalars, each with a NumPy reference.
 
-The numba kernels (:mod:`.sgns`, :mod:`.batched`, :mod:`.typed`) train blocks of sequences one centre at
-a time (:func:`block_kernel` picks one for training, which passes it a :class:`.params.KernelParams`
-whole; the ``train_sgns_*`` functions take the same scalars positionally); the
+The numba kernels (:mod:`.sgns`, :mod:`.batched`, :mod:`.typed_negatives`) train blocks of sequences
+one centre at a time (:func:`block_kernel` picks one for training, which passes it a
+:class:`.params.KernelParams` whole; the ``train_sgns_*`` functions take the same scalars positionally); the
 torch kernel (:mod:`.minibatch`, with its counter-based draws in :mod:`.draws`) trains a step of
-sequences at once on any torch device. The tables (:mod:`.tables`) are plain NumPy and import without
+sequences at once on any torch device. The tables (:mod:`.sampling`) are plain NumPy and import without
 numba, so query code can use them; the kernels load numba on first use (``from likewise.kernels import
 train_sgns_batched_block``), and :mod:`.minibatch` imports torch (``pip install '.[torch]'``).
 ``import likewise`` imports none of this.
@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_names
-from .tables import NEG_CUM_DOMAIN, make_keep_prob, make_neg_cum, sequence_blocks
+from .sampling import NEG_CUM_DOMAIN, make_keep_prob, make_neg_cum, sequence_blocks
 
 if TYPE_CHECKING:
     from ._block import BlockKernel
@@ -62,11 +62,11 @@ _WHERE = {
     "train_sgns_batched_block_serial": "batched",
     "train_sgns_batched_block_reference": "reference",
     "train_sgns_block_reference": "reference",
-    "train_sgns_typed_block": "typed",
-    "train_sgns_typed_block_serial": "typed",
+    "train_sgns_typed_block": "typed_negatives",
+    "train_sgns_typed_block_serial": "typed_negatives",
     "train_sgns_typed_block_reference": "reference",
-    "typed_kernel": "typed",
-    "make_typed_tables": "typed",
+    "typed_kernel": "typed_negatives",
+    "make_typed_tables": "typed_negatives",
     "build_batch_reference": "reference",
     "sgns_grads_reference": "reference",
 }
@@ -86,10 +86,10 @@ def block_kernel(group: int, *, serial: bool, typed: tuple | None = None) -> Blo
         One thread, chunks in order (bit-identical across runs), or ``numba.get_num_threads()`` threads.
     typed : tuple, optional
         The four type tables of :func:`make_typed_tables`: the per-pair kernel with typed negatives
-        (:mod:`.typed`; ``group`` is then not used).
+        (:mod:`.typed_negatives`; ``group`` is then not used).
     """
     if typed is not None:
-        from .typed import typed_block_kernel
+        from .typed_negatives import typed_block_kernel
 
         return typed_block_kernel(typed, serial=serial)
     if group == 1:

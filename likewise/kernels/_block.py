@@ -2,8 +2,8 @@
 
 :class:`BlockKernel` is a block kernel that takes its hyper-parameters whole (a
 :class:`~likewise.kernels.params.KernelParams`), as training calls it; the positional kernels of
-:mod:`.sgns`, :mod:`.batched` and :mod:`.typed` are thin adapters onto one. Its call is the one place
-that writes a compiled driver's positional arguments. Each kernel module names its driver (a
+:mod:`.sgns`, :mod:`.batched` and :mod:`.typed_negatives` are thin adapters onto one. Its call is the one
+place that writes a compiled driver's positional arguments. Each kernel module names its driver (a
 :class:`Driver`) and how to build the driver's negative tables. Plain Python: the drivers are compiled
 in their own modules (:mod:`._pairs`, :mod:`.batched`).
 """

@@ -1,9 +1,9 @@
 """The per-pair SGNS kernels' compiled code: one chunk driver and one pair step, for :mod:`.sgns` and
-:mod:`.typed`.
+:mod:`.typed_negatives`.
 
 The two kernels choose the same pairs with the same draws and train them with word2vec's update (exact
 sigmoid); they differ only in where a pair's negatives come from: all rows (``neg_cum``) or the rows of
-the centre's type (:mod:`.typed`'s four tables). The driver takes that table as ``negs``; two small
+the centre's type (:mod:`.typed_negatives`'s four tables). The driver takes that table as ``negs``; two small
 steps, :func:`negative_range` and :func:`negative_row`, read it, and numba picks their implementation
 from its type when the driver compiles (``overload``, inlined). Each kernel is thus compiled as if it
 were written alone, one specialisation per kind of table; a branch on a flag known only at run time

@@ -3,7 +3,7 @@
 :class:`KernelParams` holds a block kernel's hyper-parameters by name and travels whole: training calls
 the kernels of :func:`likewise.kernels.block_kernel` with it, and only the numba boundary
 (``likewise.kernels._block.BlockKernel``, through ``Block.scalars``) lays the scalars out in the
-compiled drivers' order. The public kernels (:mod:`.sgns`, :mod:`.batched`, :mod:`.typed`) take them
+compiled drivers' order. The public kernels (:mod:`.sgns`, :mod:`.batched`, :mod:`.typed_negatives`) take them
 positionally; :meth:`KernelParams.block_args` lays them out in those kernels' order, so a caller of
 those writes the order nowhere else. :func:`learning_rate` is the
 schedule every part of training reads (the backends, the epoch summaries, checkpoints); the compiled
@@ -51,7 +51,7 @@ class KernelParams:
         The learning-rate schedule's ends (:func:`learning_rate`).
     group : int
         Contexts of one centre sharing a set of negatives: 1 for the per-pair kernels (:mod:`.sgns`,
-        :mod:`.typed`), which take no ``group`` argument; more for :mod:`.batched`.
+        :mod:`.typed_negatives`), which take no ``group`` argument; more for :mod:`.batched`.
     """
 
     mode: int

@@ -249,7 +249,7 @@ def train_sgns_batched_block_reference(
 
 
 def _typed_negatives(rng: _Stream, centre: int, tables: tuple, count: int) -> list[int]:
-    """``count`` draws from the table of ``centre``'s type (see :mod:`.typed`)."""
+    """``count`` draws from the table of ``centre``'s type (see :mod:`.typed_negatives`)."""
     item_type, type_start, type_order, type_cum = tables
     t = int(item_type[centre])
     a, b = int(type_start[t]), int(type_start[t + 1])

@@ -90,7 +90,7 @@ __all__ = [
     "train_sgns_block_serial",
 ]
 
-# The compiled driver and the pair step are ._pairs's, shared with the typed kernel (.typed).
+# The compiled driver and the pair step are ._pairs's, shared with the typed kernel (.typed_negatives).
 
 #: The per-pair kernels, hyper-parameters whole (:class:`~likewise.kernels.params.KernelParams`).
 PER_PAIR = BlockKernel(PAIR_DRIVER, untyped)

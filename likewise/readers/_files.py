@@ -100,7 +100,7 @@ class InputSpec:
         (ties in file order), a new session whenever the time since the previous line exceeds this many
         seconds. Needs ``user_col`` and ``time_col``; ``basket_col`` is still read and checked.
     type_col, type_map, type_cols : optional
-        Logs: a typed event log (:mod:`likewise.readers.typed`): each row's type from ``type_col``
+        Logs: a typed event log (:mod:`likewise.readers.typed_log`): each row's type from ``type_col``
         (renamed by ``type_map``, value -> type), or from which of ``type_cols`` (type -> column) the row
         fills; the item key read is then ``type:item``. With ``type_cols`` no ``item_col`` is needed.
         Mappings are kept as tuples of pairs.
@@ -300,10 +300,10 @@ class InputSpec:
         return None if self.type_cols is None else dict(self.type_cols)
 
     def typing(self):  # -> ItemTyping | None (imported lazily: pyarrow is not needed for text)
-        """The :class:`~likewise.readers.typed.ItemTyping` of a typed log, else None."""
+        """The :class:`~likewise.readers.typed_log.ItemTyping` of a typed log, else None."""
         if self.type_col is None and self.type_cols is None:
             return None
-        from .typed import ItemTyping
+        from .typed_log import ItemTyping
 
         return ItemTyping(self.item_col, self.type_col, self.typemap(), self.typecols())
 

@@ -33,7 +33,7 @@ from ..errors import InputError
 from ._files import InputSpec
 from .matrix import SparseBaskets, sparse_baskets
 from .table import as_arrow_table, is_table, write_table
-from .typed import parse_type_map
+from .typed_log import parse_type_map
 
 __all__ = ["ReadOptions", "Resolved", "parse_duration", "resolve_input"]
 

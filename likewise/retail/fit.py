@@ -147,7 +147,7 @@ def train(
     record), for every input.
 
     The options arrive whole (``read``: :class:`~likewise.readers.ReadOptions`, ``run``:
-    :class:`~likewise.training.tables.RunOptions`, ``customers``: :class:`CustomerOptions`, ``config``:
+    :class:`~likewise.training.run.RunOptions`, ``customers``: :class:`CustomerOptions`, ``config``:
     :class:`~likewise.training.config.TrainConfig`) or as keywords, each put into the one object whose
     field it names, once, here (:func:`likewise.training.config.sort_options`). ``name_col`` names the
     column of ``item_attrs`` (or ``names``) that holds display names (default:
@@ -157,7 +157,7 @@ def train(
     information)."""
     from ..readers.resolve import ReadOptions
     from ..training.config import sort_options
-    from ..training.tables import Run, RunOptions
+    from ..training.run import Run, RunOptions
     from ..training.train import fit, gensim_data
 
     data = gensim_data(data, keywords)

@@ -82,7 +82,7 @@ def read_order_log(
     delimiter : str, optional
         CSV field separator.
     type_col, type_map, type_cols : optional
-        A typed event log (:mod:`likewise.retail.typed`): each row's type from a column (renamed by
+        A typed event log (:mod:`likewise.retail.events`): each row's type from a column (renamed by
         ``type_map``), or from which of ``type_cols`` (type -> column) the row fills. Item keys then
         read ``type:item``.
 

@@ -374,7 +374,7 @@ class BasketQueries:
         the real baskets, up to a constant.
         """
         if self._bias is None:
-            from ..kernels.tables import make_keep_prob  # NumPy only
+            from ..kernels.sampling import make_keep_prob  # NumPy only
 
             cfg = self.config
             sample = self.report.sample.value  # as trained (the config keeps what was asked: None, "auto")

@@ -64,7 +64,7 @@ def check_item_type(name: object) -> str:
     """A type an item may be given: a valid type name (:func:`check_type_name`) other than
     :data:`SIDE_TYPE`, which only training with item attributes gives (to their tokens).
 
-    The rule, and the message, of an event log's type column (:mod:`likewise.retail.typed`), for a
+    The rule, and the message, of an event log's type column (:mod:`likewise.retail.events`), for a
     type given from outside otherwise -- a product placed by ``place`` (CLI or HTTP) -- so that no item
     can be made that reads as an attribute token.
 

@@ -52,7 +52,7 @@ _MIN_KEPT_SHARE = 0.5
 
 def kept_share(counts: np.ndarray, sample: float) -> float:
     """Expected share of tokens that subsampling at ``sample`` keeps (word2vec's formula)."""
-    from ..kernels.tables import make_keep_prob
+    from ..kernels.sampling import make_keep_prob
 
     c = np.asarray(counts, dtype=np.float64)
     total = c.sum()

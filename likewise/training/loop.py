@@ -88,7 +88,7 @@ class EpochLoop:
     config : TrainConfig
         As resolved by the trainer.
     run : Run
-        How the run goes (:class:`likewise.training.tables.Run`): its backend's name (recorded in
+        How the run goes (:class:`likewise.training.run.Run`): its backend's name (recorded in
         checkpoints), the callback (after every epoch of a run without ``val``) and the progress (a bar
         per pass, a line per pass or nothing).
     n_rows : int

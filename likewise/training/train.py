@@ -5,7 +5,7 @@
 (:func:`likewise.training.config.sort_options`); :func:`fit` resolves the input
 (:func:`likewise.readers.resolve_input`, the one place that decides what an input is), infers the mode,
 compiles the corpus, resolves every other ``auto`` once (:func:`likewise.training.auto.plan_training`),
-trains the tables (:func:`likewise.training.tables.run_tables`), fits the
+trains the tables (:func:`likewise.training.run.run_tables`), fits the
 completion model and runs the caller's steps (customer vectors: :func:`likewise.retail.fit.after_training`).
 """
 
@@ -41,7 +41,7 @@ from .config import EpochStats, TrainConfig, min_count_for, select_backend, sort
 from .evidence import attach_evidence
 from .loop import RunRecord
 from .report import Choice, Timings, TrainReport
-from .tables import Run, RunOptions, Trained, backend_passes, run_tables, train_tables
+from .run import Run, RunOptions, Trained, backend_passes, run_tables, train_tables
 
 __all__ = [
     "EpochStats",

@@ -24,7 +24,7 @@ from .._pages import release_pages
 from .._progress import note
 from ..errors import InputError
 from ..kernels.params import KernelParams
-from ..kernels.tables import sequence_blocks
+from ..kernels.sampling import sequence_blocks
 from .config import TrainConfig
 from .passes import Backend
 
@@ -230,7 +230,7 @@ def numba_passes(
 
     Without ``config.threads`` a corpus of ``n_tokens`` gets one thread per :data:`TOKENS_PER_THREAD`
     (at least one, at most the cores). With ``neg_types`` (a type code per id) the typed per-pair kernel
-    of :mod:`likewise.kernels.typed` draws each pair's negatives from its target's type. With
+    of :mod:`likewise.kernels.typed_negatives` draws each pair's negatives from its target's type. With
     ``warm_like`` (the corpus's ``ids`` and ``offsets``, before any table is allocated) the kernel is
     compiled for their array types on a one-row table at once, and :func:`release_compiler_pages` runs.
     With ``progress``, a kernel that compiles (a cold compile cache) says so on stderr
@@ -292,7 +292,7 @@ def _warm(
     """Run ``kernel`` once on a two-token block over a one-row table of ``config.dim`` columns: the
     compiled specialisation (array types, read-only flags, literal width) is the real run's. Only the
     corpus arrays can be read-only maps; the others are built fresh, as the real ones are."""
-    from ..kernels.tables import make_neg_cum
+    from ..kernels.sampling import make_neg_cum
 
     def like(a: np.ndarray, values: list[float]) -> np.ndarray:
         out = np.array(values, dtype=a.dtype)

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..kernels.draws import epoch_keys, round_keys
 from ..kernels.params import KernelParams
-from ..kernels.tables import sequence_blocks
+from ..kernels.sampling import sequence_blocks
 from . import distributed
 from .config import TrainConfig
 from .distributed import Dist

@@ -1,6 +1,6 @@
 """Typed event logs: a type for every row, so products, campaigns and articles train in one space.
 
-Two layouts of the same information are read (by the log reader, :mod:`likewise.readers.typed`):
+Two layouts of the same information are read (by the log reader, :mod:`likewise.readers.typed_log`):
 
 * a **type column** (``type_col="event"``) beside the item column: each row's item gets the type the
   column names, optionally renamed by ``type_map`` (``{"view": "product", "purchase": "product",
@@ -15,6 +15,6 @@ from the key when the space is built (:class:`likewise.space.itemtypes.ItemTypes
 
 from __future__ import annotations
 
-from ..readers.typed import ItemTyping, parse_type_map  # applied by the log reader to every batch
+from ..readers.typed_log import ItemTyping, parse_type_map  # applied by the log reader to every batch
 
 __all__ = ["ItemTyping", "parse_type_map"]

@@ -142,7 +142,7 @@ def train_tables(
         Show a progress bar on stderr.
     neg_types : ndarray of int, shape (V,), optional
         A type code per id: draw each pair's negatives from the type of the item it predicts (the
-        classic per-pair kernel, :mod:`likewise.kernels.typed`; ``neg_group`` is then not used).
+        classic per-pair kernel, :mod:`likewise.kernels.typed_negatives`; ``neg_group`` is then not used).
 
     Returns
     -------

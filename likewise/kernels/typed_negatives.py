@@ -38,7 +38,7 @@ from ..errors import InputError
 from ._block import BlockKernel
 from ._pairs import PAIR_DRIVER
 from .params import KernelParams
-from .tables import make_neg_cum
+from .sampling import make_neg_cum
 
 __all__ = [
     "check_typed_tables",
