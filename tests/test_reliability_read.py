@@ -392,7 +392,7 @@ def test_update_refuses_a_non_finite_parent(folders: dict[str, Path], tmp_path: 
         update(folder, log, tmp_path / "out")
     # a space built in memory without the check (check_finite=False) is refused by update itself
     good = Embeddings.load(folders["retail"])
-    parent = Embeddings(good.vectors, good.vocab, meta=good.meta, check_finite=False)
+    parent = Embeddings(good.vectors, good.vocab, config=good.config, meta=good.meta, check_finite=False)
     parent.attach_context(context)
     with pytest.raises(InputError, match=rf"context table row 2 \({good.keys[2]!r}\) holds NaN"):
         update(parent, log, tmp_path / "out2")

@@ -1,6 +1,6 @@
 """Typed event logs, read: each row's item key becomes ``type:item`` as its batch is read.
 
-Two layouts of the same information (see :mod:`likewise.retail.typed` for the user's view):
+Two layouts of the same information (see :mod:`likewise.retail.events` for the user's view):
 
 * a **type column** beside the item column, optionally renamed by a type map (a value the map does not
   name is an error, so a new event kind is never trained by accident);
