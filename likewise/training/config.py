@@ -385,6 +385,15 @@ def _gensim_hint(name: str, value: Any) -> str:
     return f"{name} is gensim's name: use {ours}={value!r}" + (f" ({note})" if note else "")
 
 
+def _default_of(f: dataclasses.Field) -> Any:
+    """A dataclass field's default (its factory's value; a required field has none: a fresh object)."""
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return object()  # never equal to a value: a required field is always set
+
+
 def sort_options(
     keywords: Mapping[str, Any], config: TrainConfig | None, objects: Mapping[str, tuple[type, Any]]
 ) -> tuple[TrainConfig, dict[str, Any]]:
@@ -432,7 +441,7 @@ def sort_options(
         if not isinstance(given, cls):
             raise InputError(f"{slot}= takes a {cls.__name__}, not {type(given).__name__}: {given!r}")
         for name in mine:
-            value, default = getattr(given, name), fields[name].default
+            value, default = getattr(given, name), _default_of(fields[name])
             if (value is not None) if default is None else (value != default):
                 raise InputError(
                     f"{name}={mine[name]!r} is given twice: as a keyword and as "
