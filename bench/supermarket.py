@@ -386,7 +386,8 @@ def section_next(args, cj, h, b, p, ts, test, out, log):
             got = ask(key).keys if key in emb.customers else []
             recs.append(np.array([index[g] for g in got if g in index], dtype=np.int64))
         report(name, recs, f"({time.perf_counter() - t0:.1f} s for {len(hh_keys):,} households)")
-    val = emb.customers.config.get("next_basket", {}).get("validation")
+    model = emb.customers.next_basket
+    val = model.validation if model is not None else None
     opts = "" if args.train_options == "{}" else " + " + args.train_options
     log(f"  likewise: trained in {secs:.0f} s (defaults{opts}); next-basket fit on held-out baskets: {val}")
     out["next_basket"] = results
