@@ -777,8 +777,9 @@ def replicated(args, cj, log):
         at += s
     for key in ("epochs_reason", "scoring_reason", "completion_reason"):
         log(f"  {key}: {emb.meta.get(key)}")
-    nb = emb.customers.config.get("next_basket", {}) if emb.customers is not None else {}
-    log(f"  next basket: rule {nb.get('rule')}, held out: {nb.get('validation')} {nb.get('reason', '')}")
+    nb = emb.customers.next_basket if emb.customers is not None else None
+    if nb is not None:
+        log(f"  next basket: rule {nb.rule}, held out: {nb.validation} {nb.reason or ''}")
 
 
 def main() -> None:
