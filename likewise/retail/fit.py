@@ -155,7 +155,6 @@ def train(
     path or a table, keyed by item) kept for display only, its names shown beside every key and its
     columns on the explorer's map, never trained on (``item_attrs`` trains on its columns as side
     information)."""
-    from ..readers.resolve import ReadOptions
     from ..training.config import sort_options
     from ..training.run import Run, RunOptions
     from ..training.train import fit, gensim_data
@@ -357,8 +356,6 @@ def train_from_log(
         options["typed_negatives"] = True
     cols = {"basket_col": basket_col, "item_col": item_col, "user_col": user_col, "as_order_log": True}
     if options.get("read") is not None:  # given whole: the log's default columns where it sets none
-        from ..readers.resolve import ReadOptions
-
         return train(paths, config, **{**options, "read": options["read"].over(ReadOptions(**cols))})
     return train(paths, config, **cols, **options)
 
