@@ -107,3 +107,13 @@ def refresh_entry(folder: Path, name: str) -> None:
     else:
         manifest["files"][name] = entry
     rewrite_manifest(mpath, manifest)
+
+
+def edit_next_basket(model: Path, to: Path, change: Any) -> Path:
+    """A copy of ``model`` whose manifest's next-basket record is ``change(record)`` (in place)."""
+    shutil.copytree(model, to)
+    path = to / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    change(manifest["customers"]["config"]["next_basket"])
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    return to

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _saved import edit_next_basket
 
 from likewise.cli import main
 
@@ -177,18 +178,6 @@ def test_next_basket_explore_must_be_a_bool(typed_model):
 # ------------------------------------------------------------------ next basket's saved record
 
 
-def _edit(model: Path, to: Path, change) -> Path:
-    """A copy of ``model`` whose manifest's next-basket record is ``change(record)`` (in place)."""
-    import json
-
-    shutil.copytree(model, to)
-    path = to / "manifest.json"
-    manifest = json.loads(path.read_text(encoding="utf-8"))
-    change(manifest["customers"]["config"]["next_basket"])
-    path.write_text(json.dumps(manifest), encoding="utf-8")
-    return to
-
-
 def _set(key, value):
     return lambda rec: rec.__setitem__(key, value)
 
@@ -212,7 +201,7 @@ def test_an_edited_next_basket_record_is_refused_in_one_line(typed_model, tmp_pa
     import likewise
 
     change, names = EDITS[case]
-    model = _edit(typed_model, tmp_path / "m", change)
+    model = edit_next_basket(typed_model, tmp_path / "m", change)
     customer = likewise.load(typed_model).customers.keys[0]
     code, out, err = run(["next-basket", model, customer], capsys)
     assert code == 1, out
@@ -249,7 +238,7 @@ def test_an_edited_next_basket_record_is_a_json_error_over_http(typed_model, tmp
     body = {"customer": "C000000", "k": 5}
     assert call(app, "POST", "/models/shop/next_basket", json=body).status_code == 200
     shutil.rmtree(model)
-    _edit(typed_model, model, EDITS["scale zeros"][0])
+    edit_next_basket(typed_model, model, EDITS["scale zeros"][0])
     r = call(app, "POST", "/models/shop/reload")
     assert r.status_code == 503 and "'scale'" in r.json()["error"], r.text
     r = call(app, "POST", "/models/shop/next_basket", json=body)

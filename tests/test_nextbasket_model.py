@@ -5,13 +5,13 @@ CLI, the service and an update."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from _saved import edit_next_basket
 
 import likewise
 from likewise import retail
@@ -44,16 +44,6 @@ def shop(tmp_path_factory) -> dict[str, Path]:
     return {"model": root / "m", "new": root / "second.parquet", "root": root}
 
 
-def _edited(model: Path, to: Path, change) -> Path:
-    """A copy of ``model`` whose manifest's next-basket record is ``change(record)`` (in place)."""
-    shutil.copytree(model, to)
-    path = to / "manifest.json"
-    manifest = json.loads(path.read_text(encoding="utf-8"))
-    change(manifest["customers"]["config"]["next_basket"])
-    path.write_text(json.dumps(manifest), encoding="utf-8")
-    return to
-
-
 def _drop_feature(name: str):
     """An edit that removes feature ``name`` from the record consistently (its weight, mean and scale
     too): what a version that did not compute it would have saved."""
@@ -69,7 +59,7 @@ def _drop_feature(name: str):
 @pytest.fixture(scope="module")
 def older(shop) -> Path:
     """The space as a version that did not compute ``due_4.0_inf`` saved it."""
-    return _edited(shop["model"], shop["root"] / "older", _drop_feature("due_4.0_inf"))
+    return edit_next_basket(shop["model"], shop["root"] / "older", _drop_feature("due_4.0_inf"))
 
 
 # ------------------------------------------------------------------ the record, saved and read back

@@ -6,7 +6,6 @@ import dataclasses
 import os
 import time
 from collections.abc import Sequence
-from numbers import Real
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ import numpy as np
 from .._arrays import unique
 from ..errors import InputError
 from ..readers.resolve import ReadOptions
-from ..space.customers import CUSTOMER_BLOCK, CustomerTable, customer_table
+from ..space.customers import CUSTOMER_BLOCK, CustomerTable, check_customer_weights, customer_table
 from ..space.embeddings import Embeddings
 from ..training.config import config_with
 from .log import OrderLog
@@ -118,12 +117,8 @@ class CustomerOptions:
     half_life_days: float | None = None
     popularity_power: float = 0.0
 
-    def __post_init__(self) -> None:  # bad weights fail before anything is read, as customer_table says
-        h, p = self.half_life_days, self.popularity_power
-        if h is not None and not (isinstance(h, Real) and not isinstance(h, bool) and h > 0):
-            raise InputError(f"half_life_days == {h!r}, must be > 0")
-        if not (isinstance(p, Real) and not isinstance(p, bool) and p >= 0):
-            raise InputError(f"popularity_power == {p!r}, must be >= 0")
+    def __post_init__(self) -> None:  # bad weights fail before anything is read
+        check_customer_weights(self.half_life_days, self.popularity_power)
 
     @property
     def weighed(self) -> bool:

@@ -8,6 +8,7 @@ the space can load it without the retail layer.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from numbers import Real
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,6 +30,7 @@ __all__ = [
     "CUSTOMER_BLOCK",
     "CUSTOMER_SUMS_BYTES",
     "CustomerTable",
+    "check_customer_weights",
     "customer_table",
 ]
 
@@ -282,6 +284,22 @@ CUSTOMER_BLOCK = 1 << 20
 CUSTOMER_SUMS_BYTES = 256 * 2**20
 
 
+def check_customer_weights(half_life_days: Any, popularity_power: Any) -> None:
+    """The one check of a customer vector's weights (:func:`customer_table`'s ``half_life_days`` and
+    ``popularity_power``; ``likewise.retail.fit.CustomerOptions`` checks them when it is built).
+
+    Raises
+    ------
+    InputError
+        ``half_life_days`` not a number > 0 (None: no decay) or ``popularity_power`` not a number >= 0.
+    """
+    h, p = half_life_days, popularity_power
+    if h is not None and not (isinstance(h, Real) and not isinstance(h, bool) and h > 0):
+        raise InputError(f"half_life_days == {h!r}, must be > 0")
+    if not (isinstance(p, Real) and not isinstance(p, bool) and p >= 0):
+        raise InputError(f"popularity_power == {p!r}, must be >= 0")
+
+
 def customer_table(
     vectors: np.ndarray,
     counts: np.ndarray,
@@ -352,12 +370,9 @@ def customer_table(
     if half_life_days is not None:
         if times is None or len(times) != n_lines:
             raise InputError("half_life_days needs a time per line (a time column, --time-col)")
-        if not half_life_days > 0:
-            raise InputError(f"half_life_days == {half_life_days!r}, must be > 0")
         if now is None:
             now = max(int(np.max(times[s : s + CUSTOMER_BLOCK])) for s in range(0, n_lines, CUSTOMER_BLOCK))
-    if popularity_power < 0:
-        raise InputError(f"popularity_power == {popularity_power!r}, must be >= 0")
+    check_customer_weights(half_life_days, popularity_power)
     n_users, n_items, dim = len(user_keys), len(vectors), vectors.shape[1]
     pop = (
         np.maximum(np.asarray(counts), 1).astype(np.float64) ** -popularity_power
